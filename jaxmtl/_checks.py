@@ -1,0 +1,150 @@
+"""Input validation run in plain Python/NumPy before anything is traced.
+
+Each helper names the argument it checks, says what it received and what it expected, and
+returns a NumPy array of a floating dtype the rest of the library can trust.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+from .errors import DTypeError, NonFiniteError, OutputMatrixError, ParameterError, ShapeError
+
+
+def default_float() -> np.dtype:
+    """The floating dtype JAX uses by default (float64 when x64 is enabled, else float32)."""
+    return np.dtype(np.float64 if jax.config.jax_enable_x64 else np.float32)
+
+
+def as_float_array(x: Any, name: str, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
+    """Convert ``x`` to a finite floating array, checking its rank.
+
+    Integers, booleans and float16 are promoted to the default float dtype; float32/float64 keep
+    their dtype (float64 is narrowed to float32 when x64 is off, as JAX would).
+
+    Args:
+      x: array-like.
+      name: the argument's name, used in error messages.
+      ndim: allowed rank(s), or None for any.
+
+    Returns:
+      np.ndarray of dtype float32 or float64.
+    """
+    if hasattr(x, "__array__") or isinstance(x, (list, tuple, int, float, np.number)):
+        try:
+            arr = np.asarray(x)
+        except Exception as exc:  # ragged lists and the like
+            raise ShapeError(f"{name} could not be read as an array: {exc}") from None
+    else:
+        raise DTypeError(f"{name} must be array-like of numbers; received {type(x).__name__}.")
+    if arr.dtype.kind in "biu":
+        arr = arr.astype(default_float())
+    elif arr.dtype.kind == "f":
+        if arr.dtype == np.float16 or (arr.dtype == np.float64 and default_float() == np.float32):
+            arr = arr.astype(default_float())
+        elif arr.dtype not in (np.float32, np.float64):
+            arr = arr.astype(default_float())
+    else:
+        raise DTypeError(
+            f"{name} must hold real numbers; received an array of dtype {arr.dtype}."
+        )
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in allowed:
+            raise ShapeError(
+                f"{name} must have rank {' or '.join(map(str, allowed))}; "
+                f"received shape {arr.shape}."
+            )
+    if arr.size == 0:
+        raise ShapeError(f"{name} must not be empty; received shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise NonFiniteError(f"{name} holds {bad} NaN or infinite value(s); all must be finite.")
+    return arr
+
+
+def check_inputs(X: Any, name: str = "X") -> np.ndarray:
+    """Inputs as an (n, p) float array; a 1-D array is read as n samples of one feature."""
+    arr = as_float_array(X, name, ndim=(1, 2))
+    return arr[:, None] if arr.ndim == 1 else arr
+
+
+def check_outputs(Y: Any, n: int, name: str = "Y") -> tuple[np.ndarray, bool]:
+    """Outputs as an (n, d) float array; returns (array, was_1d)."""
+    arr = as_float_array(Y, name, ndim=(1, 2))
+    was_1d = arr.ndim == 1
+    arr = arr[:, None] if was_1d else arr
+    if arr.shape[0] != n:
+        raise ShapeError(
+            f"{name} must have one row per input: expected {n} rows, received shape {arr.shape}."
+        )
+    return arr, was_1d
+
+
+def check_positive(value: Any, name: str, allow_zero: bool = False) -> float:
+    """A finite positive (or non-negative) scalar."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number; received {value!r}.") from None
+    ok = np.isfinite(v) and (v >= 0 if allow_zero else v > 0)
+    if not ok:
+        what = "non-negative" if allow_zero else "positive"
+        raise ParameterError(f"{name} must be a finite {what} number; received {value!r}.")
+    return v
+
+
+def check_positive_array(values: Any, name: str) -> np.ndarray:
+    """A non-empty 1-D array of finite positive numbers."""
+    arr = np.atleast_1d(as_float_array(values, name, ndim=(0, 1)))
+    if np.any(arr <= 0):
+        raise ParameterError(f"{name} must hold positive numbers; received {arr.tolist()}.")
+    return arr
+
+
+def check_unit_interval(values: Any, name: str) -> np.ndarray:
+    """A non-empty 1-D array of numbers in [0, 1]."""
+    arr = np.atleast_1d(as_float_array(values, name, ndim=(0, 1)))
+    if np.any((arr < 0) | (arr > 1)):
+        raise ParameterError(f"{name} must lie in [0, 1]; received {arr.tolist()}.")
+    return arr
+
+
+def check_int(value: Any, name: str, minimum: int = 1) -> int:
+    """An integer no smaller than ``minimum``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ParameterError(f"{name} must be an integer >= {minimum}; received {value!r}.")
+    if value < minimum:
+        raise ParameterError(f"{name} must be an integer >= {minimum}; received {value}.")
+    return int(value)
+
+
+def check_output_matrix(A: Any, d: int | None = None, name: str = "A", tol: float = 1e-8) -> np.ndarray:
+    """A symmetric positive semidefinite (d, d) matrix.
+
+    Symmetry is checked to a relative tolerance ``tol``·max|A| and the result symmetrised;
+    eigenvalues below ``-sqrt(tol)``·‖A‖ are reported as not PSD.
+    """
+    arr = as_float_array(A, name, ndim=2)
+    if arr.shape[0] != arr.shape[1]:
+        raise OutputMatrixError(f"{name} must be square; received shape {arr.shape}.")
+    if d is not None and arr.shape[0] != d:
+        raise OutputMatrixError(
+            f"{name} must be {d}x{d} to match the {d} outputs; received shape {arr.shape}."
+        )
+    scale = max(float(np.max(np.abs(arr))), np.finfo(np.float64).tiny)
+    asym = float(np.max(np.abs(arr - arr.T)))
+    if asym > tol * scale * 100 + 1e-12:
+        raise OutputMatrixError(
+            f"{name} must be symmetric; max |A - A.T| = {asym:.3g} (max |A| = {scale:.3g})."
+        )
+    arr = 0.5 * (arr + arr.T)
+    eig_min = float(np.linalg.eigvalsh(arr.astype(np.float64)).min())
+    if eig_min < -np.sqrt(tol) * scale:
+        raise OutputMatrixError(
+            f"{name} must be positive semidefinite; its smallest eigenvalue is {eig_min:.3g}."
+        )
+    return arr

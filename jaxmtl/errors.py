@@ -1,0 +1,80 @@
+"""The exceptions jaxmtl raises.
+
+Every error caused by the caller's input derives from :class:`JaxmtlError` and from the
+matching built-in (``ValueError`` or ``TypeError``), so ``except ValueError`` keeps working.
+
+==========================  ==========================================================
+exception                   raised when
+==========================  ==========================================================
+``ShapeError``              an array has the wrong rank, or shapes do not agree
+``NonFiniteError``          an array holds NaN or inf
+``DTypeError``              an array has a dtype that cannot be used (strings, complex)
+``ParameterError``          a hyperparameter is out of its admissible range
+``OutputMatrixError``       an output matrix A is not symmetric positive semidefinite
+``TaskError``               task ids are unknown, missing, or a task has no examples
+``LabelError``              class labels are unusable (a single class, say)
+``NotFittedError``          an estimator is used before ``fit``
+``DivergenceError``         an iterative path diverged (step size too large)
+``PersistenceError``        a model file is truncated, corrupted or of another version
+==========================  ==========================================================
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "JaxmtlError",
+    "ShapeError",
+    "NonFiniteError",
+    "DTypeError",
+    "ParameterError",
+    "OutputMatrixError",
+    "TaskError",
+    "LabelError",
+    "NotFittedError",
+    "DivergenceError",
+    "PersistenceError",
+]
+
+
+class JaxmtlError(Exception):
+    """Base class of every exception raised by jaxmtl."""
+
+
+class ShapeError(JaxmtlError, ValueError):
+    """An array has the wrong rank, or two arrays' shapes do not agree."""
+
+
+class NonFiniteError(JaxmtlError, ValueError):
+    """An array holds NaN or infinite values."""
+
+
+class DTypeError(JaxmtlError, TypeError):
+    """An array's dtype cannot be used (strings, objects, complex numbers)."""
+
+
+class ParameterError(JaxmtlError, ValueError):
+    """A hyperparameter lies outside its admissible range."""
+
+
+class OutputMatrixError(JaxmtlError, ValueError):
+    """An output matrix is not square, symmetric and positive semidefinite."""
+
+
+class TaskError(JaxmtlError, ValueError):
+    """Task ids are unknown or missing, or a task has no examples."""
+
+
+class LabelError(JaxmtlError, ValueError):
+    """Class labels cannot be used for classification."""
+
+
+class NotFittedError(JaxmtlError, ValueError, AttributeError):
+    """An estimator was used before ``fit`` was called."""
+
+
+class DivergenceError(JaxmtlError, ArithmeticError):
+    """An iterative path produced non-finite values or a growing residual."""
+
+
+class PersistenceError(JaxmtlError, ValueError):
+    """A saved model file is truncated, corrupted or written by an incompatible version."""

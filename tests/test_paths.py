@@ -1,0 +1,121 @@
+"""The eigen path against dense nd×nd references and explicit iterations."""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from _reference import dense_filter_coefficients, gaussian_gram, problem
+from jaxmtl.filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
+from jaxmtl.operators import DenseOperator, SeparableOperator, separable_eigh
+from jaxmtl.paths import filtered_coefficients, spectral_path
+
+
+def rel(a, b):
+    return float(np.abs(np.asarray(a) - b).max() / np.abs(b).max())
+
+
+def test_separable_operator_matches_kron():
+    _, K, A, Y = problem()
+    op = SeparableOperator(jnp.asarray(K), jnp.asarray(A))
+    dense = np.kron(K, A)
+    assert rel(op.mv(jnp.asarray(Y)), (dense @ Y.reshape(-1)).reshape(Y.shape)) < 1e-12
+    assert rel(op.as_matrix(), dense) < 1e-12
+    assert rel(DenseOperator(jnp.asarray(dense), 3).mv(jnp.asarray(Y)), op.mv(jnp.asarray(Y))) < 1e-12
+    assert float(op.spectral_norm()) == pytest.approx(np.linalg.eigvalsh(dense).max(), rel=1e-10)
+
+
+def test_tikhonov_path_equals_nd_solve():
+    _, K, A, Y = problem()
+    n, d = Y.shape
+    lams = np.geomspace(1e-4, 1.0, 6)
+    C = spectral_path(separable_eigh(K, A), jnp.asarray(Y), Tikhonov(), jnp.asarray(lams),
+                      output="coefficients")
+    for k, lam in enumerate(lams):
+        ref = np.linalg.solve(np.kron(K, A) + n * lam * np.eye(n * d), Y.reshape(-1)).reshape(n, d)
+        assert rel(C[k], ref) < 1e-8
+
+
+@pytest.mark.parametrize("filt", [IteratedTikhonov(3), TruncatedSVD(), Tikhonov()])
+def test_closed_form_paths_equal_dense_eigendecomposition(filt):
+    _, K, A, Y = problem()
+    lams = np.geomspace(1e-3, 0.5, 5)
+    C = spectral_path(separable_eigh(K, A), jnp.asarray(Y), filt, jnp.asarray(lams), output="coefficients")
+    for k, lam in enumerate(lams):
+        ref = dense_filter_coefficients(K, A, Y, lambda w: np.asarray(filt(jnp.asarray(w), lam)))
+        assert rel(C[k], ref) < 1e-8
+
+
+@pytest.mark.parametrize("filt", [Landweber(), NuMethod()])
+def test_iterative_paths_equal_explicit_iterations(filt):
+    """Every step of the eigen path equals the matrix recurrence run on the nd×nd system."""
+    _, K, A, Y = problem()
+    n, d = Y.shape
+    G = np.kron(K, A)
+    tau = 1.0 / np.linalg.eigvalsh(G / n).max()
+    T = 30
+    C = spectral_path(separable_eigh(K, A), jnp.asarray(Y), filt, jnp.arange(1, T + 1),
+                      output="coefficients")
+    y = Y.reshape(-1)
+    c, c_prev = np.zeros(n * d), np.zeros(n * d)
+    for i in range(1, T + 1):
+        if filt.name == "landweber":
+            c, c_prev = c + tau / n * (y - G @ c), c
+        else:
+            u, w = (float(v) for v in filt.coefficients(i))
+            c, c_prev = c + u * (c - c_prev) + tau * w / n * (y - G @ c), c
+        assert rel(C[i - 1].reshape(-1), c) < 1e-8
+
+
+def test_predictions_and_losses_are_consistent():
+    X, K, A, Y = problem()
+    Xe = np.random.default_rng(1).normal(size=(7, 2))
+    Ke = gaussian_gram(Xe, X, 1.0)
+    Ye = np.ones((7, 3))
+    eig = separable_eigh(K, A)
+    lams = jnp.asarray([1e-2, 1e-1])
+    C = spectral_path(eig, jnp.asarray(Y), Tikhonov(), lams, output="coefficients")
+    F = spectral_path(eig, jnp.asarray(Y), Tikhonov(), lams, K_eval=jnp.asarray(Ke))
+    L = spectral_path(eig, jnp.asarray(Y), Tikhonov(), lams, K_eval=jnp.asarray(Ke),
+                      Y_eval=jnp.asarray(Ye), output="loss")
+    for k in range(2):
+        ref = Ke @ np.asarray(C[k]) @ A
+        assert rel(F[k], ref) < 1e-10
+        assert float(L[k]) == pytest.approx(((ref - Ye) ** 2).mean(), rel=1e-10)
+    single = filtered_coefficients(Tikhonov(), eig, jnp.asarray(Y), 1e-2)
+    assert rel(single, np.asarray(C[0])) < 1e-10
+
+
+def test_omega_family_batch_equals_separate_paths():
+    from jaxmtl.outputs import common_similarity, common_similarity_eigh
+
+    _, K, _, Y = problem()
+    omegas = np.array([0.0, 0.3, 1.0])
+    a, V = common_similarity_eigh(3, omegas)
+    s, U = np.linalg.eigh(K)
+    from jaxmtl.operators import SeparableEigh
+
+    batched = spectral_path(SeparableEigh(jnp.asarray(s), jnp.asarray(U), jnp.asarray(a), jnp.asarray(V)),
+                            jnp.asarray(Y), NuMethod(), jnp.arange(1, 21), output="coefficients")
+    assert batched.shape == (3, 20, 25, 3)
+    for j, om in enumerate(omegas):
+        one = spectral_path(separable_eigh(K, np.asarray(common_similarity(3, om))), jnp.asarray(Y),
+                            NuMethod(), jnp.arange(1, 21), output="coefficients")
+        assert rel(batched[j], np.asarray(one)) < 1e-8
+
+
+def test_tikhonov_matches_sklearn_kernel_ridge():
+    """A = I, g = 1/(σ+λ) on Γ/n ⇔ KernelRidge(alpha = n·λ) (see jaxmtl.filters)."""
+    sklearn = pytest.importorskip("sklearn.kernel_ridge")
+    X, K, _, Y = problem(n=40)
+    n = X.shape[0]
+    Xe = np.random.default_rng(3).normal(size=(9, 2))
+    Ke = gaussian_gram(Xe, X, 1.0)
+    lam = 3e-3
+    F = spectral_path(separable_eigh(K, np.eye(3)), jnp.asarray(Y), Tikhonov(), jnp.asarray([lam]),
+                      K_eval=jnp.asarray(Ke))[0]
+    kr = sklearn.KernelRidge(alpha=n * lam, kernel="rbf", gamma=0.5).fit(X, Y)
+    np.testing.assert_allclose(np.asarray(F), kr.predict(Xe), rtol=1e-8, atol=1e-10)
