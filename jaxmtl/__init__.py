@@ -1,0 +1,50 @@
+"""jaxmtl: learning many related functions at once with kernels, in JAX.
+
+Matrix-valued kernels Γ(x, x') = K(x, x')·A and their generalisations, spectral filtering
+(Tikhonov, iterated Tikhonov, truncated SVD, Landweber, the ν-method) with the whole
+regularization path in one compiled call, and model selection on it.
+
+Modules:
+  kernels     scalar kernels (pytrees) and width heuristics
+  outputs     output matrices A
+  operators   Gram operators (K ⊗ A and a dense reference)
+  filters     the spectral filters
+  paths       the eigen regularization path
+  selection   hold-out, k-fold, leave-one-out and GCV on the path
+  estimators  VectorValuedRegressor, MultiClassClassifier
+  datasets    bundled real data and the papers' synthetic problems
+  errors      the exception hierarchy
+"""
+
+from . import errors, filters, kernels, operators, outputs, paths, selection
+from .estimators import MultiClassClassifier, VectorValuedRegressor
+from .filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
+from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline
+from .paths import spectral_path
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "errors",
+    "filters",
+    "kernels",
+    "operators",
+    "outputs",
+    "paths",
+    "selection",
+    "VectorValuedRegressor",
+    "MultiClassClassifier",
+    "Tikhonov",
+    "IteratedTikhonov",
+    "TruncatedSVD",
+    "Landweber",
+    "NuMethod",
+    "Gaussian",
+    "Laplacian",
+    "Linear",
+    "Polynomial",
+    "Matern",
+    "SobolevSpline",
+    "spectral_path",
+    "__version__",
+]

@@ -1,0 +1,68 @@
+"""The main job: fit a vector-valued model with the ν-method on bundled real data.
+
+Run ``python -m jaxmtl.demo`` (or the ``jaxmtl-demo`` script). It loads a Mulan multi-target
+regression set shipped with the package (default: ``enb``, 768 buildings → heating and cooling
+load), standardises it, holds out 25% for testing, lets :class:`~jaxmtl.VectorValuedRegressor`
+choose the Gaussian width, the common-similarity ω and the number of ν-method steps by 5-fold
+cross-validation on the eigen path, and prints the selection, the test score and the time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run the demo; returns the printed figures as a dict."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default="enb", help="Mulan set name (enb, jura, slump, edm, wq, atp1d)")
+    parser.add_argument("--filter", default="nu_method", help="spectral filter name")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    from . import VectorValuedRegressor
+    from .datasets import load_mulan
+
+    X, Y, _, targets = load_mulan(args.data)
+    rng = np.random.default_rng(args.seed)
+    perm = rng.permutation(len(X))
+    n_test = len(X) // 4
+    test, train = perm[:n_test], perm[n_test:]
+    mu, sd = X[train].mean(0), X[train].std(0)
+    sd[sd == 0] = 1.0
+    Xs = (X - mu) / sd
+
+    model = VectorValuedRegressor(filter=args.filter)
+    start = time.perf_counter()
+    model.fit(Xs[train], Y[train])
+    fit_time = time.perf_counter() - start
+    pred = model.predict(Xs[test])
+    rrmse = np.sqrt(((pred - Y[test]) ** 2).sum(0) / ((Y[test] - Y[train].mean(0)) ** 2).sum(0))
+    result = {
+        "data": args.data,
+        "n_train": int(len(train)),
+        "n_test": int(n_test),
+        "targets": list(targets),
+        "filter": args.filter,
+        "kernel_width": model.best_params_["kernel_width"],
+        "omega": model.best_params_["omega"],
+        "path_parameter": model.best_params_["param"],
+        "test_r2": model.score(Xs[test], Y[test]),
+        "test_aRRMSE": float(rrmse.mean()),
+        "fit_seconds_including_compilation": fit_time,
+    }
+    print(f"data set            {args.data}: {len(train)} train / {n_test} test, targets {list(targets)}")
+    print(f"filter              {args.filter}")
+    print(f"selected            Gaussian width {result['kernel_width']:.4g}, omega {result['omega']}, "
+          f"{'steps' if model.filter_.iterative else 'lambda'} {result['path_parameter']}")
+    print(f"test R^2            {result['test_r2']:.4f}")
+    print(f"test aRRMSE         {result['test_aRRMSE']:.4f}")
+    print(f"time (fit + select) {fit_time:.2f} s, compilation included")
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+r"""Output matrices A for separable kernels Γ(x, x') = K(x, x')·A (seed 000 §4.1; seed 003).
+
+Each function validates its arguments in plain Python and returns a symmetric PSD (d, d)
+array in JAX's default float dtype. The RKHS norm of Γ is Σ_{ℓq} A†_{ℓq}⟨f^ℓ, f^q⟩_K
+(seed 000 Prop. 1), so a regularizer with matrix G gives A = G†.
+
+Example:
+    >>> common_similarity(3, 0.5)[0]
+    Array([1. , 0.5, 0.5], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from ._checks import (
+    as_float_array,
+    check_int,
+    check_output_matrix,
+    check_positive,
+    check_unit_interval,
+    default_float,
+)
+from .errors import OutputMatrixError, ShapeError
+
+__all__ = [
+    "independent",
+    "common_similarity",
+    "common_similarity_eigh",
+    "graph_regularization",
+    "output_clusters",
+    "mean_regularized",
+    "low_rank",
+    "custom",
+    "eigh_output",
+]
+
+
+def _out(A: np.ndarray):
+    return jnp.asarray(A, dtype=default_float())
+
+
+def independent(d: int):
+    """A = I_d: every output learned on its own.
+
+    Example:
+        >>> independent(2).shape
+        (2, 2)
+    """
+    d = check_int(d, "d")
+    return _out(np.eye(d))
+
+
+def common_similarity(d: int, omega: float):
+    """A = ω·11ᵀ + (1 − ω)·I (seed 000 eq. 18): ω = 0 independent, ω = 1 pooled.
+
+    Example:
+        >>> common_similarity(2, 1.0)
+        Array([[1., 1.],
+               [1., 1.]], dtype=float32)
+    """
+    d = check_int(d, "d")
+    omega = float(check_unit_interval(omega, "omega")[0])
+    return _out(omega * np.ones((d, d)) + (1 - omega) * np.eye(d))
+
+
+def _mean_basis(d: int) -> np.ndarray:
+    """Orthonormal basis whose first column is 1/√d (Householder reflection of e₁)."""
+    v = np.ones(d) / np.sqrt(d)
+    e1 = np.zeros(d)
+    e1[0] = 1.0
+    w = v - e1
+    if np.linalg.norm(w) < 1e-15:
+        return np.eye(d)
+    w /= np.linalg.norm(w)
+    return np.eye(d) - 2.0 * np.outer(w, w)
+
+
+def common_similarity_eigh(d: int, omegas):
+    """Shared eigensystem of the common-similarity family A_ω over a grid of ω.
+
+    A_ω = V diag(a_ω) Vᵀ with the same V for every ω: the first column is 1/√d with eigenvalue
+    ωd + (1 − ω); the rest span its complement with eigenvalue 1 − ω.
+
+    Args:
+      d: number of outputs; omegas: (Ω,) values in [0, 1].
+
+    Returns:
+      a: (Ω, d) eigenvalues; V: (d, d) eigenvectors.
+
+    Example:
+        >>> a, V = common_similarity_eigh(3, [0.0, 1.0])
+        >>> a.shape, V.shape
+        ((2, 3), (3, 3))
+    """
+    d = check_int(d, "d")
+    om = check_unit_interval(omegas, "omegas").astype(np.float64)
+    a = np.repeat((1 - om)[:, None], d, axis=1)
+    a[:, 0] = om * d + (1 - om)
+    return _out(a), _out(_mean_basis(d))
+
+
+def graph_regularization(M):
+    """A = L† with L = D − M, D_ℓq = δ_ℓq (Σ_h M_ℓh + M_ℓq) (seed 000 eqs. 22–23).
+
+    Args:
+      M: (d, d) symmetric matrix of non-negative weights between outputs.
+
+    Example:
+        >>> graph_regularization(np.array([[0.0, 1.0], [1.0, 0.0]])).shape
+        (2, 2)
+    """
+    M = as_float_array(M, "M", ndim=2).astype(np.float64)
+    if M.shape[0] != M.shape[1] or not np.allclose(M, M.T):
+        raise OutputMatrixError(f"M must be a symmetric square matrix; received shape {M.shape}.")
+    if np.any(M < 0):
+        raise OutputMatrixError("M must hold non-negative weights.")
+    D = np.diag(M.sum(1) + np.diag(M))
+    return _out(np.linalg.pinv(D - M, hermitian=True))
+
+
+def output_clusters(assignments, eps1: float, eps2: float):
+    """A = G† with G = ε₁I + (ε₂ − ε₁)M, M = E(EᵀE)⁻¹Eᵀ (seed 000 eq. 24).
+
+    Args:
+      assignments: (d,) cluster index of each output.
+      eps1: weight pulling outputs to their cluster mean (> 0).
+      eps2: weight on the cluster means' norms (> 0).
+
+    Example:
+        >>> output_clusters([0, 0, 1], 1.0, 0.1).shape
+        (3, 3)
+    """
+    labels = np.asarray(assignments)
+    if labels.ndim != 1 or labels.size == 0:
+        raise ShapeError(f"assignments must be a non-empty 1-D array; received shape {labels.shape}.")
+    eps1, eps2 = check_positive(eps1, "eps1"), check_positive(eps2, "eps2")
+    _, idx = np.unique(labels, return_inverse=True)
+    E = np.eye(idx.max() + 1)[idx]
+    M = E @ np.linalg.inv(E.T @ E) @ E.T
+    G = eps1 * np.eye(len(idx)) + (eps2 - eps1) * M
+    return _out(np.linalg.pinv(G, hermitian=True))
+
+
+def mean_regularized(d: int, c: float):
+    """A = (1/c²)·11ᵀ + I: the mean-regularized multi-task kernel (Micchelli–Pontil eq. 4.17).
+
+    Small c ties the tasks to their average, large c learns them independently.
+
+    Example:
+        >>> mean_regularized(2, 1.0)[0, 0]
+        Array(2., dtype=float32)
+    """
+    d = check_int(d, "d")
+    c = check_positive(c, "c")
+    return _out(np.ones((d, d)) / c**2 + np.eye(d))
+
+
+def low_rank(B):
+    """A = B Bᵀ for B of shape (d, r).
+
+    Example:
+        >>> low_rank(np.ones((3, 1)))[0, 1]
+        Array(1., dtype=float32)
+    """
+    B = as_float_array(B, "B", ndim=2).astype(np.float64)
+    return _out(B @ B.T)
+
+
+def custom(A):
+    """A user-given matrix, checked to be square, symmetric and PSD (then symmetrised)."""
+    return _out(check_output_matrix(A, name="A"))
+
+
+def eigh_output(A):
+    """(a, V): eigenvalues clipped at 0 and eigenvectors of a symmetric PSD A."""
+    a, V = jnp.linalg.eigh(jnp.asarray(A))
+    return jnp.maximum(a, 0.0), V
