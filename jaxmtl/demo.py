@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> dict:
     }
     print(f"data set            {args.data}: {len(train)} train / {n_test} test, targets {list(targets)}")
     print(f"filter              {args.filter}")
-    print(f"selected            Gaussian width {result['kernel_width']:.4g}, omega {result['omega']}, "
+    print(f"selected            Gaussian width {result['kernel_width']:.4g}, omega {result['omega']:.3g}, "
           f"{'steps' if model.filter_.iterative else 'lambda'} {result['path_parameter']}")
     print(f"test R^2            {result['test_r2']:.4f}")
     print(f"test aRRMSE         {result['test_aRRMSE']:.4f}")

@@ -11,7 +11,7 @@ refitted on all the data.
 
 With no arguments both estimators use a Gaussian kernel whose width is chosen from
 ``median_distance × (0.25, 0.5, 1, 2, 4)``, the common-similarity output family with ω on
-{0, 0.1, …, 1}, the ν-method for up to 150 steps, and 5-fold cross-validation.
+{0, 0.1, …, 1}, the ν-method for up to 300 steps, and 5-fold cross-validation.
 
 Example:
     >>> import numpy as np
@@ -52,7 +52,7 @@ from .selection import gcv_path, kfold_masks, kfold_path, loo_path
 __all__ = ["VectorValuedRegressor", "MultiClassClassifier"]
 
 DEFAULT_WIDTH_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
-DEFAULT_STEPS = {"nu_method": 150, "landweber": 1000}
+DEFAULT_STEPS = {"nu_method": 300, "landweber": 3000}
 SELECTIONS = ("kfold", "loo", "gcv", "holdout")
 
 
@@ -266,7 +266,7 @@ class VectorValuedRegressor(_SpectralEstimator):
       filter: a :class:`~jaxmtl.filters.SpectralFilter` or its name.
       selection: 'kfold', 'loo' (closed form), 'gcv' or 'holdout'.
       n_folds: folds for 'kfold'.
-      n_steps: path length of iterative filters (default 150 for the ν-method, 1000 for
+      n_steps: path length of iterative filters (default 300 for the ν-method, 3000 for
         Landweber).
       lambdas: λ grid of the other filters (default 30 values in [1e-6, 1]·mean K(x, x)).
       omegas: ω grid of the common-similarity family (default 0, 0.1, …, 1).
