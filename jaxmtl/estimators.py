@@ -96,7 +96,55 @@ def _predict(kern, X_new, X_fit, C, A):
     return kern(X_new, X_fit) @ C @ A
 
 
-class _SpectralEstimator(BaseEstimator):
+class _GridSelection(BaseEstimator):
+    """Kernel-width grids and fold masks shared by every estimator that selects on a path.
+
+    Reads the attributes ``kernel``, ``width_factors``, ``selection``, ``n_folds``,
+    ``validation_fraction`` and ``random_state``.
+    """
+
+    def _resolve_kernels(self, X: np.ndarray) -> tuple[list[Kernel], np.ndarray | None]:
+        if self.kernel is None:
+            factors = check_positive_array(
+                DEFAULT_WIDTH_FACTORS if self.width_factors is None else self.width_factors,
+                "width_factors",
+            )
+            base = median_heuristic(X)
+            if not base > 0:
+                base = 1.0
+            widths = base * factors
+            return [Gaussian(float(w)) for w in widths], widths
+        if not isinstance(self.kernel, Kernel):
+            raise ParameterError(
+                f"kernel must be a jaxmtl.kernels.Kernel or None; received {self.kernel!r}."
+            )
+        return [self.kernel], None
+
+    def _masks(self, n: int) -> np.ndarray:
+        if self.selection == "kfold":
+            k = check_int(self.n_folds, "n_folds", minimum=2)
+            if k > n:
+                raise ParameterError(f"n_folds={k} exceeds the number of samples n={n}.")
+            return kfold_masks(n, k, self.random_state)
+        if self.selection == "holdout":
+            frac = float(self.validation_fraction)
+            if not 0.0 < frac < 1.0:
+                raise ParameterError(
+                    f"validation_fraction must lie in (0, 1); received {self.validation_fraction!r}."
+                )
+            n_val = int(round(frac * n))
+            if n_val < 1 or n_val >= n:
+                raise ParameterError(
+                    f"validation_fraction={frac} leaves no training or validation sample for n={n}."
+                )
+            perm = np.random.default_rng(self.random_state).permutation(n)
+            mask = np.ones(n, dtype=bool)
+            mask[perm[:n_val]] = False
+            return mask[None, :]
+        return np.ones((1, n), dtype=bool)
+
+
+class _SpectralEstimator(_GridSelection):
     """Shared fit machinery: grids, selection and refit on the eigen path."""
 
     _loss = staticmethod(mse_loss)
@@ -129,24 +177,6 @@ class _SpectralEstimator(BaseEstimator):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
-    # ----------------------------------------------------------------- resolution
-    def _resolve_kernels(self, X: np.ndarray) -> tuple[list[Kernel], np.ndarray | None]:
-        if self.kernel is None:
-            factors = check_positive_array(
-                DEFAULT_WIDTH_FACTORS if self.width_factors is None else self.width_factors,
-                "width_factors",
-            )
-            base = median_heuristic(X)
-            if not base > 0:
-                base = 1.0
-            widths = base * factors
-            return [Gaussian(float(w)) for w in widths], widths
-        if not isinstance(self.kernel, Kernel):
-            raise ParameterError(
-                f"kernel must be a jaxmtl.kernels.Kernel or None; received {self.kernel!r}."
-            )
-        return [self.kernel], None
-
     def _resolve_output(self, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(a (Ω, d), V (d, d), omegas or None)."""
         out = self.output
@@ -176,29 +206,6 @@ class _SpectralEstimator(BaseEstimator):
         lambdas = np.geomspace(1e-6, 1.0, 30) * scale if self.lambdas is None else self.lambdas
         lambdas = np.sort(check_positive_array(lambdas, "lambdas"))[::-1]
         return lambdas
-
-    def _masks(self, n: int) -> np.ndarray:
-        if self.selection == "kfold":
-            k = check_int(self.n_folds, "n_folds", minimum=2)
-            if k > n:
-                raise ParameterError(f"n_folds={k} exceeds the number of samples n={n}.")
-            return kfold_masks(n, k, self.random_state)
-        if self.selection == "holdout":
-            frac = float(self.validation_fraction)
-            if not 0.0 < frac < 1.0:
-                raise ParameterError(
-                    f"validation_fraction must lie in (0, 1); received {self.validation_fraction!r}."
-                )
-            n_val = int(round(frac * n))
-            if n_val < 1 or n_val >= n:
-                raise ParameterError(
-                    f"validation_fraction={frac} leaves no training or validation sample for n={n}."
-                )
-            perm = np.random.default_rng(self.random_state).permutation(n)
-            mask = np.ones(n, dtype=bool)
-            mask[perm[:n_val]] = False
-            return mask[None, :]
-        return np.ones((1, n), dtype=bool)
 
     # ----------------------------------------------------------------- fit / predict
     def _fit_coded(self, X: np.ndarray, Y: np.ndarray):
