@@ -10,14 +10,20 @@ Modules:
   operators   Gram operators (K ⊗ A and a dense reference)
   filters     the spectral filters
   paths       the eigen regularization path
+  matrix_free Landweber / ν-method paths over any Gram operator (lax.scan)
+  structured  task-indexed, div/curl-free, sum-of-separable and transformable operators
   selection   hold-out, k-fold, leave-one-out and GCV on the path
   estimators  VectorValuedRegressor, MultiClassClassifier
+  task_models MultiTaskRegressor (long-form data, different inputs per task)
+  field_models VectorFieldRegressor (div-free / curl-free kernels)
   datasets    bundled real data and the papers' synthetic problems
   errors      the exception hierarchy
 """
 
-from . import errors, filters, kernels, operators, outputs, paths, selection
+from . import errors, filters, kernels, matrix_free, operators, outputs, paths, selection, structured
 from .estimators import MultiClassClassifier, VectorValuedRegressor
+from .field_models import VectorFieldRegressor
+from .task_models import MultiTaskRegressor
 from .filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
 from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline
 from .paths import spectral_path
@@ -32,7 +38,11 @@ __all__ = [
     "outputs",
     "paths",
     "selection",
+    "structured",
+    "matrix_free",
     "VectorValuedRegressor",
+    "MultiTaskRegressor",
+    "VectorFieldRegressor",
     "MultiClassClassifier",
     "Tikhonov",
     "IteratedTikhonov",

@@ -1,0 +1,78 @@
+"""MultiTaskRegressor and VectorFieldRegressor: defaults that work, selection, bad input."""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import numpy as np
+import pytest
+
+from jaxmtl import Gaussian, MultiTaskRegressor, VectorFieldRegressor
+from jaxmtl.datasets import grid_2d, make_multitask_toy, vector_field_1
+from jaxmtl.errors import NonFiniteError, ParameterError, ShapeError, TaskError
+from jaxmtl.field_models import angular_error
+
+
+def test_multitask_coupling_beats_independent_on_the_toy():
+    train, test = make_multitask_toy(20, 0), make_multitask_toy(100, 1)
+    coupled = MultiTaskRegressor(n_steps=150).fit(train.x, train.y, train.tasks)
+    indep = MultiTaskRegressor(omegas=[0.0], n_steps=150).fit(train.x, train.y, train.tasks)
+    mse = lambda m: np.mean((m.predict(test.x, test.tasks) - test.f) ** 2)
+    assert mse(coupled) < mse(indep)
+    assert coupled.best_params_["omega"] > 0
+    assert coupled.cv_scores_.shape == (5, 11, 150)
+    assert coupled.score(test.x, test.y, test.tasks) > 0.5
+
+
+def test_multitask_string_task_ids_and_errors():
+    d = make_multitask_toy(8, 0)
+    names = np.array(["a", "b", "c", "d"])[d.tasks]
+    m = MultiTaskRegressor(n_steps=20, selection="kfold", n_folds=3).fit(d.x, d.y, names)
+    assert m.predict(d.x[:2], names[:2]).shape == (2,)
+    with pytest.raises(TaskError, match="not seen"):
+        m.predict(d.x[:1], ["zzz"])
+    with pytest.raises(ShapeError, match="one entry per input"):
+        MultiTaskRegressor().fit(d.x, d.y, names[:-1])
+    with pytest.raises(NonFiniteError):
+        MultiTaskRegressor().fit(d.x, np.r_[np.nan, d.y[1:]], names)
+    with pytest.raises(ParameterError, match="omegas"):
+        MultiTaskRegressor(omegas=[2.0]).fit(d.x, d.y, names)
+    with pytest.raises(ParameterError, match="iterative"):
+        MultiTaskRegressor(filter="tikhonov").fit(d.x, d.y, names)
+    with pytest.raises(ParameterError, match="selection"):
+        MultiTaskRegressor(selection="loo").fit(d.x, d.y, names)
+
+
+def test_vector_field_recovers_gamma_and_splits_parts():
+    X = grid_2d(16)
+    V, curl, div = vector_field_1(X, 0.3)
+    rng = np.random.default_rng(0)
+    idx = rng.choice(len(X), 60, replace=False)
+    rest = np.setdiff1d(np.arange(len(X)), idx)
+    model = VectorFieldRegressor(kernel=Gaussian(0.8), n_steps=300).fit(X[idx], V[idx])
+    assert abs(model.gamma_ - 0.3) <= 0.15
+    c_hat, d_hat = model.predict_parts(X[rest])
+    assert angular_error(V[rest], model.predict(X[rest])) < 0.1
+    # the field is 0.3·curl + 0.7·div (jaxmtl.datasets.vector_field_1); the parts carry the weights
+    true_c, true_d = 0.3 * curl[rest], 0.7 * div[rest]
+    assert np.mean((c_hat - true_c) ** 2) < 0.25 * np.mean(true_c**2)
+    assert np.mean((d_hat - true_d) ** 2) < 0.25 * np.mean(true_d**2)
+
+
+def test_vector_field_defaults_and_bad_input():
+    X = grid_2d(10)
+    V, _, _ = vector_field_1(X, 0.5)
+    m = VectorFieldRegressor(n_steps=50).fit(X, V)
+    assert m.predict(X[:3]).shape == (3, 2)
+    ind = VectorFieldRegressor(kind="independent", n_steps=50).fit(X, V)
+    assert ind.predict(X[:3]).shape == (3, 2)
+    with pytest.raises(ShapeError, match="R\\^p to R\\^p"):
+        VectorFieldRegressor().fit(X, V[:, :1])
+    with pytest.raises(ShapeError, match="p >= 2"):
+        VectorFieldRegressor().fit(X[:, :1], V[:, :1])
+    with pytest.raises(ParameterError, match="kind"):
+        VectorFieldRegressor(kind="solenoidal").fit(X, V)
+    with pytest.raises(ParameterError, match="Gaussian"):
+        from jaxmtl.kernels import Laplacian
+
+        VectorFieldRegressor(kernel=Laplacian(1.0)).fit(X, V)
