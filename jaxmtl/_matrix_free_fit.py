@@ -20,7 +20,7 @@ class _MatrixFreeEstimator(_GridSelection):
 
     def _select_and_fit(self, X: np.ndarray, Y: np.ndarray, build: Callable, params: np.ndarray,
                         data) -> None:
-        if self.selection not in ("kfold", "holdout"):
+        if isinstance(self.selection, str) and self.selection not in ("kfold", "holdout"):
             raise ParameterError(
                 f"selection must be 'kfold' or 'holdout' for matrix-free paths; received {self.selection!r}."
             )

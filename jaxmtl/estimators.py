@@ -71,7 +71,7 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, masks, loss):
 
     def one_kernel(kern):
         K = kern(X, X)
-        if selection in ("kfold", "holdout"):  # hold-out is one masked fold
+        if selection in ("kfold", "holdout", "masks"):  # hold-out is one masked fold
             return jnp.mean(kfold_path(K, Y, a, V, filt, params, masks, loss=loss), axis=0)
         s, U = jnp.linalg.eigh(K)
         eig = SeparableEigh(jnp.maximum(s, 0.0), U, a, V)
@@ -121,6 +121,17 @@ class _GridSelection(BaseEstimator):
         return [self.kernel], None
 
     def _masks(self, n: int) -> np.ndarray:
+        if not isinstance(self.selection, str):  # a predefined split: (k, n) or (n,) training masks
+            masks = np.asarray(self.selection)
+            masks = masks[None, :] if masks.ndim == 1 else masks
+            if masks.dtype != bool or masks.ndim != 2 or masks.shape[1] != n:
+                raise ParameterError(
+                    f"selection given as masks must be boolean of shape (k, {n}) or ({n},) with True "
+                    f"on training rows; received {masks.dtype} of shape {masks.shape}."
+                )
+            if not (masks.any(axis=1).all() and (~masks).any(axis=1).all()):
+                raise ParameterError("every selection mask needs training (True) and validation (False) rows.")
+            return masks
         if self.selection == "kfold":
             k = check_int(self.n_folds, "n_folds", minimum=2)
             if k > n:
@@ -209,7 +220,7 @@ class _SpectralEstimator(_GridSelection):
 
     # ----------------------------------------------------------------- fit / predict
     def _fit_coded(self, X: np.ndarray, Y: np.ndarray):
-        if self.selection not in SELECTIONS:
+        if isinstance(self.selection, str) and self.selection not in SELECTIONS:
             raise ParameterError(f"selection must be one of {SELECTIONS}; received {self.selection!r}.")
         n, d = Y.shape
         if n < 2:
@@ -226,7 +237,8 @@ class _SpectralEstimator(_GridSelection):
         Xj = jnp.asarray(X, dtype)
         aj, Vj = jnp.asarray(a, dtype), jnp.asarray(V, dtype)
         pj = jnp.asarray(params, jnp.int32 if filt.iterative else dtype)
-        scores = _score_grid(_stack(kernels), Xj, Yc, aj, Vj, filt, pj, self.selection,
+        mode = self.selection if isinstance(self.selection, str) else "masks"
+        scores = _score_grid(_stack(kernels), Xj, Yc, aj, Vj, filt, pj, mode,
                              jnp.asarray(masks), type(self)._loss)
         scores = np.asarray(scores)  # (W, Ω, P)
         iw, io, ip = np.unravel_index(int(np.argmin(scores)), scores.shape)
@@ -271,7 +283,8 @@ class VectorValuedRegressor(_SpectralEstimator):
       output: 'common_similarity' (ω chosen on ``omegas``, seed 000 eq. 18), 'independent'
         (A = I), or a (d, d) symmetric PSD matrix (see :mod:`jaxmtl.outputs`).
       filter: a :class:`~jaxmtl.filters.SpectralFilter` or its name.
-      selection: 'kfold', 'loo' (closed form), 'gcv' or 'holdout'.
+      selection: 'kfold', 'loo' (closed form), 'gcv', 'holdout', or a predefined split given as
+        boolean training masks of shape (k, n) (or (n,) for one validation set).
       n_folds: folds for 'kfold'.
       n_steps: path length of iterative filters (default 300 for the ν-method, 3000 for
         Landweber).

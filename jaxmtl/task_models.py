@@ -51,7 +51,7 @@ class MultiTaskRegressor(_MatrixFreeEstimator):
       omegas: ω grid in [0, 1] (default 0, 0.1, …, 1): ω = 0 independent tasks, 1 pooled.
       filter: 'nu_method' (default) or 'landweber' (or an instance).
       n_steps: path length (default 300 for the ν-method, 3000 for Landweber).
-      selection: 'holdout' or 'kfold' (folds vmapped).
+      selection: 'holdout', 'kfold' (folds vmapped), or boolean training masks (k, N) / (N,).
       n_folds, validation_fraction, width_factors, random_state: as in
         :class:`~jaxmtl.VectorValuedRegressor`.
       fit_intercept: centre y on its training mean.
