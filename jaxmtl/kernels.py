@@ -41,22 +41,78 @@ __all__ = [
 Array = jax.Array
 
 
-def _checked(value, name):
-    """Validate a positive hyperparameter given as a Python/NumPy number; pass tracers through."""
-    if isinstance(value, (int, float, np.number)) or (isinstance(value, np.ndarray) and value.ndim == 0):
-        return jnp.asarray(check_positive(value, name))
+def _checked(value, name, allow_zero=False):
+    """Validate a positive hyperparameter (scalar or stacked array) before tracing.
+
+    Python/NumPy numbers and concrete arrays are checked in plain Python (finite and > 0, or
+    >= 0 with ``allow_zero``) and a ParameterError names ``name``; JAX tracers (inside ``jit``,
+    ``vmap`` or ``grad``) are passed through unchecked.
+    """
+    if isinstance(value, jax.core.Tracer):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be a number; received {value!r}.")
+    if isinstance(value, (int, float, np.number)):
+        return jnp.asarray(check_positive(value, name, allow_zero=allow_zero))
+    try:
+        arr = np.asarray(value)
+    except Exception:
+        raise ParameterError(f"{name} must be a number or an array of numbers; received {value!r}.") from None
+    if arr.dtype.kind not in "iuf" or arr.size == 0:
+        raise ParameterError(f"{name} must be a number or an array of numbers; received {value!r}.")
+    ok = np.isfinite(arr) & ((arr >= 0) if allow_zero else (arr > 0))
+    if not np.all(ok):
+        what = "non-negative" if allow_zero else "positive"
+        raise ParameterError(f"{name} must be finite and {what}; received {arr.tolist()}.")
     return jnp.asarray(value)
+
+
+def _pair(X1, X2):
+    """Both inputs as (n, p) arrays with the same p; a 1-D array is n samples of one feature."""
+    out = []
+    for name, X in (("X1", X1), ("X2", X2)):
+        X = jnp.asarray(X)
+        if X.ndim == 1:
+            X = X[:, None]
+        if X.ndim != 2:
+            raise ShapeError(f"{name} must have shape (n, p) or (n,); received shape {X.shape}.")
+        out.append(X)
+    if out[0].shape[1] != out[1].shape[1]:
+        raise ShapeError(
+            f"X1 and X2 must have the same number of features; received {out[0].shape[1]} "
+            f"and {out[1].shape[1]}."
+        )
+    return out[0], out[1]
 
 
 def squared_distances(X1: Array, X2: Array) -> Array:
     """(n1, n2) squared Euclidean distances ‖x − x'‖², clipped at 0.
 
+    Uses ‖a‖² + ‖b‖² − 2⟨a, b⟩ (one matrix product, no (n1, n2, p) intermediate) after
+    shifting both sets by the mean of X2, which keeps the cancellation small for data far from
+    the origin; the shift depends on X2 only, so row blocks of X1 give the same rows. Values
+    at the level of the expansion's round-off, (2p + 8)·eps·(‖a‖² + ‖b‖²), are set to 0, so
+    duplicate points are exactly 0 apart.
+
+    Args:
+      X1: (n1, p) or (n1,); X2: (n2, p) or (n2,).
+
+    Returns:
+      (n1, n2) array of non-negative values.
+
     Example:
         >>> squared_distances(jnp.zeros((2, 3)), jnp.ones((1, 3)))[:, 0]
         Array([3., 3.], dtype=float32)
     """
-    d2 = (jnp.sum(X1**2, 1)[:, None] + jnp.sum(X2**2, 1)[None, :]) - 2.0 * X1 @ X2.T
-    return jnp.maximum(d2, 0.0)
+    X1, X2 = _pair(X1, X2)
+    m = jnp.mean(X2, axis=0)
+    A, B = X1 - m, X2 - m
+    norms = jnp.sum(A * A, 1)[:, None] + jnp.sum(B * B, 1)[None, :]
+    d2 = norms - 2.0 * (A @ B.T)
+    # Below ~p·eps·(‖a‖² + ‖b‖²) the expansion returns round-off, not a distance: flush it to
+    # 0 so that coincident points are exactly 0 apart (and sqrt-based kernels give K(x, x) = 1).
+    tol = (2 * A.shape[1] + 8) * jnp.finfo(d2.dtype).eps
+    return jnp.where(d2 > tol * norms, d2, 0.0)
 
 
 def _safe_sqrt(x):
@@ -65,27 +121,55 @@ def _safe_sqrt(x):
     return jnp.where(pos, jnp.sqrt(jnp.where(pos, x, 1.0)), 0.0)
 
 
+def _ones(X):
+    X = jnp.asarray(X)
+    dtype = X.dtype if jnp.issubdtype(X.dtype, jnp.floating) else jnp.result_type(float)
+    return jnp.ones(X.shape[0], dtype)
+
+
 class Kernel(eqx.Module):
-    """A positive semidefinite scalar kernel on ℝᵖ."""
+    """A positive semidefinite scalar kernel on ℝᵖ (abstract).
+
+    Subclasses implement ``__call__(X1, X2) -> (n1, n2)`` in pure ``jax.numpy``; their
+    hyperparameters are array leaves (so ``jit``/``vmap``/``grad`` see them) and integer or
+    string settings are static fields.
+
+    Example:
+        >>> k = Gaussian(1.0)
+        >>> X = jnp.zeros((4, 2))
+        >>> k(X, X).shape, k.gram(X, block_size=3).shape, k.diag(X).shape
+        ((4, 4), (4, 4), (4,))
+    """
 
     @abc.abstractmethod
     def __call__(self, X1: Array, X2: Array) -> Array:
-        """(n1, n2) cross-Gram K(X1[i], X2[j])."""
+        """(n1, n2) cross-Gram K(X1[i], X2[j]) for X1 (n1, p) and X2 (n2, p)."""
 
     def gram(self, X1, X2=None, block_size: int | None = None) -> Array:
         """Gram or cross-Gram matrix, optionally in row blocks of ``block_size`` rows of X1.
+
+        With ``block_size`` the rows of X1 are padded to a multiple of the block size and the
+        blocks evaluated one after another with ``jax.lax.map``, so the intermediates of one
+        call hold ``block_size × n2`` (× p for difference-based kernels) entries; the result is
+        the same (n1, n2) matrix as ``self(X1, X2)``.
 
         Args:
           X1: (n1, p); X2: (n2, p), default X1; block_size: rows per block (None: one block).
 
         Returns:
           (n1, n2) array.
+
+        Example:
+            >>> X = jnp.arange(10.0)[:, None]
+            >>> bool(jnp.allclose(Gaussian(2.0).gram(X, block_size=3), Gaussian(2.0)(X, X)))
+            True
         """
-        X2 = X1 if X2 is None else X2
-        if block_size is None or block_size >= X1.shape[0]:
-            return self(X1, X2)
-        block_size = check_int(block_size, "block_size", minimum=1)
+        if block_size is not None:
+            block_size = check_int(block_size, "block_size", minimum=1)
+        X1, X2 = _pair(X1, X1 if X2 is None else X2)
         n1 = X1.shape[0]
+        if block_size is None or block_size >= n1:
+            return self(X1, X2)
         n_blocks = -(-n1 // block_size)
         pad = n_blocks * block_size - n1
         Xp = jnp.concatenate([X1, jnp.broadcast_to(X1[:1], (pad, X1.shape[1]))]) if pad else X1
@@ -93,22 +177,36 @@ class Kernel(eqx.Module):
         return blocks.reshape(n_blocks * block_size, -1)[:n1]
 
     def diag(self, X) -> Array:
-        """(n,) the values K(x_i, x_i)."""
+        """(n,) the values K(x_i, x_i) for X of shape (n, p), without forming the Gram.
+
+        Example:
+            >>> Linear().diag(jnp.array([[1.0, 2.0]]))
+            Array([5.], dtype=float32)
+        """
+        X, _ = _pair(X, X)
         return jax.vmap(lambda x: self(x[None], x[None])[0, 0])(X)
 
     def spec(self) -> dict:
-        """JSON-ready description: class name and hyperparameters."""
+        """JSON-ready description: class name and hyperparameters (lists for stacked leaves)."""
         out = {"kernel": type(self).__name__}
         for k, v in vars(self).items():
-            out[k] = v if isinstance(v, (int, str)) else float(np.asarray(v))
+            if isinstance(v, (int, float, str)):
+                out[k] = v
+            else:
+                v = np.asarray(v)
+                out[k] = float(v) if v.ndim == 0 else v.tolist()
         return out
 
 
 class Gaussian(Kernel):
-    """K(x, x') = exp(−‖x − x'‖² / (2σ²)).
+    """Gaussian (RBF) kernel K(x, x') = exp(−‖x − x'‖² / (2σ²)).
 
     Args:
-      sigma: width σ > 0.
+      sigma: width σ > 0 (a scalar, or an array of widths to ``vmap`` over).
+
+    Example:
+        >>> Gaussian(1.0)(jnp.array([[0.0]]), jnp.array([[0.0], [2.0]]))
+        Array([[1.        , 0.13533528]], dtype=float32)
     """
 
     sigma: Array
@@ -120,11 +218,19 @@ class Gaussian(Kernel):
         return jnp.exp(-squared_distances(X1, X2) / (2.0 * self.sigma**2))
 
     def diag(self, X):
-        return jnp.ones(X.shape[0], X.dtype)
+        return _ones(X)
 
 
 class Laplacian(Kernel):
-    """K(x, x') = exp(−‖x − x'‖ / σ)."""
+    """Laplacian (exponential) kernel K(x, x') = exp(−‖x − x'‖ / σ), Euclidean norm.
+
+    Args:
+      sigma: width σ > 0.
+
+    Example:
+        >>> Laplacian(1.0)(jnp.array([[0.0]]), jnp.array([[0.0], [1.0]]))
+        Array([[1.        , 0.36787945]], dtype=float32)
+    """
 
     sigma: Array
 
@@ -135,23 +241,33 @@ class Laplacian(Kernel):
         return jnp.exp(-_safe_sqrt(squared_distances(X1, X2)) / self.sigma)
 
     def diag(self, X):
-        return jnp.ones(X.shape[0], X.dtype)
+        return _ones(X)
 
 
 class Linear(Kernel):
-    """K(x, x') = ⟨x, x'⟩."""
+    """Linear kernel K(x, x') = ⟨x, x'⟩.
+
+    Example:
+        >>> Linear()(jnp.array([[1.0, 2.0]]), jnp.array([[3.0, 4.0]]))
+        Array([[11.]], dtype=float32)
+    """
 
     def __call__(self, X1, X2):
+        X1, X2 = _pair(X1, X2)
         return X1 @ X2.T
 
 
 class Polynomial(Kernel):
-    """K(x, x') = (γ⟨x, x'⟩ + c)^degree.
+    """Polynomial kernel K(x, x') = (γ⟨x, x'⟩ + c)^degree.
 
     Args:
       degree: positive integer (static).
       gamma: scale γ > 0.
-      coef0: offset c ≥ 0.
+      coef0: offset c ≥ 0 (c < 0 would not give a PSD kernel for every degree).
+
+    Example:
+        >>> Polynomial(2, gamma=1.0, coef0=1.0)(jnp.array([[1.0]]), jnp.array([[2.0]]))
+        Array([[9.]], dtype=float32)
     """
 
     gamma: Array
@@ -161,11 +277,10 @@ class Polynomial(Kernel):
     def __init__(self, degree: int = 2, gamma=1.0, coef0=1.0):
         self.degree = check_int(degree, "degree", minimum=1)
         self.gamma = _checked(gamma, "gamma")
-        if isinstance(coef0, (int, float, np.number)):
-            coef0 = check_positive(coef0, "coef0", allow_zero=True)
-        self.coef0 = jnp.asarray(coef0)
+        self.coef0 = _checked(coef0, "coef0", allow_zero=True)
 
     def __call__(self, X1, X2):
+        X1, X2 = _pair(X1, X2)
         return (self.gamma * (X1 @ X2.T) + self.coef0) ** self.degree
 
 
@@ -174,13 +289,22 @@ class Matern(Kernel):
 
     With r = ‖x − x'‖/ℓ: ν = 1/2: e^{−r}; ν = 3/2: (1 + √3 r) e^{−√3 r};
     ν = 5/2: (1 + √5 r + 5r²/3) e^{−√5 r}.
+
+    Args:
+      nu: 0.5, 1.5 or 2.5 (static).
+      length_scale: ℓ > 0.
+
+    Example:
+        >>> Matern(0.5, 1.0)(jnp.array([[0.0]]), jnp.array([[1.0]]))
+        Array([[0.36787945]], dtype=float32)
     """
 
     length_scale: Array
     nu: float = eqx.field(static=True)
 
     def __init__(self, nu: float = 1.5, length_scale=1.0):
-        if nu not in (0.5, 1.5, 2.5):
+        if isinstance(nu, (bool, np.bool_)) or not isinstance(nu, (int, float, np.number)) \
+                or float(nu) not in (0.5, 1.5, 2.5):
             raise ParameterError(f"nu must be 0.5, 1.5 or 2.5; received {nu!r}.")
         self.nu = float(nu)
         self.length_scale = _checked(length_scale, "length_scale")
@@ -190,47 +314,85 @@ class Matern(Kernel):
         if self.nu == 0.5:
             return jnp.exp(-r)
         if self.nu == 1.5:
-            s = jnp.sqrt(3.0) * r
+            s = np.sqrt(3.0) * r
             return (1.0 + s) * jnp.exp(-s)
-        s = jnp.sqrt(5.0) * r
+        s = np.sqrt(5.0) * r
         return (1.0 + s + s**2 / 3.0) * jnp.exp(-s)
 
     def diag(self, X):
-        return jnp.ones(X.shape[0], X.dtype)
+        return _ones(X)
 
 
 class SobolevSpline(Kernel):
-    """The linear-spline kernel of the Sobolev space on [0, 1] with f(0) = f(1) = 0
-    (seed 004 §6.1): K(x, s) = min(x, s)·(1 − max(x, s)). Inputs have one feature."""
+    """Linear-spline kernel of the Sobolev space on [0, 1] with f(0) = f(1) = 0 (seed 004 §6.1).
+
+    K(x, s) = Θ(x ≥ s)(1 − x)s + Θ(x ≤ s)(1 − s)x = min(x, s)·(1 − max(x, s)).
+    Inputs have exactly one feature (shape (n, 1) or (n,)), values in [0, 1]; more features
+    raise ShapeError.
+
+    Example:
+        >>> SobolevSpline()(jnp.array([[0.5]]), jnp.array([[0.25], [0.5]]))
+        Array([[0.125, 0.25 ]], dtype=float32)
+    """
 
     def __call__(self, X1, X2):
-        if X1.shape[1] != 1 or X2.shape[1] != 1:
+        X1, X2 = _pair(X1, X2)
+        if X1.shape[1] != 1:
             raise ShapeError(
-                f"SobolevSpline takes one input feature; received {X1.shape[1]} and {X2.shape[1]}."
+                f"SobolevSpline takes one input feature; received inputs with {X1.shape[1]}."
             )
-        x, s = X1[:, :1], X2[:, 0][None, :]
+        x, s = X1, X2[:, 0][None, :]
         return jnp.minimum(x, s) * (1.0 - jnp.maximum(x, s))
+
+    def diag(self, X):
+        X, _ = _pair(X, X)
+        if X.shape[1] != 1:
+            raise ShapeError(f"SobolevSpline takes one input feature; received inputs with {X.shape[1]}.")
+        return X[:, 0] * (1.0 - X[:, 0])
 
 
 def median_heuristic(X, max_points: int = 1000) -> float:
-    """Median pairwise Euclidean distance (on at most ``max_points`` evenly spaced rows).
+    """Median pairwise Euclidean distance between distinct rows of X (a Gaussian width).
+
+    Computed in NumPy (float64). With more than ``max_points`` rows, the median is taken over
+    ``max_points`` evenly spaced rows (deterministic). A single row gives 1.0.
+
+    Args:
+      X: (n, p) or (n,) inputs; max_points: largest number of rows used (>= 2).
+
+    Returns:
+      Python float.
 
     Example:
         >>> median_heuristic(np.array([[0.0], [1.0], [3.0]]))
         2.0
     """
     X = check_inputs(X).astype(np.float64)
+    max_points = check_int(max_points, "max_points", minimum=2)
     if X.shape[0] > max_points:
-        X = X[np.linspace(0, X.shape[0] - 1, max_points).astype(int)]
-    d2 = np.maximum((X**2).sum(1)[:, None] + (X**2).sum(1)[None, :] - 2 * X @ X.T, 0.0)
+        X = X[np.linspace(0, X.shape[0] - 1, max_points).round().astype(int)]
+    if X.shape[0] < 2:
+        return 1.0
+    X = X - X.mean(0)
+    sq = (X**2).sum(1)
+    d2 = np.maximum(sq[:, None] + sq[None, :] - 2 * X @ X.T, 0.0)
     iu = np.triu_indices(X.shape[0], k=1)
-    return float(np.median(np.sqrt(d2[iu]))) if iu[0].size else 1.0
+    return float(np.median(np.sqrt(d2[iu])))
 
 
 def knn_width(X, k: int, block_size: int = 1024) -> float:
     """Mean over points of the mean distance to their k nearest other points.
 
-    The Gaussian width of the School protocol (seed 000 §7.2). Computed in row blocks.
+    The Gaussian width of the School protocol (seed 000 §7.2: "the mean distance of the k
+    nearest neighbors to each training point"). Each point is excluded from its own
+    neighbours; duplicates of it count (at distance 0). Computed in NumPy in row blocks of
+    ``block_size`` rows, so memory is O(block_size · n).
+
+    Args:
+      X: (n, p) or (n,) inputs; k: 1 <= k < n; block_size: rows per block.
+
+    Returns:
+      Python float.
 
     Example:
         >>> knn_width(np.array([[0.0], [1.0], [3.0]]), 1)
@@ -239,8 +401,10 @@ def knn_width(X, k: int, block_size: int = 1024) -> float:
     X = check_inputs(X).astype(np.float64)
     n = X.shape[0]
     k = check_int(k, "k", minimum=1)
+    block_size = check_int(block_size, "block_size", minimum=1)
     if k >= n:
         raise ParameterError(f"k must be smaller than the number of points {n}; received {k}.")
+    X = X - X.mean(0)
     sq = (X**2).sum(1)
     total = 0.0
     for start in range(0, n, block_size):  # memory bound only; not a hot path

@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -22,7 +23,7 @@ from ._checks import (
     check_unit_interval,
     default_float,
 )
-from .errors import OutputMatrixError, ShapeError
+from .errors import OutputMatrixError, ParameterError, ShapeError
 
 __all__ = [
     "independent",
@@ -39,6 +40,12 @@ __all__ = [
 
 def _out(A: np.ndarray):
     return jnp.asarray(A, dtype=default_float())
+
+
+def _sym(A: np.ndarray):
+    """An output matrix, exactly symmetric, in the default float dtype."""
+    A = np.asarray(A, dtype=np.float64)
+    return _out(0.5 * (A + A.T))
 
 
 def independent(d: int):
@@ -61,8 +68,18 @@ def common_similarity(d: int, omega: float):
                [1., 1.]], dtype=float32)
     """
     d = check_int(d, "d")
-    omega = float(check_unit_interval(omega, "omega")[0])
+    omega = _scalar_omega(omega)
     return _out(omega * np.ones((d, d)) + (1 - omega) * np.eye(d))
+
+
+def _scalar_omega(omega) -> float:
+    om = check_unit_interval(omega, "omega")
+    if om.size != 1:
+        raise ParameterError(
+            f"omega must be a single number in [0, 1]; received {om.size} values "
+            "(use common_similarity_eigh for a grid)."
+        )
+    return float(om[0])
 
 
 def _mean_basis(d: int) -> np.ndarray:
@@ -105,34 +122,52 @@ def graph_regularization(M):
     """A = L† with L = D − M, D_ℓq = δ_ℓq (Σ_h M_ℓh + M_ℓq) (seed 000 eqs. 22–23).
 
     Args:
-      M: (d, d) symmetric matrix of non-negative weights between outputs.
+      M: (d, d) symmetric matrix of non-negative weights between outputs; the diagonal M_ℓℓ
+        weighs the plain norm ‖f^ℓ‖²_K (eq. 22).
+
+    Returns:
+      (d, d) pseudo-inverse of L (L is singular when M has a zero diagonal: the Moore–Penrose
+      inverse then leaves the common mean unpenalised and unlearned, as in the paper).
 
     Example:
         >>> graph_regularization(np.array([[0.0, 1.0], [1.0, 0.0]])).shape
         (2, 2)
     """
     M = as_float_array(M, "M", ndim=2).astype(np.float64)
-    if M.shape[0] != M.shape[1] or not np.allclose(M, M.T):
-        raise OutputMatrixError(f"M must be a symmetric square matrix; received shape {M.shape}.")
+    if M.shape[0] != M.shape[1]:
+        raise OutputMatrixError(f"M must be a square matrix; received shape {M.shape}.")
+    if not np.allclose(M, M.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(M).max()))):
+        raise OutputMatrixError(
+            f"M must be symmetric; max |M - M.T| = {float(np.abs(M - M.T).max()):.3g}."
+        )
     if np.any(M < 0):
-        raise OutputMatrixError("M must hold non-negative weights.")
+        raise OutputMatrixError(
+            f"M must hold non-negative weights; its smallest entry is {float(M.min()):.3g}."
+        )
+    M = 0.5 * (M + M.T)
     D = np.diag(M.sum(1) + np.diag(M))
-    return _out(np.linalg.pinv(D - M, hermitian=True))
+    return _sym(np.linalg.pinv(D - M, hermitian=True))
 
 
 def output_clusters(assignments, eps1: float, eps2: float):
     """A = G† with G = ε₁I + (ε₂ − ε₁)M, M = E(EᵀE)⁻¹Eᵀ (seed 000 eq. 24).
 
     Args:
-      assignments: (d,) cluster index of each output.
+      assignments: (d,) cluster label of each output (any sortable labels: ints, strings).
       eps1: weight pulling outputs to their cluster mean (> 0).
       eps2: weight on the cluster means' norms (> 0).
+
+    Returns:
+      (d, d) matrix; G is positive definite (eigenvalues ε₁ and ε₂), so A = G⁻¹.
 
     Example:
         >>> output_clusters([0, 0, 1], 1.0, 0.1).shape
         (3, 3)
     """
-    labels = np.asarray(assignments)
+    try:
+        labels = np.asarray(assignments)
+    except Exception as exc:
+        raise ShapeError(f"assignments could not be read as an array: {exc}") from None
     if labels.ndim != 1 or labels.size == 0:
         raise ShapeError(f"assignments must be a non-empty 1-D array; received shape {labels.shape}.")
     eps1, eps2 = check_positive(eps1, "eps1"), check_positive(eps2, "eps2")
@@ -140,7 +175,7 @@ def output_clusters(assignments, eps1: float, eps2: float):
     E = np.eye(idx.max() + 1)[idx]
     M = E @ np.linalg.inv(E.T @ E) @ E.T
     G = eps1 * np.eye(len(idx)) + (eps2 - eps1) * M
-    return _out(np.linalg.pinv(G, hermitian=True))
+    return _sym(np.linalg.pinv(G, hermitian=True))
 
 
 def mean_regularized(d: int, c: float):
@@ -158,22 +193,52 @@ def mean_regularized(d: int, c: float):
 
 
 def low_rank(B):
-    """A = B Bᵀ for B of shape (d, r).
+    """A = B Bᵀ for B of shape (d, r): outputs spanned by r latent functions.
 
     Example:
         >>> low_rank(np.ones((3, 1)))[0, 1]
         Array(1., dtype=float32)
     """
     B = as_float_array(B, "B", ndim=2).astype(np.float64)
-    return _out(B @ B.T)
+    return _sym(B @ B.T)
 
 
-def custom(A):
-    """A user-given matrix, checked to be square, symmetric and PSD (then symmetrised)."""
-    return _out(check_output_matrix(A, name="A"))
+def custom(A, d: int | None = None):
+    """A user-given output matrix, checked to be square, symmetric and PSD, then symmetrised.
+
+    Args:
+      A: (d, d) array-like; d: the expected size, or None.
+
+    Raises:
+      OutputMatrixError: A is not square (or not d×d), not symmetric, or not PSD.
+
+    Example:
+        >>> custom([[2.0, 1.0], [1.0, 2.0]]).shape
+        (2, 2)
+    """
+    if d is not None:
+        d = check_int(d, "d")
+    return _sym(check_output_matrix(A, d=d, name="A"))
 
 
 def eigh_output(A):
-    """(a, V): eigenvalues clipped at 0 and eigenvectors of a symmetric PSD A."""
-    a, V = jnp.linalg.eigh(jnp.asarray(A))
+    """(a, V): eigenvalues (ascending, clipped at 0) and orthonormal eigenvectors of A.
+
+    A = V diag(a) Vᵀ up to the clipped round-off. A concrete A is validated first with the
+    rules of :func:`custom`; a traced A (inside ``jit``) is used as is.
+
+    Args:
+      A: (d, d) symmetric PSD matrix.
+
+    Returns:
+      a: (d,); V: (d, d), columns the eigenvectors.
+
+    Example:
+        >>> a, V = eigh_output(common_similarity(2, 0.5))
+        >>> a
+        Array([0.5, 1.5], dtype=float32)
+    """
+    if not isinstance(A, jax.core.Tracer):
+        A = _sym(check_output_matrix(A, name="A"))
+    a, V = jnp.linalg.eigh(A)
     return jnp.maximum(a, 0.0), V
