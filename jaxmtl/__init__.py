@@ -18,6 +18,7 @@ Modules:
   field_models VectorFieldRegressor (div-free / curl-free kernels)
   datasets    bundled real data and the papers' synthetic problems
   errors      the exception hierarchy
+  persistence save / load fitted estimators (portable .npz, no pickle)
 """
 
 from . import errors, filters, kernels, matrix_free, operators, outputs, paths, selection, structured
@@ -27,6 +28,7 @@ from .task_models import MultiTaskRegressor
 from .filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
 from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline
 from .paths import spectral_path
+from .persistence import load, save
 
 __version__ = "0.1.0"
 
@@ -56,5 +58,7 @@ __all__ = [
     "Matern",
     "SobolevSpline",
     "spectral_path",
+    "save",
+    "load",
     "__version__",
 ]

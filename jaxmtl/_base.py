@@ -40,3 +40,9 @@ class BaseEstimator:
             raise NotFittedError(
                 f"This {type(self).__name__} is not fitted yet; call fit(...) before using it."
             )
+
+    def save(self, path) -> None:
+        """Save the fitted estimator to a portable file; see :func:`jaxmtl.persistence.save`."""
+        from .persistence import save
+
+        save(self, path)

@@ -148,3 +148,32 @@ def check_output_matrix(A: Any, d: int | None = None, name: str = "A", tol: floa
             f"{name} must be positive semidefinite; its smallest eigenvalue is {eig_min:.3g}."
         )
     return arr
+
+
+def check_fraction(value: Any, name: str) -> float:
+    """A number strictly between 0 and 1."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be a number in (0, 1); received {value!r}.")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number in (0, 1); received {value!r}.") from None
+    if not 0.0 < v < 1.0:
+        raise ParameterError(f"{name} must lie in (0, 1); received {value!r}.")
+    return v
+
+
+def check_random_state(value: Any, name: str = "random_state") -> int | None:
+    """A seed for NumPy's generator: None or a non-negative integer."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ParameterError(f"{name} must be None or a non-negative integer; received {value!r}.")
+    return int(value)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """A boolean flag (Python or NumPy bool)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be True or False; received {value!r}.")
+    return bool(value)

@@ -35,11 +35,14 @@ import numpy as np
 from . import outputs as _outputs
 from ._base import BaseEstimator
 from ._checks import (
+    check_bool,
+    check_fraction,
     check_inputs,
     check_int,
     check_output_matrix,
     check_outputs,
     check_positive_array,
+    check_random_state,
     check_unit_interval,
 )
 from .errors import LabelError, ParameterError, ShapeError
@@ -136,19 +139,15 @@ class _GridSelection(BaseEstimator):
             k = check_int(self.n_folds, "n_folds", minimum=2)
             if k > n:
                 raise ParameterError(f"n_folds={k} exceeds the number of samples n={n}.")
-            return kfold_masks(n, k, self.random_state)
+            return kfold_masks(n, k, check_random_state(self.random_state))
         if self.selection == "holdout":
-            frac = float(self.validation_fraction)
-            if not 0.0 < frac < 1.0:
-                raise ParameterError(
-                    f"validation_fraction must lie in (0, 1); received {self.validation_fraction!r}."
-                )
+            frac = check_fraction(self.validation_fraction, "validation_fraction")
             n_val = int(round(frac * n))
             if n_val < 1 or n_val >= n:
                 raise ParameterError(
                     f"validation_fraction={frac} leaves no training or validation sample for n={n}."
                 )
-            perm = np.random.default_rng(self.random_state).permutation(n)
+            perm = np.random.default_rng(check_random_state(self.random_state)).permutation(n)
             mask = np.ones(n, dtype=bool)
             mask[perm[:n_val]] = False
             return mask[None, :]
@@ -231,7 +230,8 @@ class _SpectralEstimator(_GridSelection):
         scale = float(np.mean(np.asarray(kernels[0].diag(jnp.asarray(X)))))
         params = self._resolve_params(filt, scale if scale > 0 else 1.0)
         masks = self._masks(n)
-        self.y_mean_ = Y.mean(axis=0) if self.fit_intercept else np.zeros(d, Y.dtype)
+        self.y_mean_ = Y.mean(axis=0) if check_bool(self.fit_intercept, "fit_intercept") \
+            else np.zeros(d, Y.dtype)
         Yc = jnp.asarray(Y - self.y_mean_)
         dtype = Yc.dtype
         Xj = jnp.asarray(X, dtype)

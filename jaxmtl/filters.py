@@ -199,14 +199,15 @@ class NuMethod(IterativeFilter):
     Requires τσ ≤ 1.
 
     Args:
-      nu: the qualification ν > 0 (the papers use 1).
+      nu: the qualification ν ∈ (0, 1e6] (the papers use 1).
     """
 
     nu: float = eqx.field(static=True, default=1.0)
     name: ClassVar[str] = "nu_method"
 
     def __check_init__(self):
-        check_positive(self.nu, "nu")
+        if check_positive(self.nu, "nu") > 1e6:  # larger ν overflows the step coefficients
+            raise ParameterError(f"nu must lie in (0, 1e6]; received {self.nu!r}.")
 
     def coefficients(self, i):
         """(u_i, ω_i) for step i ≥ 1 (array-valued i allowed)."""
@@ -216,7 +217,9 @@ class NuMethod(IterativeFilter):
             (i + 2 * nu - 1) * (2 * i + 4 * nu - 1) * (2 * i + 2 * nu - 3)
         )
         w = 4 * (2 * i + 2 * nu - 1) * (i + nu - 1) / ((i + 2 * nu - 1) * (2 * i + 4 * nu - 1))
-        return u, w
+        # step 1 in closed form: the general formula is 0/0 there for ν = 1/2 (and tiny ν)
+        first = i == 1
+        return jnp.where(first, 0.0, u), jnp.where(first, (4 * nu + 2) / (4 * nu + 1), w)
 
     def init(self, rhs):
         z = jnp.zeros_like(rhs)

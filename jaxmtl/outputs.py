@@ -189,7 +189,12 @@ def mean_regularized(d: int, c: float):
     """
     d = check_int(d, "d")
     c = check_positive(c, "c")
-    return _out(np.ones((d, d)) / c**2 + np.eye(d))
+    with np.errstate(over="ignore"):
+        inv_c2 = np.float64(1.0 / c) ** 2  # NumPy: overflow gives inf, not OverflowError
+        A = _out(np.ones((d, d)) * inv_c2 + np.eye(d))
+    if not np.all(np.isfinite(np.asarray(A))):
+        raise ParameterError(f"c is too small: 1/c² overflows {A.dtype}; received {c!r}.")
+    return A
 
 
 def low_rank(B):

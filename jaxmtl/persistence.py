@@ -1,0 +1,462 @@
+r"""Saving and loading fitted estimators: one portable ``.npz`` file, no pickle.
+
+File format (``format = 'jaxmtl-model'``, ``format_version = 1``)
+-----------------------------------------------------------------
+A ZIP archive readable by ``numpy.load(path, allow_pickle=False)``:
+
+* one ``.npy`` entry per fitted array (coefficients, training inputs, validation scores, …),
+  written with ``allow_pickle=False`` — numeric, boolean and fixed-width string dtypes only;
+* an entry ``__meta__``: a UTF-8 JSON document (stored as a uint8 array) holding the format
+  name and version, the library version that wrote the file, the estimator class, its
+  constructor parameters, every non-array fitted attribute (kernels and filters as their
+  ``spec()`` dicts, class labels as a JSON list), the name, dtype and shape of each array, and
+  the SHA-256 of the arrays' bytes;
+* the archive comment: ``jaxmtl-sha256:`` followed by the SHA-256 (hex) of every byte of the
+  file before the comment, so that a truncated or altered file — any byte — is detected.
+
+Loading never executes code from the file: arrays are read with ``allow_pickle=False``, JSON
+is parsed with the standard library, and kernels, filters and estimators are rebuilt only from
+a fixed registry of jaxmtl's own classes (by class name; nothing is imported or evaluated by a
+name read from the file). Every failure — missing file, truncation, checksum mismatch, another
+format or a newer format version, missing or mis-shaped arrays, unknown classes — raises
+:class:`~jaxmtl.errors.PersistenceError` with a message naming what was found.
+
+:func:`save` writes to a temporary file in the target directory and renames it over ``path``
+only once it is complete, so an interrupted save never destroys a previous model file.
+
+A loaded model gives bit-identical predictions to the saved one in the same JAX configuration
+(``jax_enable_x64`` on or off as when saving; arrays keep their saved dtypes, but a float64
+model loaded with x64 disabled runs in float32).
+
+Example:
+    >>> import numpy as np, tempfile, os
+    >>> import jaxmtl
+    >>> X = np.random.default_rng(0).normal(size=(30, 2)); Y = np.c_[X[:, 0], X[:, 1] ** 2]
+    >>> model = jaxmtl.VectorValuedRegressor(n_steps=20).fit(X, Y)
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
+    >>> jaxmtl.save(model, path)
+    >>> bool(np.array_equal(jaxmtl.load(path).predict(X), model.predict(X)))
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import io
+import json
+import math
+import os
+import tempfile
+import zipfile
+from typing import Any
+
+import jax
+import numpy as np
+
+from .errors import PersistenceError
+
+__all__ = ["save", "load", "FORMAT_NAME", "FORMAT_VERSION"]
+
+FORMAT_NAME = "jaxmtl-model"
+FORMAT_VERSION = 1
+_META = "__meta__"
+_TRAILER_PREFIX = b"jaxmtl-sha256:"
+_TRAILER_LEN = len(_TRAILER_PREFIX) + 64
+# Modules whose estimator classes can be saved and loaded (those not installed are skipped).
+_ESTIMATOR_MODULES = (
+    "jaxmtl.estimators",
+    "jaxmtl.task_models",
+    "jaxmtl.field_models",
+    "jaxmtl.multitask",
+    "jaxmtl.iterative",
+)
+_LABEL_TYPES = (str, int, float, bool)
+
+
+# --------------------------------------------------------------------------- registries
+def _kernel_registry() -> dict[str, type]:
+    from . import kernels
+
+    return {name: getattr(kernels, name) for name in kernels.__all__
+            if isinstance(getattr(kernels, name), type)
+            and issubclass(getattr(kernels, name), kernels.Kernel)
+            and getattr(kernels, name) is not kernels.Kernel}
+
+
+def _filter_registry() -> dict[str, type]:
+    from . import filters
+
+    return {name: getattr(filters, name) for name in filters.__all__
+            if isinstance(getattr(filters, name), type)
+            and issubclass(getattr(filters, name), filters.SpectralFilter)
+            and name not in ("SpectralFilter", "IterativeFilter")}
+
+
+def _estimator_registry() -> dict[str, type]:
+    from ._base import BaseEstimator
+
+    out: dict[str, type] = {}
+    for mod_name in _ESTIMATOR_MODULES:  # a fixed list of the library's own modules
+        try:
+            mod = importlib.import_module(mod_name)
+        except Exception:  # a module not present (or broken) in this installation
+            continue
+        for name in getattr(mod, "__all__", ()):
+            obj = getattr(mod, name, None)
+            if isinstance(obj, type) and issubclass(obj, BaseEstimator):
+                out.setdefault(name, obj)
+                out[f"{obj.__module__}.{obj.__qualname__}"] = obj
+    return out
+
+
+# --------------------------------------------------------------------------- encoding
+class _Encoder:
+    """Turns estimator state into JSON plus a dict of arrays; refuses what it cannot store."""
+
+    def __init__(self):
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def array(self, value, where: str, kind: str) -> dict:
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "biufU":
+            raise PersistenceError(
+                f"cannot save {where}: arrays must hold numbers, booleans or strings; received "
+                f"dtype {arr.dtype}."
+            )
+        key = f"a{len(self.arrays)}"
+        self.arrays[key] = np.ascontiguousarray(arr)
+        return {"__array__": key, "kind": kind}
+
+    def labels(self, arr: np.ndarray, where: str) -> dict:
+        items = []
+        for x in arr.tolist():
+            if isinstance(x, np.generic):
+                x = x.item()
+            if not isinstance(x, _LABEL_TYPES) or (isinstance(x, float) and not math.isfinite(x)):
+                raise PersistenceError(
+                    f"cannot save {where}: labels must be str, int, float or bool to be stored "
+                    f"portably; received {x!r} of type {type(x).__name__}."
+                )
+            items.append(x)
+        return {"__labels__": items}
+
+    def encode(self, value: Any, where: str) -> Any:
+        from .filters import SpectralFilter
+        from .kernels import Kernel
+
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, (int, np.integer)) and not isinstance(value, np.bool_):
+            return int(value)
+        if isinstance(value, np.bool_):
+            return bool(value)
+        if isinstance(value, (float, np.floating)):
+            v = float(value)
+            return v if math.isfinite(v) else {"__float__": repr(v)}
+        if isinstance(value, Kernel):
+            name = type(value).__name__
+            if _kernel_registry().get(name) is not type(value):
+                raise PersistenceError(
+                    f"cannot save {where}: kernel class {type(value).__qualname__} is not one of "
+                    f"jaxmtl's kernels {sorted(_kernel_registry())}."
+                )
+            return {"__kernel__": _plain(value.spec())}
+        if isinstance(value, SpectralFilter):
+            name = type(value).__name__
+            if _filter_registry().get(name) is not type(value):
+                raise PersistenceError(
+                    f"cannot save {where}: filter class {type(value).__qualname__} is not one of "
+                    f"jaxmtl's filters {sorted(_filter_registry())}."
+                )
+            return {"__filter__": _plain(value.spec())}
+        if isinstance(value, jax.Array):
+            return self.array(value, where, "jax")
+        if isinstance(value, np.ndarray):
+            if value.dtype == object:
+                return self.labels(value, where)
+            return self.array(value, where, "numpy")
+        if isinstance(value, tuple):
+            return {"__tuple__": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]}
+        if isinstance(value, list):
+            return [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        if isinstance(value, dict):
+            if not all(isinstance(k, str) for k in value):
+                raise PersistenceError(f"cannot save {where}: dict keys must be strings.")
+            if any(k.startswith("__") for k in value):
+                raise PersistenceError(f"cannot save {where}: dict keys must not start with '__'.")
+            return {k: self.encode(v, f"{where}[{k!r}]") for k, v in value.items()}
+        raise PersistenceError(
+            f"cannot save {where}: values of type {type(value).__qualname__} have no portable "
+            "representation (supported: numbers, strings, None, arrays, lists, tuples, dicts, "
+            "jaxmtl kernels and filters)."
+        )
+
+
+def _plain(spec: dict) -> dict:
+    """A spec dict with NumPy scalars turned into Python numbers (JSON-ready)."""
+    out = {}
+    for k, v in spec.items():
+        if isinstance(v, np.generic):
+            v = v.item()
+        out[k] = v
+    return out
+
+
+class _Decoder:
+    def __init__(self, arrays: dict[str, np.ndarray]):
+        self.arrays = arrays
+        self.used: set[str] = set()
+
+    def decode(self, value: Any, where: str) -> Any:
+        if value is None or isinstance(value, (bool, str, int, float)):
+            return value
+        if isinstance(value, list):
+            return [self.decode(v, where) for v in value]
+        if not isinstance(value, dict):
+            raise PersistenceError(f"corrupted metadata at {where}: unexpected {type(value).__name__}.")
+        if "__array__" in value:
+            key = value["__array__"]
+            if key not in self.arrays:
+                raise PersistenceError(f"the file lacks the array {key!r} needed for {where}.")
+            self.used.add(key)
+            arr = self.arrays[key]
+            if value.get("kind") == "jax":
+                import jax.numpy as jnp
+
+                return jnp.asarray(arr)
+            return arr
+        if "__labels__" in value:
+            items = value["__labels__"]
+            if not isinstance(items, list) or not all(isinstance(x, _LABEL_TYPES) for x in items):
+                raise PersistenceError(f"corrupted metadata at {where}: labels must be a list of scalars.")
+            out = np.empty(len(items), dtype=object)
+            out[:] = items
+            return out
+        if "__float__" in value:
+            text = value["__float__"]
+            if text not in ("inf", "-inf", "nan"):
+                raise PersistenceError(f"corrupted metadata at {where}: bad float {text!r}.")
+            return float(text)
+        if "__tuple__" in value:
+            return tuple(self.decode(v, where) for v in value["__tuple__"])
+        if "__kernel__" in value:
+            return _rebuild(value["__kernel__"], "kernel", _kernel_registry(), where)
+        if "__filter__" in value:
+            return _rebuild(value["__filter__"], "filter", _filter_registry(), where)
+        return {k: self.decode(v, f"{where}[{k!r}]") for k, v in value.items()}
+
+
+def _rebuild(spec: Any, field: str, registry: dict[str, type], where: str):
+    if not isinstance(spec, dict) or not isinstance(spec.get(field), str):
+        raise PersistenceError(f"corrupted metadata at {where}: a {field} spec needs a {field!r} name.")
+    cls = registry.get(spec[field])
+    if cls is None:
+        raise PersistenceError(
+            f"the file names an unknown {field} {spec[field]!r} at {where}; known: {sorted(registry)}."
+        )
+    kwargs = {k: v for k, v in spec.items() if k != field}
+    try:
+        return cls(**kwargs)
+    except Exception as exc:  # a bad hyperparameter or keyword in the spec
+        raise PersistenceError(f"cannot rebuild the {field} {spec!r} at {where}: {exc}") from None
+
+
+def _arrays_digest(arrays: dict[str, np.ndarray]) -> str:
+    h = hashlib.sha256()
+    for key in sorted(arrays):
+        arr = np.ascontiguousarray(arrays[key])
+        h.update(f"{key}|{arr.dtype.str}|{arr.shape}|".encode())
+        h.update(arr.tobytes())
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- writing
+def _write_archive(meta: dict, arrays: dict[str, np.ndarray], path) -> None:
+    """Write a model file (atomically) from metadata and arrays; also used by the tests."""
+    body = json.dumps(meta, sort_keys=True, allow_nan=False).encode("utf-8")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
+        for key in sorted(arrays):
+            with zf.open(f"{key}.npy", "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, np.asarray(arrays[key]), allow_pickle=False)
+        with zf.open(f"{_META}.npy", "w") as f:
+            np.lib.format.write_array(f, np.frombuffer(body, dtype=np.uint8), allow_pickle=False)
+        zf.comment = b"0" * _TRAILER_LEN
+    data = buf.getvalue()
+    head = data[:-_TRAILER_LEN]
+    data = head + _TRAILER_PREFIX + hashlib.sha256(head).hexdigest().encode("ascii")
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".jaxmtl-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save(model, path) -> None:
+    """Save a fitted jaxmtl estimator to ``path`` (a portable ``.npz``; see the module doc).
+
+    Args:
+      model: a fitted estimator of jaxmtl (VectorValuedRegressor, MultiClassClassifier,
+        MultiTaskRegressor, VectorFieldRegressor, …).
+      path: file name; written as given (no suffix added), replacing an existing file only
+        once the new one is complete.
+
+    Raises:
+      NotFittedError: the model has not been fitted.
+      PersistenceError: the model holds something without a portable representation (labels
+        that are not str/int/float/bool, a user-defined kernel class, …) or is not a jaxmtl
+        estimator.
+    """
+    from . import __version__
+
+    cls = type(model)
+    registry = _estimator_registry()
+    if registry.get(f"{cls.__module__}.{cls.__qualname__}") is not cls:
+        raise PersistenceError(
+            f"can only save jaxmtl estimators; received {cls.__qualname__} from {cls.__module__}."
+        )
+    model._check_fitted()
+    enc = _Encoder()
+    params = {k: enc.encode(v, f"parameter {k!r}") for k, v in model.get_params().items()}
+    param_names = set(params)
+    fitted = {k: enc.encode(v, f"attribute {k!r}") for k, v in vars(model).items()
+              if k not in param_names}
+    meta = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "library_version": __version__,
+        "estimator": f"{cls.__module__}.{cls.__qualname__}",
+        "params": params,
+        "fitted": fitted,
+        "x64": bool(jax.config.jax_enable_x64),
+        "arrays": {k: {"dtype": v.dtype.str, "shape": list(v.shape)} for k, v in enc.arrays.items()},
+        "arrays_sha256": _arrays_digest(enc.arrays),
+    }
+    _write_archive(meta, enc.arrays, path)
+
+
+# --------------------------------------------------------------------------- reading
+def _read(path) -> tuple[dict, dict[str, np.ndarray]]:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise PersistenceError(f"cannot read the model file {os.fspath(path)!r}: {exc}") from None
+    if len(data) < _TRAILER_LEN + 22 or data[:2] != b"PK":
+        raise PersistenceError(
+            f"{os.fspath(path)!r} is not a jaxmtl model file ({len(data)} bytes, expected a ZIP "
+            "archive written by jaxmtl.save)."
+        )
+    trailer = data[-_TRAILER_LEN:]
+    if not trailer.startswith(_TRAILER_PREFIX):
+        raise PersistenceError(
+            f"{os.fspath(path)!r} is truncated or not written by jaxmtl.save: its end-of-file "
+            "checksum record is missing."
+        )
+    expected = trailer[len(_TRAILER_PREFIX):].decode("ascii", errors="replace")
+    actual = hashlib.sha256(data[:-_TRAILER_LEN]).hexdigest()
+    if expected != actual:
+        raise PersistenceError(
+            f"{os.fspath(path)!r} is corrupted: SHA-256 of its content is {actual[:12]}…, the file "
+            f"records {expected[:12]}…."
+        )
+    arrays: dict[str, np.ndarray] = {}
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            names = zf.namelist()
+            for name in names:
+                if not name.endswith(".npy") or "/" in name:
+                    raise PersistenceError(f"unexpected entry {name!r} in the model file.")
+                with zf.open(name) as f:
+                    arrays[name[:-4]] = np.lib.format.read_array(f, allow_pickle=False)
+    except PersistenceError:
+        raise
+    except (zipfile.BadZipFile, EOFError, ValueError, OSError, KeyError, UnicodeDecodeError) as exc:
+        raise PersistenceError(f"{os.fspath(path)!r} is corrupted: {type(exc).__name__}: {exc}") from None
+    raw = arrays.pop(_META, None)
+    if raw is None:
+        raise PersistenceError(f"{os.fspath(path)!r} has no {_META!r} entry: not a jaxmtl model file.")
+    if raw.dtype != np.uint8 or raw.ndim != 1:
+        raise PersistenceError(f"the {_META!r} entry must be a byte string; received {raw.dtype}{raw.shape}.")
+    try:
+        meta = json.loads(raw.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PersistenceError(f"the metadata of {os.fspath(path)!r} is not valid JSON: {exc}") from None
+    if not isinstance(meta, dict):
+        raise PersistenceError("the metadata must be a JSON object.")
+    return meta, arrays
+
+
+def load(path):
+    """Load an estimator saved by :func:`save`; its predictions equal the saved model's.
+
+    Raises:
+      PersistenceError: the file is missing, truncated, corrupted, of another format or of a
+        newer format version, or names classes that jaxmtl does not know.
+    """
+    meta, arrays = _read(path)
+    fmt, version = meta.get("format"), meta.get("format_version")
+    if fmt != FORMAT_NAME:
+        raise PersistenceError(f"unknown file format {fmt!r}; expected {FORMAT_NAME!r}.")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise PersistenceError(f"format_version must be an integer; received {version!r}.")
+    if version > FORMAT_VERSION:
+        raise PersistenceError(
+            f"the file has format version {version}, written by jaxmtl "
+            f"{meta.get('library_version', '?')}; this jaxmtl reads versions up to {FORMAT_VERSION}. "
+            "Upgrade jaxmtl to load it."
+        )
+    if version < 1:
+        raise PersistenceError(f"format version {version} is not a valid jaxmtl format version.")
+    for key in ("estimator", "params", "fitted", "arrays", "arrays_sha256"):
+        if key not in meta:
+            raise PersistenceError(f"the metadata lacks the field {key!r}.")
+    declared = meta["arrays"]
+    if not isinstance(declared, dict) or set(declared) != set(arrays):
+        missing = sorted(set(declared) - set(arrays)) if isinstance(declared, dict) else []
+        extra = sorted(set(arrays) - set(declared)) if isinstance(declared, dict) else sorted(arrays)
+        raise PersistenceError(f"the file's arrays do not match its metadata: missing {missing}, unexpected {extra}.")
+    for key, info in declared.items():
+        arr = arrays[key]
+        if not isinstance(info, dict) or info.get("dtype") != arr.dtype.str or info.get("shape") != list(arr.shape):
+            raise PersistenceError(
+                f"array {key!r} has dtype {arr.dtype.str} and shape {list(arr.shape)}; the metadata "
+                f"records {info!r}."
+            )
+    if _arrays_digest(arrays) != meta["arrays_sha256"]:
+        raise PersistenceError("the arrays' SHA-256 does not match the one recorded in the metadata.")
+    cls = _estimator_registry().get(meta["estimator"]) if isinstance(meta["estimator"], str) else None
+    if cls is None:
+        raise PersistenceError(f"unknown estimator class {meta['estimator']!r} in the file.")
+    params, fitted = meta["params"], meta["fitted"]
+    if not isinstance(params, dict) or not isinstance(fitted, dict):
+        raise PersistenceError("the metadata's 'params' and 'fitted' must be JSON objects.")
+    dec = _Decoder(arrays)
+    kwargs = {k: dec.decode(v, f"parameter {k!r}") for k, v in params.items()}
+    valid = set(cls._param_names())
+    if set(kwargs) != valid:
+        raise PersistenceError(
+            f"the file's parameters {sorted(kwargs)} do not match {cls.__name__}'s {sorted(valid)}."
+        )
+    try:
+        model = cls(**kwargs)
+    except Exception as exc:
+        raise PersistenceError(f"cannot rebuild {cls.__name__} from the saved parameters: {exc}") from None
+    for k, v in fitted.items():
+        if not isinstance(k, str) or k.startswith("__") or not k.isidentifier():
+            raise PersistenceError(f"invalid attribute name {k!r} in the file.")
+        setattr(model, k, dec.decode(v, f"attribute {k!r}"))
+    try:
+        model._check_fitted()
+    except Exception:
+        raise PersistenceError(f"the file holds no fitted {cls.__name__} (no coefficients).") from None
+    return model
