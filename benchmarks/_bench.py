@@ -74,3 +74,152 @@ def table(rows: list[dict], columns: list[str]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- shared by perf_*.py
+def versions() -> dict:
+    """Versions of the libraries the comparisons use (None when not installed)."""
+    out = {}
+    for mod in ("jax", "jaxlib", "numpy", "scipy", "sklearn", "himalaya", "equinox"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except Exception:  # noqa: BLE001 - absent peer
+            out[mod] = None
+    out["python"] = sys.version.split()[0]
+    return out
+
+
+def proc_status_kb(field: str) -> int:
+    """A field of /proc/self/status in kB (VmHWM = peak resident set, VmRSS = current)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def gemm_gflops(size: int, dtype, repeats: int = 3) -> dict:
+    """Square matrix-product throughput of JAX on this machine (GFLOP/s), compile excluded."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    M = jnp.asarray(np.random.default_rng(0).normal(size=(size, size)), dtype)
+    f = jax.jit(lambda a: a @ a)
+    f(M).block_until_ready()
+    t = median_time(lambda: f(M).block_until_ready(), repeats)
+    return {"size": size, "seconds": t, "gflops": 2 * size**3 / t / 1e9}
+
+
+def bare_kc_seconds(n: int, d: int, dtype, repeats: int = 5) -> float:
+    """Median time of one bare K @ C (n×n by n×d) in JAX, compile excluded."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    K = jnp.asarray(rng.normal(size=(n, n)), dtype)
+    C = jnp.asarray(rng.normal(size=(n, d)), dtype)
+    f = jax.jit(lambda K, C: K @ C)
+    f(K, C).block_until_ready()
+    t = median_time(lambda: f(K, C).block_until_ready(), repeats)
+    del K
+    return t
+
+
+def timed(fn, repeats: int) -> dict:
+    """Warm-up call (reported, not counted), then the median of ``repeats`` calls.
+
+    ``fn`` must block until its result is ready and return it. With ``repeats == 0`` the
+    warm-up call is the only measurement (used for single ~minute-long LAPACK calls).
+    """
+    start = time.perf_counter()
+    out = fn()
+    first = time.perf_counter() - start
+    if repeats == 0:
+        return {"first_s": first, "median_s": first, "repeats": 1, "times": [first], "result": out}
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return {"first_s": first, "median_s": statistics.median(times), "repeats": repeats,
+            "times": times, "result": out}
+
+
+def compile_seconds(jitted, *args, **kwargs) -> tuple[float, object]:
+    """Ahead-of-time compile time of ``jitted`` for these arguments; returns (seconds, compiled)."""
+    start = time.perf_counter()
+    compiled = jitted.lower(*args, **kwargs).compile()
+    return time.perf_counter() - start, compiled
+
+
+def isolated(script: str, task: dict, timeout: float = 900) -> dict:
+    """Run ``script --worker JSON`` in a fresh Python process and return its result dict.
+
+    The worker prints ``RESULT <json>`` as its last line; a fresh process per measurement keeps
+    the peak resident set (VmHWM) of one method from mixing with another's.
+    """
+    import subprocess
+
+    proc = subprocess.run([sys.executable, script, "--worker", json.dumps(task)], capture_output=True,
+                          text=True, timeout=timeout)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        return {"error": (proc.stderr or proc.stdout)[-2000:], "task": task}
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def worker_memory(base_kb: int, ref_bytes: float) -> dict:
+    """Peak resident set of this process against ``ref_bytes`` (K + data + outputs).
+
+    ``base_kb`` is the resident set after imports, before any data; the increment
+    peak − base is what the benchmark allocated (JIT compilation included).
+    """
+    peak = proc_status_kb("VmHWM")
+    inc = (peak - base_kb) * 1024.0
+    return {"rss_base_mb": base_kb / 1024, "rss_peak_mb": peak / 1024, "alloc_peak_mb": inc / 2**20,
+            "ref_mb": ref_bytes / 2**20, "alloc_over_ref": inc / ref_bytes}
+
+
+def emit(result: dict) -> None:
+    """Print a worker's result for :func:`isolated`."""
+    print("RESULT " + json.dumps(result, default=float), flush=True)
+
+
+def fit_slope(ns, ts) -> float:
+    """Least-squares slope of log t against log n."""
+    import numpy as np
+
+    ns, ts = np.asarray(ns, float), np.asarray(ts, float)
+    ok = np.isfinite(ts) & (ts > 0)
+    if ok.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(ns[ok]), np.log(ts[ok]), 1)[0])
+
+
+def set_threads(argv=None) -> int:
+    """Pin BLAS/LAPACK (OpenBLAS, MKL, OpenMP) and XLA to ``--threads N`` (default 1) threads.
+
+    Must run before numpy / jax are imported; workers inherit the environment. On a small,
+    shared machine multi-threaded OpenBLAS slows down 5–10× when other jobs hold the cores
+    (spinning threads), which would distort the peers' timings; one thread for every method
+    keeps the comparison fair and stable. ``--threads 0`` leaves the libraries' defaults.
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    n = int(os.environ.get("JAXMTL_BENCH_THREADS", "1"))  # inherited by the workers
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            n = int(argv[i + 1])
+        elif a.startswith("--threads="):
+            n = int(a.split("=", 1)[1])
+    os.environ["JAXMTL_BENCH_THREADS"] = str(n)
+    if n > 0:
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = str(n)
+        if n == 1:
+            flags = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+            os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flags).strip()
+    return n

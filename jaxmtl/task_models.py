@@ -22,9 +22,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import check_inputs, check_outputs, check_unit_interval
+from ._checks import check_bool, check_inputs, check_outputs, check_unit_interval
 from ._matrix_free_fit import _MatrixFreeEstimator
-from .errors import ShapeError
+from .errors import ParameterError, ShapeError
 from .kernels import Kernel
 from .structured import CommonSimilarityTaskOperator, check_tasks, same_task_mask
 
@@ -88,7 +88,7 @@ class MultiTaskRegressor(_MatrixFreeEstimator):
         codes, self.tasks_ = check_tasks(tasks, X.shape[0])
         omegas = np.linspace(0, 1, 11) if self.omegas is None else self.omegas
         omegas = check_unit_interval(omegas, "omegas")
-        self.y_mean_ = float(Y.mean()) if self.fit_intercept else 0.0
+        self.y_mean_ = float(Y.mean()) if check_bool(self.fit_intercept, "fit_intercept") else 0.0
         Y = (Y - self.y_mean_).astype(X.dtype)
         Xj = jnp.asarray(X)
         S = same_task_mask(codes, codes).astype(Xj.dtype)
@@ -112,5 +112,8 @@ class MultiTaskRegressor(_MatrixFreeEstimator):
     def score(self, X, y, tasks) -> float:
         """Explained variance 1 − MSE / Var(y) over all tasks (the School score)."""
         pred = self.predict(X, tasks)
-        y = np.asarray(y, dtype=float).ravel()
+        y, _ = check_outputs(y, pred.shape[0], "y")
+        y = y[:, 0]
+        if not np.var(y) > 0:
+            raise ParameterError("explained variance is undefined for constant y (its variance is 0).")
         return float(1.0 - np.mean((y - pred) ** 2) / np.var(y))

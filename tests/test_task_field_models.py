@@ -76,3 +76,12 @@ def test_vector_field_defaults_and_bad_input():
         from jaxmtl.kernels import Laplacian
 
         VectorFieldRegressor(kernel=Laplacian(1.0)).fit(X, V)
+
+
+def test_multitask_score_on_constant_targets_is_refused():
+    d = make_multitask_toy(8, 0)
+    m = MultiTaskRegressor(n_steps=10, omegas=[0.5]).fit(d.x, d.y, d.tasks)
+    with pytest.raises(ParameterError, match="constant y"):
+        m.score(d.x, np.ones_like(d.y), d.tasks)
+    with pytest.raises(ParameterError, match="fit_intercept"):
+        MultiTaskRegressor(fit_intercept="yes").fit(d.x, d.y, d.tasks)

@@ -1,0 +1,160 @@
+"""Shared helpers of the reproduction scripts (benchmarks/repro_*.py).
+
+Machine and version facts, the argument parser (``--quick``), result files
+(``benchmarks/results/<name>.json``), side-by-side tables and claim checks that make a script
+exit non-zero when a published claim is not reproduced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = RESULTS.parent.parent
+if str(ROOT) not in sys.path:  # run from a checkout without installing
+    sys.path.insert(0, str(ROOT))
+REQUIRED_KEYS = ("name", "mode", "paper", "protocol", "seeds", "ours", "claims", "versions", "machine",
+                 "command", "elapsed_s")
+
+
+def setup() -> None:
+    """float64 for every reproduction (the published numbers came from MATLAB doubles)."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+
+
+def parse(description: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="reduced run (seconds); cheap claims only")
+    return parser.parse_args()
+
+
+def versions() -> dict:
+    out = {"python": sys.version.split()[0]}
+    for mod in ("jaxmtl", "jax", "jaxlib", "numpy", "sklearn", "matplotlib", "equinox"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except Exception:  # noqa: BLE001 - absent optional package
+            out[mod] = None
+    return out
+
+
+def machine() -> dict:
+    import jax
+
+    info = {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "jax_backend": jax.default_backend(),
+        "devices": [str(d) for d in jax.devices()],
+    }
+    try:
+        with open("/proc/cpuinfo") as fh:
+            names = [ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")]
+        if names:
+            info["cpu_model"] = names[0]
+        with open("/proc/meminfo") as fh:
+            info["memory_total_kb"] = int(fh.readline().split()[1])
+    except OSError:
+        pass
+    return info
+
+
+def _clean(obj):
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _clean(obj.tolist())
+    if isinstance(obj, (np.floating, float)):
+        v = float(obj)
+        return v if np.isfinite(v) else None
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    return obj
+
+
+class Claims:
+    """Published claims checked by a script; ``full_only`` claims are skipped in --quick mode."""
+
+    def __init__(self, quick: bool):
+        self.quick = quick
+        self.items: list[dict] = []
+
+    def check(self, name: str, ok, detail: str = "", full_only: bool = True) -> None:
+        if full_only and self.quick:
+            self.items.append({"claim": name, "status": "skipped (quick)", "detail": detail})
+        else:
+            self.items.append({"claim": name, "status": "pass" if bool(ok) else "FAIL", "detail": detail})
+
+    @property
+    def failed(self) -> list[dict]:
+        return [c for c in self.items if c["status"] == "FAIL"]
+
+    def report(self) -> str:
+        return "\n".join(f"  [{c['status']}] {c['claim']}  {c['detail']}" for c in self.items)
+
+
+def finish(name: str, args, start: float, paper: dict, protocol: dict, seeds, ours: dict,
+           claims: Claims, tables: list[str], extra: dict | None = None) -> None:
+    """Write the JSON, print the tables and the claims, exit 1 when a checked claim failed."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    suffix = "_quick" if args.quick else ""
+    payload = {
+        "name": name,
+        "mode": "quick" if args.quick else "full",
+        "command": f"python benchmarks/{name}.py" + (" --quick" if args.quick else ""),
+        "paper": paper,
+        "protocol": protocol,
+        "seeds": seeds,
+        "ours": ours,
+        "claims": claims.items,
+        "versions": versions(),
+        "machine": machine(),
+        "elapsed_s": time.perf_counter() - start,
+        **(extra or {}),
+    }
+    path = RESULTS / f"{name}{suffix}.json"
+    path.write_text(json.dumps(_clean(payload), indent=1))
+    for t in tables:
+        print(t)
+        print()
+    print("claims:")
+    print(claims.report())
+    print(f"\nwrote {path.relative_to(RESULTS.parent.parent)} ({payload['elapsed_s']:.1f} s)")
+    if claims.failed:
+        print(f"{len(claims.failed)} claim(s) FAILED", file=sys.stderr)
+        sys.exit(1)
+
+
+def table(header: list[str], rows: list[list]) -> str:
+    """A Markdown table (readable as plain text too)."""
+    fmt = lambda v: f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v)
+    cells = [[fmt(v) for v in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)]
+    line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |"
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in cells])
+
+
+def pm(mean, std, scale: float = 1.0, digits: int = 2) -> str:
+    return f"{scale * mean:.{digits}f} ± {scale * std:.{digits}f}"
+
+
+def savefig(fig, name: str) -> str:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / name
+    fig.savefig(path, dpi=90, bbox_inches="tight")
+    return str(path.relative_to(RESULTS.parent.parent))

@@ -1,0 +1,172 @@
+"""Batched sweeps: a ν-method path for 1, 11 and 33 values of ω, and of the kernel width.
+
+n = 2000, 4000 training points, n/4 validation points, d = 10 outputs (``--quick``: n = 500),
+150 ν-method steps with per-step validation loss, τ by power iteration (per batch member).
+Each batch is ONE compiled call (compile time reported apart, median of 3 after a warm-up),
+each in a fresh subprocess (peak resident set):
+
+* ``omega``  — matrix-free (:func:`jaxmtl.matrix_free.path_scan`) over K ⊗ A_ω, A_ω = ω11ᵀ+(1−ω)I,
+  ``jax.vmap`` over ω: the Gram K is shared, so the batch folds into the columns of one product
+  K @ [C₁ … C_B];
+* ``width``  — the same over B Gaussian widths; each width has its own Gram, so the batch is a
+  ``lax.map`` (one Gram in memory at a time) and costs B paths — no product can be shared;
+* ``eigen_omega`` — the eigen path (:func:`jaxmtl.paths.spectral_path`) with the ω family as a
+  batch of eigenvalue vectors (one eigh of K for every ω).
+
+Also measured in the same run: one bare K @ C with d and with 11·d columns (the floor of any
+batched sweep). Target: 11 ω in one call ≤ 3× one path. Output: ``results/perf_batched.json``.
+(:mod:`perf_iterative` covers the per-step cost against a bare product; this script covers
+batch sizes and the width sweep.)
+
+Run: ``python benchmarks/perf_batched.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from _bench import set_threads  # noqa: E402
+
+THREADS = set_threads()  # before numpy / jax: one BLAS/XLA thread per process by default
+
+D, STEPS, SIGMA = 10, 150, 2.0
+BATCHES = (1, 11, 33)
+
+
+def worker(task):
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    import numpy as np
+
+    from _bench import compile_seconds, proc_status_kb, timed, worker_memory
+    from jaxmtl.filters import NuMethod
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.matrix_free import path_scan
+    from jaxmtl.operators import SeparableOperator, separable_eigh
+    from jaxmtl.outputs import common_similarity_eigh
+    from jaxmtl.paths import spectral_path
+    from perf_vector_valued import make_data
+
+    jnp.zeros(1).block_until_ready()
+    base = proc_status_kb("VmRSS")
+    kind, n, B = task["kind"], task["n"], task["batch"]
+    X, Y, Xv, Yv = (jnp.asarray(a) for a in make_data(n, D))
+    grid = jnp.linspace(0.0, 1.0, B) if B > 1 else jnp.array([0.5])
+    filt = NuMethod()
+    eye = jnp.eye(D)
+    ones = jnp.ones((D, D))
+
+    if kind == "omega":
+        @jax.jit
+        def f(X, Y, Xv, Yv, omegas):
+            kern = Gaussian(jnp.asarray(SIGMA))
+            K, Kv = kern(X, X), kern(Xv, X)
+
+            def one(w):
+                A = w * ones + (1 - w) * eye
+                return path_scan(SeparableOperator(K, A), Y, filt, STEPS, SeparableOperator(Kv, A), Yv).losses
+
+            return jax.vmap(one)(omegas)
+    elif kind == "width":
+        grid = SIGMA * jnp.exp(jnp.linspace(-1.0, 1.0, B)) if B > 1 else jnp.array([SIGMA])
+
+        @jax.jit
+        def f(X, Y, Xv, Yv, widths):
+            def one(s):
+                kern = Gaussian(s)
+                return path_scan(SeparableOperator(kern(X, X), eye), Y, filt, STEPS,
+                                 SeparableOperator(kern(Xv, X), eye), Yv).losses
+
+            return jax.lax.map(one, widths)
+    else:  # eigen_omega
+        a, V = common_similarity_eigh(D, np.asarray(grid))
+
+        @jax.jit
+        def f(X, Y, Xv, Yv, a):
+            kern = Gaussian(jnp.asarray(SIGMA))
+            eig = separable_eigh(kern(X, X), eye)
+            eig = eig._replace(a=a, V=jnp.asarray(V))
+            return spectral_path(eig, Y, filt, jnp.arange(1, STEPS + 1), K_eval=kern(Xv, X), Y_eval=Yv,
+                                 output="loss")
+
+        grid = jnp.asarray(a)
+    args = (X, Y, Xv, Yv, grid)
+    comp, compiled = compile_seconds(f, *args)
+    r = timed(lambda: compiled(*args).block_until_ready(), 3)
+    losses = np.asarray(r["result"])
+    out = {"kind": kind, "n": n, "batch": B, "compile_s": comp, "best_val_mse": float(np.nanmin(losses)),
+           **{k: r[k] for k in ("first_s", "median_s", "repeats", "times")}}
+    ref = 8 * (n * n + (n + n // 4) * (5 + D) + B * STEPS + n * D)
+    out["memory"] = worker_memory(base, ref)
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--threads", type=int, default=1, help="BLAS/XLA threads per process (0: library default)")
+    args = parser.parse_args(argv)
+    if args.worker:
+        from _bench import emit
+
+        emit(worker(json.loads(args.worker)))
+        return
+    import jax
+    import numpy as np
+
+    jax.config.update("jax_enable_x64", True)
+    from _bench import bare_kc_seconds, gemm_gflops, isolated, table, versions, write
+
+    sizes = [500] if args.quick else [2000, 4000]
+    limits = {"gemm": gemm_gflops(1000 if args.quick else 2000, np.float64),
+              "bare_KC_s": {str(n): bare_kc_seconds(n, D, np.float64) for n in sizes},
+              "bare_KC_11d_s": {str(n): bare_kc_seconds(n, 11 * D, np.float64) for n in sizes},
+              "bare_KC_33d_s": {str(n): bare_kc_seconds(n, 33 * D, np.float64) for n in sizes}}
+    print(f"GEMM {limits['gemm']['gflops']:.1f} GFLOP/s", flush=True)
+    script = str(Path(__file__).resolve())
+    rows = []
+    for n in sizes:
+        for kind in ("omega", "width", "eigen_omega"):
+            for B in BATCHES:
+                t0 = time.perf_counter()
+                res = isolated(script, {"kind": kind, "n": n, "batch": B})
+                res.update(kind=kind, n=n, batch=B)
+                rows.append(res)
+                print(f"  n={n} {kind:11s} B={B:2d} {res.get('median_s', float('nan')):8.3f} s "
+                      f"(wall {time.perf_counter() - t0:.1f} s) {res.get('error', '')[-300:]}", flush=True)
+    by = {(r["kind"], r["n"], r["batch"]): r for r in rows}
+    for r in rows:
+        one = by[(r["kind"], r["n"], 1)].get("median_s")
+        if "median_s" in r and one:
+            r["ratio_to_one_path"] = r["median_s"] / one
+            r["peak_alloc_mb"] = r["memory"]["alloc_peak_mb"]
+        kc = limits["bare_KC_s"][str(r["n"])]
+        r["kc_floor_ratio"] = limits[f"bare_KC_{r['batch']}d_s"][str(r["n"])] / kc if r["batch"] > 1 else 1.0
+    big = sizes[-1]
+    ratio = by[("omega", big, 11)].get("ratio_to_one_path", float("nan"))
+    targets = {"omega11_le_3x_one_path": {"n": big, "ratio": ratio, "met": bool(ratio <= 3),
+                                          "bare_product_ratio_11d_over_d": by[("omega", big, 11)]["kc_floor_ratio"]}}
+    cols = ["n", "kind", "batch", "median_s", "compile_s", "ratio_to_one_path", "kc_floor_ratio", "best_val_mse",
+            "peak_alloc_mb"]
+    print(table(rows, cols))
+    for k, t in targets.items():
+        print(f"target {k}: {'MET' if t['met'] else 'NOT MET'}  {t}")
+    path = write("perf_batched" + ("_quick" if args.quick else ""),
+                 {"threads": THREADS, "dtype": "float64", "versions": versions(), "limits": limits, "steps": STEPS, "d": D,
+                  "rows": rows, "targets": targets})
+    print("wrote", path)
+
+
+if __name__ == "__main__":
+    main()
