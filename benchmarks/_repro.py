@@ -125,6 +125,7 @@ def finish(name: str, args, start: float, paper: dict, protocol: dict, seeds, ou
         "versions": versions(),
         "machine": machine(),
         "elapsed_s": time.perf_counter() - start,
+        "tables": tables,
         **(extra or {}),
     }
     path = RESULTS / f"{name}{suffix}.json"

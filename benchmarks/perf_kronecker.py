@@ -160,6 +160,8 @@ def main(argv=None):
         if r.get("extrapolated") and "median_s" in by[("dense_cholesky", *key)]:
             r["median_s"] = N_LAMBDA * by[("dense_cholesky", *key)]["median_s"]
             r["note"] = "30 × one dense Cholesky solve (not run)"
+    for r in rows:
+        key = (r["n"], r["d"])
         if "median_s" in r:
             other = {"structured_solve": "dense_cholesky", "structured_path": "dense_path"}.get(r["method"])
             if other and "median_s" in by.get((other, *key), {}):

@@ -104,8 +104,8 @@ def main():
     args = _repro.parse(__doc__.splitlines()[0])
     start = time.perf_counter()
     quick = args.quick
-    sizes = [5, 20] if quick else [5, 10, 20, 40]
-    runs = 2 if quick else 10
+    sizes = [10] if quick else [5, 10, 20, 40]
+    runs = 1 if quick else 10
     rng = np.random.default_rng(0)
     test = {s: make_multitask_toy(250, 12345, setting=s) for s in ("multitask", "vector")}
     ours = {}

@@ -11,6 +11,7 @@ Modules:
   filters     the spectral filters
   paths       the eigen regularization path
   matrix_free Landweber / ν-method paths over any Gram operator (lax.scan)
+  iterative   iterated Tikhonov with one Cholesky; stacked common-similarity ω paths
   structured  task-indexed, div/curl-free, sum-of-separable and transformable operators
   selection   hold-out, k-fold, leave-one-out and GCV on the path
   estimators  VectorValuedRegressor, MultiClassClassifier
@@ -21,7 +22,7 @@ Modules:
   persistence save / load fitted estimators (portable .npz, no pickle)
 """
 
-from . import errors, filters, kernels, matrix_free, operators, outputs, paths, selection, structured
+from . import errors, filters, iterative, kernels, matrix_free, operators, outputs, paths, selection, structured
 from .estimators import MultiClassClassifier, VectorValuedRegressor
 from .field_models import VectorFieldRegressor
 from .task_models import MultiTaskRegressor
@@ -42,6 +43,7 @@ __all__ = [
     "selection",
     "structured",
     "matrix_free",
+    "iterative",
     "VectorValuedRegressor",
     "MultiTaskRegressor",
     "VectorFieldRegressor",
