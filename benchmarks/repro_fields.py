@@ -33,6 +33,7 @@ import numpy as np  # noqa: E402
 from jaxmtl import Gaussian, VectorFieldRegressor  # noqa: E402
 from jaxmtl.datasets import grid_2d, vector_field_1, vector_field_2  # noqa: E402
 from jaxmtl.field_models import angular_error  # noqa: E402
+from jaxmtl.structured import div_curl  # noqa: E402
 
 WIDTH = 0.8
 
@@ -64,7 +65,7 @@ def main():
     quick = args.quick
     sizes = [50] if quick else [20, 50, 100, 200]
     reps = 1 if quick else 5
-    gammas = [0.5] if quick else [0.0, 0.5, 1.0]
+    gammas = [0.0] if quick else [0.0, 0.5, 1.0]
     steps1, steps2 = (100, 150) if quick else (300, 700)
     X = grid_2d(70)
     rng = np.random.default_rng(0)
@@ -73,7 +74,7 @@ def main():
     for g in gammas:
         V, curl, div = vector_field_1(X, g)
         for noisy in (False, True):
-            if noisy and g != 0.5:
+            if noisy and g == 1.0:
                 continue
             key = "field1_noise" if noisy else "field1"
             res = {}
@@ -121,10 +122,22 @@ def main():
             for n, r in res.items():
                 claims.check(f"{key}[{g}] n={n}: finite errors", np.isfinite(r["div_curl"]["mean"])
                              and np.isfinite(r["independent"]["mean"]), full_only=False)
-    f1 = [(g, n, r) for key in ("field1", "field1_noise") for g, res in ours[key].items() for n, r in res.items()]
-    worse = [(g, n) for g, n, r in f1 if r["div_curl"]["mean"] >= r["independent"]["mean"]]
-    claims.check("field 1 (noiseless and noisy): div/curl-free beats independent at every size", not worse,
-                 f"not better at {worse}")
+    # Claim on the pure fields (γ = 0 solenoidal, γ = 1 irrotational). At γ = 1/2 the kernel
+    # ½Γ_cf + ½Γ_df = ½(2 − ‖u‖²)·w·I is a scalar ("Mexican hat") kernel times I, i.e. independent
+    # components with a rougher kernel than the Gaussian: no gain is possible there at a shared width
+    # (see docs/design.md, "Vector fields"); the identity is checked below and γ = ½ is reported only.
+    f1 = [(key, g, n, r) for key in ("field1", "field1_noise") for g, res in ours[key].items()
+          for n, r in res.items() if g in (0.0, 1.0)]
+    worse = [(key, g, n) for key, g, n, r in f1 if r["div_curl"]["mean"] >= r["independent"]["mean"]]
+    claims.check("field 1, pure fields (γ ∈ {0, 1}; noiseless and noisy): div/curl-free beats independent at "
+                 "every size", not worse, f"not better at {worse}")
+    op = div_curl(Gaussian(WIDTH), X[:40], gamma=0.5)
+    Cr = np.random.default_rng(1).standard_normal((40, 2))
+    u2 = np.sum((X[:40, None, :] - X[None, :40, :]) ** 2, axis=-1) / WIDTH**2
+    hat = 0.5 * (2.0 - u2) * np.exp(-0.5 * u2) / WIDTH**2
+    gap = float(np.max(np.abs(np.asarray(op.mv(Cr)) - hat @ Cr)))
+    claims.check("γ̃ = ½: ½Γ_cf + ½Γ_df equals the scalar kernel ½(2 − ‖u‖²)w ⊗ I (why γ = ½ shows no gain)",
+                 gap < 1e-10, f"max |difference| = {gap:.1e}", full_only=False)
     f2 = [(lvl, n) for key in ("field2", "field2_noise") for lvl, res in ours[key].items() for n, r in res.items()
           if r["div_curl"]["mean"] >= r["independent"]["mean"]]
     claims.check("field 2: div/curl-free beats independent at every size", not f2, f"not better at {f2}")
