@@ -125,7 +125,6 @@ def bare_kc_seconds(n: int, d: int, dtype, repeats: int = 5) -> float:
     f = jax.jit(lambda K, C: K @ C)
     f(K, C).block_until_ready()
     t = median_time(lambda: f(K, C).block_until_ready(), repeats)
-    del K
     return t
 
 
@@ -223,3 +222,24 @@ def set_threads(argv=None) -> int:
             flags = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
             os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flags).strip()
     return n
+
+
+def parse_args(doc: str, worker, argv=None, float32: bool = False):
+    """Common command line of the perf scripts; runs ``worker`` and returns None in worker mode.
+
+    Flags: ``--quick`` (small sizes), ``--threads N`` (see :func:`set_threads`), the hidden
+    ``--worker JSON`` used by :func:`isolated`, and ``--float32`` when ``float32`` is True.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    if float32:
+        parser.add_argument("--float32", action="store_true")
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--threads", type=int, default=1, help="BLAS/XLA threads per process (0: library default)")
+    args = parser.parse_args(argv)
+    if args.worker:
+        emit(worker(json.loads(args.worker)))
+        return None
+    return args

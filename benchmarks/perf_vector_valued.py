@@ -29,8 +29,6 @@ Run: ``python benchmarks/perf_vector_valued.py [--quick] [--float32]``.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -39,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from _bench import set_threads  # noqa: E402
+from _bench import parse_args, set_threads  # noqa: E402
 
 THREADS = set_threads()  # before numpy / jax: one BLAS/XLA thread per process by default
 
@@ -82,7 +80,7 @@ def worker(task: dict) -> dict:
         from himalaya.kernel_ridge import KernelRidgeCV
 
         set_backend("numpy")
-    from _bench import emit, proc_status_kb, timed, compile_seconds, worker_memory
+    from _bench import proc_status_kb, timed, compile_seconds, worker_memory
     from jaxmtl.filters import Landweber, NuMethod, Tikhonov
     from jaxmtl.kernels import Gaussian
     from jaxmtl.matrix_free import path_scan
@@ -196,16 +194,8 @@ def worker(task: dict) -> dict:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--float32", action="store_true")
-    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--threads", type=int, default=1, help="BLAS/XLA threads per process (0: library default)")
-    args = parser.parse_args(argv)
-    if args.worker:
-        from _bench import emit
-
-        emit(worker(json.loads(args.worker)))
+    args = parse_args(__doc__, worker, argv, float32=True)
+    if args is None:  # worker mode
         return {}
 
     import numpy as np

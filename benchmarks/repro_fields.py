@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 from jaxmtl import Gaussian, VectorFieldRegressor  # noqa: E402
 from jaxmtl.datasets import grid_2d, vector_field_1, vector_field_2  # noqa: E402
 from jaxmtl.field_models import angular_error  # noqa: E402
-from jaxmtl.structured import div_curl  # noqa: E402
+from jaxmtl.fields import div_curl  # noqa: E402
 
 WIDTH = 0.8
 
@@ -131,7 +131,7 @@ def main():
     worse = [(key, g, n) for key, g, n, r in f1 if r["div_curl"]["mean"] >= r["independent"]["mean"]]
     claims.check("field 1, pure fields (γ ∈ {0, 1}; noiseless and noisy): div/curl-free beats independent at "
                  "every size", not worse, f"not better at {worse}")
-    op = div_curl(Gaussian(WIDTH), X[:40], gamma=0.5)
+    op = div_curl(X[:40], WIDTH, gamma=0.5)
     Cr = np.random.default_rng(1).standard_normal((40, 2))
     u2 = np.sum((X[:40, None, :] - X[None, :40, :]) ** 2, axis=-1) / WIDTH**2
     hat = 0.5 * (2.0 - u2) * np.exp(-0.5 * u2) / WIDTH**2

@@ -73,7 +73,7 @@ def main():
     names = ["edm", "slump"] if args.quick else list(mulan_names())
     n_outer = 3 if args.quick else 10
     n_steps = 150 if args.quick else 300
-    ours, rows, times = {}, [], {}
+    ours, rows = {}, []
     for name in names:
         X, Y, _, targets = load_mulan(name)
         outer = kfold_masks(len(X), n_outer, seed=0)

@@ -40,7 +40,6 @@ from jaxmtl.datasets import TOY_TASK_WEIGHTS, make_multitask_toy  # noqa: E402
 from jaxmtl.estimators import _stack  # noqa: E402
 from jaxmtl.filters import Landweber, NuMethod  # noqa: E402
 from jaxmtl.matrix_free import grid_path_losses  # noqa: E402
-from jaxmtl.structured import CommonSimilarityTaskOperator  # noqa: E402
 from jaxmtl.task_models import _build  # noqa: E402
 
 OMEGAS = np.round(np.linspace(0, 1, 11), 2)

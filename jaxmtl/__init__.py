@@ -12,7 +12,8 @@ Modules:
   paths       the eigen regularization path
   matrix_free Landweber / ν-method paths over any Gram operator (lax.scan)
   iterative   iterated Tikhonov with one Cholesky; stacked common-similarity ω paths
-  structured  task-indexed, div/curl-free, sum-of-separable and transformable operators
+  structured  task-indexed, common-similarity, sum-of-separable and transformable operators
+  fields      divergence-free / curl-free Gaussian field kernels (one GEMM per product)
   selection   hold-out, k-fold, leave-one-out and GCV on the path
   estimators  VectorValuedRegressor, MultiClassClassifier
   task_models MultiTaskRegressor (long-form data, different inputs per task)
@@ -22,7 +23,8 @@ Modules:
   persistence save / load fitted estimators (portable .npz, no pickle)
 """
 
-from . import errors, filters, iterative, kernels, matrix_free, operators, outputs, paths, selection, structured
+from . import (errors, fields, filters, iterative, kernels, matrix_free, operators, outputs, paths, selection,
+               structured)
 from .estimators import MultiClassClassifier, VectorValuedRegressor
 from .field_models import VectorFieldRegressor
 from .task_models import MultiTaskRegressor
@@ -42,6 +44,7 @@ __all__ = [
     "paths",
     "selection",
     "structured",
+    "fields",
     "matrix_free",
     "iterative",
     "VectorValuedRegressor",

@@ -28,7 +28,7 @@ from ._matrix_free_fit import _MatrixFreeEstimator
 from .errors import ParameterError, ShapeError
 from .kernels import Gaussian
 from .operators import SeparableOperator
-from .structured import DivCurlOperator
+from .fields import field_operator
 
 __all__ = ["VectorFieldRegressor", "angular_error"]
 
@@ -36,7 +36,7 @@ KINDS = ("div_curl", "curl_free", "div_free", "independent")
 
 
 def _build_div_curl(kern, gamma, X):
-    return DivCurlOperator(X, X, kern.sigma, gamma)
+    return field_operator(X, X, kern.sigma, gamma)
 
 
 def _build_independent(kern, gamma, X):
@@ -45,7 +45,7 @@ def _build_independent(kern, gamma, X):
 
 @jax.jit
 def _parts(sigma, gamma, X_new, X_fit, coef):
-    return DivCurlOperator(X_new, X_fit, sigma, gamma).parts(coef)
+    return field_operator(X_new, X_fit, sigma, gamma).parts(coef)
 
 
 def angular_error(V_true, V_pred) -> float:

@@ -10,43 +10,44 @@ training operator (rows = columns) and the prediction map on new inputs (rows = 
 * :class:`CommonSimilarityTaskOperator` — the common-similarity family A_ω = ω11ᵀ + (1−ω)I on
   task-indexed data: Q_ω = ω K + (1−ω) K∘S with S_ij = [tᵢ = tⱼ]; K∘S is computed once and
   shared by every ω, so a batch of ω costs one product with stacked right-hand sides.
-* :class:`DivCurlOperator` — the Gaussian divergence-free (26) and curl-free (27) kernels and
-  their convex combination γ·Γ_cf + (1−γ)·Γ_df on fields ℝᵖ → ℝᵖ, O(n²p) per product.
 * :class:`SumOfSeparableOperator` — Σᵢ Kᵢ ⊗ Bᵢ.
 * :class:`TransformableOperator` — Γ(x, x')_{pq} = K(T_p x, T_q x') from transformed inputs.
 
-Public constructor functions (``task_indexed``, ``div_curl``, ...) validate in plain Python.
+The divergence-free and curl-free field kernels are in :mod:`jaxmtl.fields`. Public constructor
+functions (``task_indexed``, ``task_indexed_operator``, ``sum_of_separable_operator``,
+``transformable_operator``) validate in plain Python, before tracing.
 
 Example:
-    >>> import jax.numpy as jnp
+    >>> import numpy as np
     >>> from jaxmtl.kernels import Gaussian
-    >>> X = jnp.linspace(0, 1, 4)[:, None]
-    >>> op = div_curl(Gaussian(0.5), jnp.c_[X, X], gamma=0.5)
-    >>> op.mv(jnp.ones((4, 2))).shape
-    (4, 2)
+    >>> X = np.linspace(0, 1, 4)[:, None]
+    >>> op = task_indexed(Gaussian(0.5), X, np.array([0, 1, 0, 1]), np.eye(2))
+    >>> op.mv(np.ones((4, 1))).shape
+    (4, 1)
 """
 
 from __future__ import annotations
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import as_float_array, check_inputs, check_output_matrix, check_unit_interval
+from ._checks import as_float_array, check_inputs, check_output_matrix
 from .errors import ParameterError, ShapeError, TaskError
-from .kernels import Gaussian, Kernel, squared_distances
+from .kernels import Kernel
 from .operators import GramOperator
 
 __all__ = [
     "TaskIndexedOperator",
     "CommonSimilarityTaskOperator",
-    "DivCurlOperator",
     "SumOfSeparableOperator",
     "TransformableOperator",
     "check_tasks",
     "task_indexed",
-    "div_curl",
+    "task_indexed_operator",
+    "sum_of_separable_operator",
+    "transformable_operator",
+    "same_task_mask",
 ]
 
 Array = jax.Array
@@ -93,52 +94,6 @@ class CommonSimilarityTaskOperator(GramOperator):
 
     def mv(self, C):
         return self.omega * (self.K @ C) + (1.0 - self.omega) * (self.KS @ C)
-
-
-def _div_curl_weights(X1, X2, sigma, gamma):
-    """Pairwise Gaussian weights w (m, n), scaled differences U (m, n, p) and ‖u‖²."""
-    U = (X1[:, None, :] - X2[None, :, :]) / sigma
-    r2 = jnp.sum(U**2, axis=-1)
-    w = jnp.exp(-0.5 * r2) / sigma**2
-    return w, U, r2
-
-
-class DivCurlOperator(GramOperator):
-    """γ·Γ_cf + (1−γ)·Γ_df with the Gaussian curl-free (27) and divergence-free (26) kernels.
-
-    With u = (x − x')/σ and w = e^{−‖u‖²/2}/σ²:
-    Γ_cf = w (I − u uᵀ), Γ_df = w (u uᵀ + ((p−1) − ‖u‖²) I). Products cost O(m n p) with the
-    (m, n, p) difference tensor; the (mp)×(np) matrix is never formed.
-
-    Args:
-      X_rows: (m, p) inputs of the rows; X_cols: (n, p) of the columns.
-      sigma: Gaussian width; gamma: weight of the curl-free part in [0, 1].
-    """
-
-    X_rows: Array
-    X_cols: Array
-    sigma: Array
-    gamma: Array
-
-    @property
-    def shape(self):
-        return self.X_cols.shape
-
-    def parts(self, C):
-        """(curl-free part, divergence-free part) of Γ C, weighted by γ and 1 − γ."""
-        w, U, r2 = _div_curl_weights(self.X_rows, self.X_cols, self.sigma, self.gamma)
-        p = self.X_cols.shape[1]
-        uc = jnp.einsum("ijb,jb->ij", U, C)
-        Wc = w @ C
-        uuc = jnp.einsum("ij,ija->ia", w * uc, U)
-        r2c = (w * r2) @ C
-        curl = Wc - uuc
-        div = uuc + (p - 1) * Wc - r2c
-        return self.gamma * curl, (1.0 - self.gamma) * div
-
-    def mv(self, C):
-        curl, div = self.parts(C)
-        return curl + div
 
 
 class SumOfSeparableOperator(GramOperator):
@@ -214,43 +169,135 @@ def check_tasks(tasks, n: int, known=None, name: str = "tasks") -> tuple[np.ndar
     return np.array([index[t] for t in arr.tolist()]), np.asarray(known)
 
 
-def task_indexed(kernel: Kernel, X, tasks, A, X_cols=None, tasks_cols=None) -> TaskIndexedOperator:
-    """Validated :class:`TaskIndexedOperator` for integer task ids 0..T−1 (A is T×T PSD).
+def _task_ids(tasks, n: int, T: int, name: str) -> np.ndarray:
+    """(n,) integer task ids in 0..T−1 (integral floats accepted), else ShapeError / TaskError."""
+    t = np.asarray(tasks)
+    if t.ndim != 1 or t.shape[0] != n:
+        raise ShapeError(f"{name} must hold one id per example: expected shape ({n},), received {t.shape}.")
+    if t.dtype.kind not in "iu":
+        if t.dtype.kind == "f" and np.all(np.isfinite(t)) and np.all(t == np.round(t)):
+            t = t.astype(np.int64)
+        else:
+            raise TaskError(f"{name} must be integer ids 0..{T - 1}; received dtype {t.dtype}.")
+    unknown = np.unique(t[(t < 0) | (t >= T)])
+    if unknown.size:
+        raise TaskError(f"{name} holds unknown ids {unknown.tolist()[:5]}: A is {T}x{T}, so ids must lie in "
+                        f"0..{T - 1}.")
+    return t
 
-    Every task 0..T−1 must have at least one example among the columns.
+
+def _task_factor(A, col_tasks: np.ndarray) -> np.ndarray:
+    """Factor L (T, R) of A = L Lᵀ (zero eigenvalues dropped); every task needs an example."""
+    T = A.shape[0]
+    empty = np.setdiff1d(np.arange(T), col_tasks)
+    if empty.size:
+        raise TaskError(f"task {int(empty[0])} has no examples (tasks without examples: {empty.tolist()[:10]}); "
+                        "drop it from A or add its data.")
+    a, V = np.linalg.eigh(A.astype(np.float64))
+    keep = a > 1e-12 * max(a.max(), 1e-300)
+    return V[:, keep] * np.sqrt(a[keep])
+
+
+def task_indexed(kernel: Kernel, X, tasks, A, X_cols=None, tasks_cols=None) -> TaskIndexedOperator:
+    """Validated :class:`TaskIndexedOperator` Q = K(x, x')·A[t, t'] from a kernel and inputs.
+
+    Args:
+      kernel: scalar :class:`~jaxmtl.kernels.Kernel`.
+      X: (m, p) inputs of the rows; tasks: (m,) integer task ids 0..T−1.
+      A: (T, T) symmetric PSD task matrix.
+      X_cols, tasks_cols: inputs and ids of the columns (default: the rows); every task of A
+        needs at least one example among the columns.
     """
     X = check_inputs(X)
     A = check_output_matrix(A, name="A")
-    T = A.shape[0]
     Xc = X if X_cols is None else check_inputs(X_cols, "X_cols")
-    tr = np.asarray(tasks)
-    tc = tr if tasks_cols is None else np.asarray(tasks_cols)
-    for name, t, n in (("tasks", tr, X.shape[0]), ("tasks_cols", tc, Xc.shape[0])):
-        if t.ndim != 1 or t.shape[0] != n or t.dtype.kind not in "iu":
-            raise TaskError(f"{name} must be {n} integer task ids; received {t.dtype} of shape {t.shape}.")
-        if t.min() < 0 or t.max() >= T:
-            raise TaskError(f"{name} must lie in 0..{T - 1} (A is {T}x{T}); received ids {t.min()}..{t.max()}.")
-    empty = np.setdiff1d(np.arange(T), tc)
-    if empty.size:
-        raise TaskError(f"task(s) {empty.tolist()[:5]} have no examples; every task of A needs one.")
-    a, V = np.linalg.eigh(A.astype(np.float64))
-    L = V * np.sqrt(np.maximum(a, 0.0))
+    tr = _task_ids(tasks, X.shape[0], A.shape[0], "tasks")
+    tc = tr if tasks_cols is None else _task_ids(tasks_cols, Xc.shape[0], A.shape[0], "tasks_cols")
+    L = _task_factor(A, tc)
     K = kernel(jnp.asarray(X), jnp.asarray(Xc))
     return TaskIndexedOperator(K, jnp.asarray(L, K.dtype), jnp.asarray(tr), jnp.asarray(tc))
 
 
-def div_curl(kernel: Gaussian, X, gamma: float = 0.5, X_cols=None) -> DivCurlOperator:
-    """Validated :class:`DivCurlOperator` from a Gaussian kernel (γ = 1 curl-free, 0 div-free)."""
-    if not isinstance(kernel, Gaussian):
-        raise ParameterError(f"div/curl-free kernels need a Gaussian kernel; received {type(kernel).__name__}.")
-    X = check_inputs(X)
-    Xc = X if X_cols is None else check_inputs(X_cols, "X_cols")
-    if Xc.shape[1] != X.shape[1]:
-        raise ShapeError(f"X_cols has {Xc.shape[1]} features, X has {X.shape[1]}.")
-    g = float(check_unit_interval(gamma, "gamma")[0])
-    return DivCurlOperator(jnp.asarray(X), jnp.asarray(Xc), kernel.sigma, jnp.asarray(g))
+def task_indexed_operator(K, A, tasks) -> TaskIndexedOperator:
+    """Validated task-indexed Gram Q_ij = K_ij·A[tᵢ, tⱼ] from a precomputed Gram K.
+
+    The product is Σ_r L[t, r] ∘ (K (L[t, r] ∘ c)) over a factor A = L Lᵀ, stacked as ONE
+    product K @ (L[tasks] ∘ c) with R = rank(A) columns; the N × N Hadamard product K ∘ A[t][:, t]
+    is never formed.
+
+    Args:
+      K: (N, N) scalar Gram over all examples (finite, symmetric).
+      A: (T, T) symmetric PSD task matrix.
+      tasks: (N,) integer task ids in 0..T − 1; every task needs at least one example.
+
+    Returns:
+      :class:`TaskIndexedOperator` on (N, 1) coefficients.
+    """
+    K = as_float_array(K, "K", ndim=2)
+    N = K.shape[0]
+    if K.shape != (N, N):
+        raise ShapeError(f"K must be square; received shape {K.shape}.")
+    scale = max(float(np.abs(K).max()), np.finfo(np.float64).tiny)
+    if float(np.abs(K - K.T).max()) > 1e-6 * scale:
+        raise ParameterError("K must be symmetric (a Gram matrix over the training examples).")
+    A = check_output_matrix(A, name="A")
+    t = _task_ids(tasks, N, A.shape[0], "tasks")
+    Kj = jnp.asarray(K)
+    tj = jnp.asarray(t)
+    return TaskIndexedOperator(Kj, jnp.asarray(_task_factor(A, t), Kj.dtype), tj, tj)
 
 
 def same_task_mask(row_tasks, col_tasks):
     """(m, N) float mask S_ij = [row_tasks[i] = col_tasks[j]]."""
     return (jnp.asarray(row_tasks)[:, None] == jnp.asarray(col_tasks)[None, :])
+
+
+def sum_of_separable_operator(Ks, Bs) -> SumOfSeparableOperator:
+    """Validated Σᵢ Kᵢ ⊗ Bᵢ (seed 003 eq. 3.10; seed 000 §4.1): product Σᵢ Kᵢ C Bᵢ.
+
+    Args:
+      Ks: (q, n, n) scalar Gram matrices; Bs: (q, d, d) symmetric PSD output matrices.
+    """
+    Ks = as_float_array(Ks, "Ks", ndim=3)
+    Bs = as_float_array(Bs, "Bs", ndim=3)
+    q, n, n2 = Ks.shape
+    if n != n2:
+        raise ShapeError(f"each K_i must be square; Ks has shape {Ks.shape}.")
+    if Bs.shape[0] != q:
+        raise ShapeError(f"Ks and Bs need the same number of terms; received {q} and {Bs.shape[0]}.")
+    Bs = np.stack([check_output_matrix(B, name=f"Bs[{i}]") for i, B in enumerate(Bs)])
+    dtype = jnp.result_type(Ks.dtype, Bs.dtype)
+    return SumOfSeparableOperator(jnp.asarray(Ks, dtype), jnp.asarray(Bs, dtype))
+
+
+def transformable_operator(kernel: Kernel, X, shifts=None, *, Z=None, X_rows=None) -> TransformableOperator:
+    """Validated transformable kernel Γ(x, x')_{pq} = K(T_p x, T_q x') (seed 000 §4.1).
+
+    Give either ``shifts`` (d, p) for T_q x = x + τ_q, or the transformed inputs ``Z`` (d, n, p)
+    directly. Products are computed block-wise over the d × d output pairs.
+
+    Args:
+      kernel: scalar :class:`~jaxmtl.kernels.Kernel`.
+      X: (n, p) inputs (with ``shifts``).
+      shifts: (d, p) or (d,) translations τ_q.
+      Z: (d, n, p) transformed training inputs (instead of X and shifts).
+      X_rows: (m, p) evaluation inputs (with ``shifts``; default X).
+    """
+    if not isinstance(kernel, Kernel):
+        raise ParameterError(f"kernel must be a jaxmtl.kernels.Kernel; received {kernel!r}.")
+    if (Z is None) == (shifts is None):
+        raise ParameterError("give exactly one of shifts (with X) or Z.")
+    if Z is not None:
+        Zc = as_float_array(Z, "Z", ndim=3)
+        return TransformableOperator(kernel, jnp.asarray(Zc), jnp.asarray(Zc))
+    X = check_inputs(X)
+    sh = as_float_array(shifts, "shifts", ndim=(1, 2))
+    sh = sh[:, None] if sh.ndim == 1 else sh
+    if sh.shape[1] != X.shape[1]:
+        raise ShapeError(f"shifts must be (d, {X.shape[1]}) to match X; received {sh.shape}.")
+    Xr = X if X_rows is None else check_inputs(X_rows, "X_rows")
+    if Xr.shape[1] != X.shape[1]:
+        raise ShapeError(f"X_rows has {Xr.shape[1]} features but X has {X.shape[1]}.")
+    Zc = X[None] + sh[:, None, :]
+    Zr = Xr[None] + sh[:, None, :]
+    return TransformableOperator(kernel, jnp.asarray(Zr), jnp.asarray(Zc))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from _reference import gaussian_gram
-from jaxmtl import Gaussian, MultiClassClassifier, NuMethod, Tikhonov, VectorValuedRegressor
+from jaxmtl import Gaussian, MultiClassClassifier, Tikhonov, VectorValuedRegressor
 from jaxmtl.errors import (
     LabelError,
     NonFiniteError,

@@ -21,7 +21,7 @@ from jaxmtl.iterative import (
     path_scan,
 )
 from jaxmtl.operators import DenseOperator, SeparableOperator, separable_eigh
-from jaxmtl.operators_extra import task_indexed_operator
+from jaxmtl.structured import task_indexed_operator
 from jaxmtl.outputs import common_similarity, common_similarity_eigh
 from jaxmtl.paths import spectral_path
 from jaxmtl.selection import kfold_masks

@@ -15,12 +15,12 @@ from jaxmtl.kernels import Gaussian
 from jaxmtl.matrix_free import grid_path_losses, iterative_path, path_scan
 from jaxmtl.operators import DenseOperator, SeparableOperator, separable_eigh
 from jaxmtl.paths import spectral_path
-from jaxmtl.structured import div_curl
+from jaxmtl.fields import div_curl
 
 
 def test_path_equals_explicit_loop_on_a_dense_operator():
     X = np.random.default_rng(0).normal(size=(9, 2))
-    op = div_curl(Gaussian(1.0), X, 0.4)
+    op = div_curl(X, Gaussian(1.0), 0.4)
     G = np.asarray(op.as_matrix())
     Y = np.sin(X)
     n = 9

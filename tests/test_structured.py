@@ -9,19 +9,20 @@ import numpy as np
 import pytest
 
 from _reference import gaussian_gram, random_psd
-from jaxmtl.errors import OutputMatrixError, ShapeError, TaskError
-from jaxmtl.kernels import Gaussian, Linear
+from jaxmtl.errors import NonFiniteError, OutputMatrixError, ParameterError, ShapeError, TaskError
+from jaxmtl.kernels import Gaussian
 from jaxmtl.structured import (
     CommonSimilarityTaskOperator,
-    SumOfSeparableOperator,
-    TransformableOperator,
     check_tasks,
-    div_curl,
     same_task_mask,
+    sum_of_separable_operator,
     task_indexed,
+    task_indexed_operator,
+    transformable_operator,
 )
 
 RNG = np.random.default_rng(0)
+_dense = jax.jit(lambda op: op.as_matrix())  # one compiled build instead of eager vmapped products
 
 
 def test_task_indexed_equals_loop_and_common_similarity():
@@ -43,62 +44,7 @@ def test_task_indexed_equals_loop_and_common_similarity():
     np.testing.assert_allclose(cs.mv(jnp.asarray(c)), Qom @ c, rtol=1e-10)
 
 
-def test_div_free_and_curl_free_equal_formulas_26_27():
-    n, p, s = 7, 3, 0.9
-    X = RNG.normal(size=(n, p))
-    for gamma in (0.0, 1.0, 0.3):
-        op = div_curl(Gaussian(s), X, gamma)
-        G = np.zeros((n * p, n * p))
-        for i in range(n):
-            for j in range(n):
-                u = (X[i] - X[j]) / s
-                w = np.exp(-u @ u / 2) / s**2
-                cf = w * (np.eye(p) - np.outer(u, u))
-                df = w * (np.outer(u, u) + ((p - 1) - u @ u) * np.eye(p))
-                G[i * p:(i + 1) * p, j * p:(j + 1) * p] = gamma * cf + (1 - gamma) * df
-        np.testing.assert_allclose(op.as_matrix(), G, atol=1e-12)
-        C = RNG.normal(size=(n, p))
-        curl, div = op.parts(jnp.asarray(C))
-        np.testing.assert_allclose(np.asarray(curl) + np.asarray(div), (G @ C.reshape(-1)).reshape(n, p), atol=1e-12)
-
-
-def test_div_free_columns_have_zero_divergence_and_curl_free_zero_curl():
-    """Finite differences of x ↦ Γ(x, x₀)c: div of the div-free part, curl of the curl-free part."""
-    x0 = np.array([[0.3, -0.2]])
-    c = jnp.asarray([[0.7, -1.1]])
-    h = 1e-5
-
-    def field(x, gamma):
-        return np.asarray(div_curl(Gaussian(0.8), np.atleast_2d(x), gamma, X_cols=x0).mv(c))[0]
-
-    x = np.array([0.1, 0.5])
-    e = np.eye(2) * h
-    J = lambda g: np.stack([(field(x + e[k], g) - field(x - e[k], g)) / (2 * h) for k in range(2)], 1)
-    assert abs(np.trace(J(0.0))) < 1e-6          # divergence of div-free field
-    Jc = J(1.0)
-    assert abs(Jc[1, 0] - Jc[0, 1]) < 1e-6        # curl of curl-free field
-
-
-def test_sum_of_separable_and_transformable_equal_dense():
-    n, d = 6, 2
-    X = RNG.normal(size=(n, 2))
-    Ks = np.stack([gaussian_gram(X, X, 1.0), X @ X.T])
-    Bs = np.stack([random_psd(d, RNG), random_psd(d, RNG)])
-    op = SumOfSeparableOperator(jnp.asarray(Ks), jnp.asarray(Bs))
-    np.testing.assert_allclose(op.as_matrix(), np.kron(Ks[0], Bs[0]) + np.kron(Ks[1], Bs[1]), atol=1e-12)
-    shifts = np.array([0.0, 0.5])
-    Z = np.stack([X + t for t in shifts])
-    tr = TransformableOperator(Linear(), jnp.asarray(Z), jnp.asarray(Z))
-    G = np.zeros((n * d, n * d))
-    for i in range(n):
-        for j in range(n):
-            for a in range(d):
-                for b in range(d):
-                    G[i * d + a, j * d + b] = (X[i] + shifts[a]) @ (X[j] + shifts[b])
-    np.testing.assert_allclose(tr.as_matrix(), G, atol=1e-12)
-
-
-def test_bad_task_and_field_inputs():
+def test_bad_task_inputs():
     X = RNG.normal(size=(5, 2))
     A = np.eye(3)
     with pytest.raises(TaskError, match="0..2"):
@@ -115,5 +61,73 @@ def test_bad_task_and_field_inputs():
         check_tasks([0, 1], 3)
     with pytest.raises(TaskError, match="NaN"):
         check_tasks([0.0, np.nan], 2)
-    with pytest.raises(ShapeError, match="features"):
-        div_curl(Gaussian(1.0), X, 0.5, X_cols=np.ones((3, 3)))
+
+
+def test_task_indexed_operator_equals_loop_and_validates():
+    N, T = 13, 4
+    X = RNG.normal(size=(N, 2))
+    K = gaussian_gram(X, X, 1.0)
+    tasks = np.r_[0, 1, 2, 3, RNG.integers(0, T, N - 4)]
+    A = random_psd(T, RNG, rank=2)  # a low-rank A: the factor has 2 columns
+    op = task_indexed_operator(K, A, tasks)
+    assert op.L.shape == (T, 2)
+    Q = np.array([[K[i, j] * A[tasks[i], tasks[j]] for j in range(N)] for i in range(N)])
+    np.testing.assert_allclose(_dense(op), Q, atol=1e-12)
+    with pytest.raises(TaskError, match="unknown ids \\[4, 7\\]"):
+        task_indexed_operator(K, A, np.r_[tasks[:-2], 4, 7])
+    with pytest.raises(TaskError, match="task 3 has no examples"):
+        task_indexed_operator(K, A, np.where(tasks == 3, 0, tasks))
+    with pytest.raises(TaskError, match="integer"):
+        task_indexed_operator(K, A, tasks + 0.5)
+    with pytest.raises(ShapeError, match="one id per example"):
+        task_indexed_operator(K, A, tasks[:-1])
+    Kn = K.copy()
+    Kn[0, 1] = np.inf
+    with pytest.raises(NonFiniteError):
+        task_indexed_operator(Kn, A, tasks)
+    with pytest.raises(ShapeError, match="square"):
+        task_indexed_operator(K[:, :5], A, tasks)
+    with pytest.raises(OutputMatrixError):
+        task_indexed_operator(K, -np.eye(T), tasks)
+
+
+def test_sum_of_separable_and_transformable_equal_dense_and_validate():
+    n, d = 6, 3
+    X = RNG.normal(size=(n, 2))
+    Ks = np.stack([gaussian_gram(X, X, 1.0), gaussian_gram(X, X, 0.3)])
+    Bs = np.stack([random_psd(d, RNG), random_psd(d, RNG)])
+    op = sum_of_separable_operator(Ks, Bs)
+    np.testing.assert_allclose(_dense(op), np.kron(Ks[0], Bs[0]) + np.kron(Ks[1], Bs[1]), atol=1e-12)
+    with pytest.raises(ShapeError, match="same number of terms"):
+        sum_of_separable_operator(Ks, Bs[:1])
+    with pytest.raises(ShapeError, match="square"):
+        sum_of_separable_operator(Ks[:, :, :4], Bs)
+    with pytest.raises(OutputMatrixError):
+        sum_of_separable_operator(Ks, np.stack([Bs[0], -Bs[1]]))
+    Kn = Ks.copy()
+    Kn[1, 0, 0] = np.nan
+    with pytest.raises(NonFiniteError):
+        sum_of_separable_operator(Kn, Bs)
+
+    shifts = np.array([[0.0, 0.0], [0.5, -0.2], [1.0, 0.3]])
+    Xr = RNG.normal(size=(4, 2))
+    tr = transformable_operator(Gaussian(0.7), X, shifts, X_rows=Xr)
+    G = np.zeros((4 * d, n * d))
+    for i in range(4):
+        for j in range(n):
+            for a in range(d):
+                for b in range(d):
+                    G[i * d + a, j * d + b] = gaussian_gram((Xr[i] + shifts[a])[None], (X[j] + shifts[b])[None], 0.7)[0, 0]
+    C = RNG.normal(size=(n, d))
+    np.testing.assert_allclose(tr.mv(jnp.asarray(C)).reshape(-1), G @ C.reshape(-1), atol=1e-12)
+    Z = np.stack([X + t for t in shifts])
+    np.testing.assert_allclose(_dense(transformable_operator(Gaussian(0.7), None, Z=Z)),
+                               _dense(transformable_operator(Gaussian(0.7), X, shifts)), atol=1e-14)
+    with pytest.raises(ParameterError, match="exactly one"):
+        transformable_operator(Gaussian(1.0), X)
+    with pytest.raises(ShapeError, match="shifts"):
+        transformable_operator(Gaussian(1.0), X, np.ones((3, 3)))
+    with pytest.raises(ParameterError, match="Kernel"):
+        transformable_operator("rbf", X, shifts)
+    with pytest.raises(NonFiniteError):
+        transformable_operator(Gaussian(1.0), X, np.r_[shifts[:2], [[np.nan, 0.0]]])
