@@ -6,7 +6,8 @@ nearest neighbours, ω ∈ {0, 0.1, …, 1}, selection on the validation set, ex
 1 − MSE/Var(y) on the test set (the training mean of y subtracted).
 
 * ``nu_method`` — ours: :class:`jaxmtl.structured.CommonSimilarityTaskOperator` (Q_ω C = ωKC +
-  (1−ω)(K∘S)C; K∘S computed once for every ω) and :func:`jaxmtl.matrix_free.path_scan`, 150
+  (1−ω)(K∘S)C; K∘S stored once as per-task blocks, :class:`jaxmtl.structured.TaskBlocks`,
+  shared by every ω) and :func:`jaxmtl.matrix_free.path_scan`, 150
   ν-method steps with the validation loss at every step, vmapped over the 11 ω: the whole
   selection is one compiled call from the raw arrays.
 * ``tikhonov``  — the baseline: for each ω form the N×N task-indexed Gram Q_ω once, and for each
@@ -92,7 +93,7 @@ def worker(task):
     from jaxmtl.filters import NuMethod
     from jaxmtl.kernels import Gaussian, knn_width
     from jaxmtl.matrix_free import path_scan
-    from jaxmtl.structured import CommonSimilarityTaskOperator
+    from jaxmtl.structured import CommonSimilarityTaskOperator, task_block_index, task_blocks
 
     jnp.zeros(1).block_until_ready()
     base = proc_status_kb("VmRSS")
@@ -117,11 +118,10 @@ def worker(task):
         filt = NuMethod()
 
         @jax.jit
-        def select(Xtr, ytr, Xva, yva, ttr, tva, omegas):
+        def select(Xtr, ytr, Xva, yva, index, index_v, omegas):
             kern = Gaussian(jnp.asarray(width))
             K, Kv = kern(Xtr, Xtr), kern(Xva, Xtr)
-            KS = jnp.where(ttr[:, None] == ttr[None], K, 0.0)
-            KvS = jnp.where(tva[:, None] == ttr[None], Kv, 0.0)
+            KS, KvS = task_blocks(K, *index), task_blocks(Kv, *index_v)  # same-task parts as blocks
 
             def one(w):
                 res = path_scan(CommonSimilarityTaskOperator(K, KS, w), ytr[:, None], filt, STEPS,
@@ -130,7 +130,8 @@ def worker(task):
 
             return jax.vmap(one)(omegas)
 
-        args = tuple(jnp.asarray(a) for a in (Xtr, ytr, Xva, yva, ttr, tva, omegas))
+        args = (*(jnp.asarray(a) for a in (Xtr, ytr, Xva, yva)), task_block_index(ttr, ttr),
+                task_block_index(tva, ttr), jnp.asarray(omegas))
         out["compile_s"], compiled = compile_seconds(select, *args)
         r = timed(lambda: jax.block_until_ready(compiled(*args)), task["repeats"])
         losses, coefs = (np.asarray(a) for a in r["result"])

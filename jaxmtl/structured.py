@@ -8,8 +8,9 @@ training operator (rows = columns) and the prediction map on new inputs (rows = 
   Q((x,t),(x',t')) = K(x,x')·A[t,t'] and A = L Lᵀ: Q c = Σ_r L[t,r] ∘ (K (L[t',r] ∘ c)),
   one product K @ (L[t'] ∘ c) with R columns; the N×N Hadamard product is never formed.
 * :class:`CommonSimilarityTaskOperator` — the common-similarity family A_ω = ω11ᵀ + (1−ω)I on
-  task-indexed data: Q_ω = ω K + (1−ω) K∘S with S_ij = [tᵢ = tⱼ]; K∘S is computed once and
-  shared by every ω, so a batch of ω costs one product with stacked right-hand sides.
+  task-indexed data: Q_ω = ω K + (1−ω) K∘S with S_ij = [tᵢ = tⱼ]; K∘S is stored once as
+  per-task blocks (:class:`TaskBlocks`, Σ_t n_t² entries) and shared by every ω, so a batch of ω
+  costs one product with K and one batched block product, with stacked right-hand sides.
 * :class:`SumOfSeparableOperator` — Σᵢ Kᵢ ⊗ Bᵢ.
 * :class:`TransformableOperator` — Γ(x, x')_{pq} = K(T_p x, T_q x') from transformed inputs.
 
@@ -28,6 +29,9 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -40,6 +44,9 @@ from .operators import GramOperator
 __all__ = [
     "TaskIndexedOperator",
     "CommonSimilarityTaskOperator",
+    "TaskBlocks",
+    "task_block_index",
+    "task_blocks",
     "SumOfSeparableOperator",
     "TransformableOperator",
     "check_tasks",
@@ -76,16 +83,84 @@ class TaskIndexedOperator(GramOperator):
         return jnp.sum(self.L[self.row_tasks] * Z, axis=1, keepdims=True)
 
 
+class TaskBlocks(eqx.Module):
+    """The same-task part K∘S of a (cross-)Gram (S_ij = [tᵢ = tⱼ]) as padded per-task blocks.
+
+    K∘S is block-diagonal once rows and columns are grouped by task: storing the T blocks costs
+    Σ_t m_t·n_t entries instead of m·N, and a product ``blocks @ C`` costs the same — one batched
+    GEMM, a gather and a scatter-add. Build it with :func:`task_blocks`.
+
+    Args:
+      blocks: (T, r, c) K restricted to each task's rows and columns, zero-padded.
+      row_index: (T, r) row ids of each task, padded with m (a dropped row).
+      col_index: (T, c) column ids of each task, padded with N (reads a zero row).
+      n_rows: m (static).
+    """
+
+    blocks: Array
+    row_index: Array
+    col_index: Array
+    n_rows: int = eqx.field(static=True)
+
+    def __matmul__(self, C):
+        """(K∘S) C for C (N, d) → (m, d)."""
+        Cz = jnp.concatenate([C, jnp.zeros((1, C.shape[1]), C.dtype)])
+        Z = jnp.einsum("trc,tcd->trd", self.blocks, Cz[self.col_index])
+        out = jnp.zeros((self.n_rows + 1, C.shape[1]), Z.dtype).at[self.row_index].add(Z)
+        return out[:-1]
+
+
+def task_block_index(row_tasks, col_tasks) -> tuple[np.ndarray, np.ndarray]:
+    """Padded per-task row and column ids for :func:`task_blocks` (plain NumPy, before tracing).
+
+    Args:
+      row_tasks: (m,) integer task codes of the rows; col_tasks: (N,) of the columns.
+
+    Returns:
+      (row_index (T, r), col_index (T, c)) over the tasks present in either; padding m and N.
+    """
+    rt, ct = np.asarray(row_tasks), np.asarray(col_tasks)
+    tasks = np.union1d(rt, ct)
+    rows = [np.flatnonzero(rt == t) for t in tasks]
+    cols = [np.flatnonzero(ct == t) for t in tasks]
+    r = max(1, max(len(v) for v in rows))
+    c = max(1, max(len(v) for v in cols))
+    row_index = np.full((len(tasks), r), len(rt), np.int32)
+    col_index = np.full((len(tasks), c), len(ct), np.int32)
+    for k, (a, b) in enumerate(zip(rows, cols)):
+        row_index[k, :len(a)] = a
+        col_index[k, :len(b)] = b
+    return row_index, col_index
+
+
+def task_blocks(K, row_index, col_index) -> TaskBlocks:
+    """:class:`TaskBlocks` of K (m, N) from :func:`task_block_index` (jittable in K).
+
+    Example:
+        >>> import numpy as np
+        >>> t = np.array([0, 1, 0])
+        >>> KS = task_blocks(np.ones((3, 3)), *task_block_index(t, t))
+        >>> np.asarray(KS @ np.eye(3)).tolist()
+        [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]
+    """
+    K = jnp.asarray(K)
+    Kp = jnp.pad(K, ((0, 1), (0, 1)))  # padded ids read the zero row / column
+    ri, ci = jnp.asarray(row_index), jnp.asarray(col_index)
+    return TaskBlocks(Kp[ri[:, :, None], ci[:, None, :]], ri, ci, int(K.shape[0]))
+
+
 class CommonSimilarityTaskOperator(GramOperator):
     """Q_ω = ω K + (1 − ω) K∘S on task-indexed data (S_ij = [tᵢ = tⱼ]).
 
     Args:
-      K: (m, N) scalar Gram; KS: (m, N) the same with entries of different tasks zeroed.
+      K: (m, N) scalar Gram.
+      KS: its same-task part: a :class:`TaskBlocks` (products cost Σ_t m_t n_t) or the dense
+        (m, N) matrix with entries of different tasks zeroed.
       omega: scalar in [0, 1] (a leaf: vmap over it for a batch of ω).
     """
 
     K: Array
-    KS: Array
+    KS: Any
     omega: Array
 
     @property

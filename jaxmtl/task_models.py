@@ -2,8 +2,9 @@ r"""Multi-task regression with different inputs per task (seed 000 §6).
 
 Data in long form (xᵢ, tᵢ, yᵢ); the joint kernel Q((x,t),(x',t')) = K(x,x')·A_ω[t,t'] with the
 common-similarity family A_ω = ω11ᵀ + (1−ω)I (eq. 18). Q is not a Kronecker product, so the
-path is matrix-free (:mod:`jaxmtl.matrix_free`): Q_ω C = ωKC + (1−ω)(K∘S)C with K∘S computed
-once for all ω, the ω grid vmapped (one product with stacked right-hand sides), steps scanned.
+path is matrix-free (:mod:`jaxmtl.matrix_free`): Q_ω C = ωKC + (1−ω)(K∘S)C with the same-task
+part K∘S stored once as per-task blocks (:class:`~jaxmtl.structured.TaskBlocks`), the ω grid
+vmapped (stacked right-hand sides), steps scanned.
 
 Example:
     >>> import numpy as np
@@ -26,21 +27,21 @@ from ._checks import check_bool, check_inputs, check_outputs, check_unit_interva
 from ._matrix_free_fit import _MatrixFreeEstimator
 from .errors import ParameterError, ShapeError
 from .kernels import Kernel
-from .structured import CommonSimilarityTaskOperator, check_tasks, same_task_mask
+from .structured import CommonSimilarityTaskOperator, check_tasks, task_block_index, task_blocks
 
 __all__ = ["MultiTaskRegressor"]
 
 
 def _build(kern, omega, data):
-    X, S = data
+    X, row_index, col_index = data
     K = kern(X, X)
-    return CommonSimilarityTaskOperator(K, K * S, omega)
+    return CommonSimilarityTaskOperator(K, task_blocks(K, row_index, col_index), omega)
 
 
 @jax.jit
-def _predict(kern, omega, X_new, X_fit, S, coef):
+def _predict(kern, omega, X_new, X_fit, row_index, col_index, coef):
     K = kern(X_new, X_fit)
-    return CommonSimilarityTaskOperator(K, K * S, omega).mv(coef)[:, 0]
+    return CommonSimilarityTaskOperator(K, task_blocks(K, row_index, col_index), omega).mv(coef)[:, 0]
 
 
 class MultiTaskRegressor(_MatrixFreeEstimator):
@@ -91,8 +92,8 @@ class MultiTaskRegressor(_MatrixFreeEstimator):
         self.y_mean_ = float(Y.mean()) if check_bool(self.fit_intercept, "fit_intercept") else 0.0
         Y = (Y - self.y_mean_).astype(X.dtype)
         Xj = jnp.asarray(X)
-        S = same_task_mask(codes, codes).astype(Xj.dtype)
-        self._select_and_fit(X, Y, _build, omegas, (Xj, S))
+        index = tuple(jnp.asarray(i) for i in task_block_index(codes, codes))
+        self._select_and_fit(X, Y, _build, omegas, (Xj, *index))
         self.best_params_["omega"] = self._op_param
         self.X_fit_, self.task_codes_ = Xj, jnp.asarray(codes)
         return self
@@ -104,9 +105,9 @@ class MultiTaskRegressor(_MatrixFreeEstimator):
         if X.shape[1] != self.n_features_in_:
             raise ShapeError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}.")
         codes, _ = check_tasks(tasks, X.shape[0], known=self.tasks_)
-        S = same_task_mask(codes, self.task_codes_).astype(self.X_fit_.dtype)
+        index = task_block_index(codes, np.asarray(self.task_codes_))
         F = _predict(self.kernel_, jnp.asarray(self._op_param, self.X_fit_.dtype),
-                     jnp.asarray(X, self.X_fit_.dtype), self.X_fit_, S, self.coef_)
+                     jnp.asarray(X, self.X_fit_.dtype), self.X_fit_, *index, self.coef_)
         return np.asarray(F) + self.y_mean_
 
     def score(self, X, y, tasks) -> float:

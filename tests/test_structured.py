@@ -16,6 +16,8 @@ from jaxmtl.structured import (
     check_tasks,
     same_task_mask,
     sum_of_separable_operator,
+    task_block_index,
+    task_blocks,
     task_indexed,
     task_indexed_operator,
     transformable_operator,
@@ -39,9 +41,27 @@ def test_task_indexed_equals_loop_and_common_similarity():
     om = 0.4
     Aom = om * np.ones((T, T)) + (1 - om) * np.eye(T)
     S = np.asarray(same_task_mask(tasks, tasks), float)
-    cs = CommonSimilarityTaskOperator(jnp.asarray(K), jnp.asarray(K * S), jnp.asarray(om))
     Qom = np.array([[K[i, j] * Aom[tasks[i], tasks[j]] for j in range(N)] for i in range(N)])
-    np.testing.assert_allclose(cs.mv(jnp.asarray(c)), Qom @ c, rtol=1e-10)
+    blocks = task_blocks(K, *task_block_index(tasks, tasks))
+    for KS in (jnp.asarray(K * S), blocks):  # dense same-task part and per-task blocks
+        cs = CommonSimilarityTaskOperator(jnp.asarray(K), KS, jnp.asarray(om))
+        np.testing.assert_allclose(cs.mv(jnp.asarray(c)), Qom @ c, rtol=1e-10)
+    assert blocks.blocks.size < N * N
+
+
+def test_task_blocks_equal_the_masked_cross_gram():
+    """Rows and columns with different task sets (a task only among the rows, one only among the
+    columns), unequal task sizes, several right-hand sides, under jit and vmap."""
+    rows = np.array([3, 0, 0, 2, 3, 3, 0, 5])
+    cols = np.array([0, 1, 3, 3, 0, 2, 2, 3, 1, 0])
+    K = RNG.normal(size=(len(rows), len(cols)))
+    C = RNG.normal(size=(len(cols), 3))
+    ref = (K * (rows[:, None] == cols[None, :])) @ C
+    ri, ci = task_block_index(rows, cols)
+    blocks = jax.jit(task_blocks)(K, ri, ci)
+    np.testing.assert_allclose(blocks @ jnp.asarray(C), ref, atol=1e-12)
+    scaled = jax.vmap(lambda a: blocks @ (a * jnp.asarray(C)))(jnp.array([1.0, 2.0]))
+    np.testing.assert_allclose(scaled[1], 2 * ref, atol=1e-12)
 
 
 def test_bad_task_inputs():
