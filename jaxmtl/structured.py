@@ -47,6 +47,7 @@ __all__ = [
     "TaskBlocks",
     "task_block_index",
     "task_blocks",
+    "blocks_pay_off",
     "SumOfSeparableOperator",
     "TransformableOperator",
     "check_tasks",
@@ -86,9 +87,11 @@ class TaskIndexedOperator(GramOperator):
 class TaskBlocks(eqx.Module):
     """The same-task part K∘S of a (cross-)Gram (S_ij = [tᵢ = tⱼ]) as padded per-task blocks.
 
-    K∘S is block-diagonal once rows and columns are grouped by task: storing the T blocks costs
-    Σ_t m_t·n_t entries instead of m·N, and a product ``blocks @ C`` costs the same — one batched
-    GEMM, a gather and a scatter-add. Build it with :func:`task_blocks`.
+    K∘S is block-diagonal once rows and columns are grouped by task: the T blocks, zero-padded
+    to the largest task, hold T·max m_t·max n_t entries instead of m·N (School: 0.35 M instead
+    of 9.4 M), and a product ``blocks @ C`` costs the same — one batched GEMM, a gather and a
+    scatter-add. With very unequal tasks the padding can exceed m·N; :func:`blocks_pay_off`
+    tells. Build it with :func:`task_blocks`.
 
     Args:
       blocks: (T, r, c) K restricted to each task's rows and columns, zero-padded.
@@ -131,6 +134,11 @@ def task_block_index(row_tasks, col_tasks) -> tuple[np.ndarray, np.ndarray]:
         row_index[k, :len(a)] = a
         col_index[k, :len(b)] = b
     return row_index, col_index
+
+
+def blocks_pay_off(row_index, col_index, m: int, n: int) -> bool:
+    """True when the padded blocks of :func:`task_block_index` hold fewer entries than m·n."""
+    return row_index.shape[0] * row_index.shape[1] * col_index.shape[1] < m * n
 
 
 def task_blocks(K, row_index, col_index) -> TaskBlocks:

@@ -27,21 +27,33 @@ from ._checks import check_bool, check_inputs, check_outputs, check_unit_interva
 from ._matrix_free_fit import _MatrixFreeEstimator
 from .errors import ParameterError, ShapeError
 from .kernels import Kernel
-from .structured import CommonSimilarityTaskOperator, check_tasks, task_block_index, task_blocks
+from .structured import (CommonSimilarityTaskOperator, blocks_pay_off, check_tasks, same_task_mask,
+                         task_block_index, task_blocks)
 
 __all__ = ["MultiTaskRegressor"]
 
 
+def _same_task(rows, cols):
+    """Data for the same-task part: per-task block ids, or the dense mask when blocks would not pay."""
+    ri, ci = task_block_index(rows, cols)
+    if blocks_pay_off(ri, ci, len(rows), len(cols)):
+        return jnp.asarray(ri), jnp.asarray(ci), None
+    return None, None, same_task_mask(rows, cols)
+
+
+def _operator(K, omega, row_index, col_index, S):
+    KS = K * S.astype(K.dtype) if S is not None else task_blocks(K, row_index, col_index)
+    return CommonSimilarityTaskOperator(K, KS, omega)
+
+
 def _build(kern, omega, data):
-    X, row_index, col_index = data
-    K = kern(X, X)
-    return CommonSimilarityTaskOperator(K, task_blocks(K, row_index, col_index), omega)
+    X, *same = data
+    return _operator(kern(X, X), omega, *same)
 
 
 @jax.jit
-def _predict(kern, omega, X_new, X_fit, row_index, col_index, coef):
-    K = kern(X_new, X_fit)
-    return CommonSimilarityTaskOperator(K, task_blocks(K, row_index, col_index), omega).mv(coef)[:, 0]
+def _predict(kern, omega, X_new, X_fit, same, coef):
+    return _operator(kern(X_new, X_fit), omega, *same).mv(coef)[:, 0]
 
 
 class MultiTaskRegressor(_MatrixFreeEstimator):
@@ -92,8 +104,7 @@ class MultiTaskRegressor(_MatrixFreeEstimator):
         self.y_mean_ = float(Y.mean()) if check_bool(self.fit_intercept, "fit_intercept") else 0.0
         Y = (Y - self.y_mean_).astype(X.dtype)
         Xj = jnp.asarray(X)
-        index = tuple(jnp.asarray(i) for i in task_block_index(codes, codes))
-        self._select_and_fit(X, Y, _build, omegas, (Xj, *index))
+        self._select_and_fit(X, Y, _build, omegas, (Xj, *_same_task(codes, codes)))
         self.best_params_["omega"] = self._op_param
         self.X_fit_, self.task_codes_ = Xj, jnp.asarray(codes)
         return self
@@ -105,9 +116,9 @@ class MultiTaskRegressor(_MatrixFreeEstimator):
         if X.shape[1] != self.n_features_in_:
             raise ShapeError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}.")
         codes, _ = check_tasks(tasks, X.shape[0], known=self.tasks_)
-        index = task_block_index(codes, np.asarray(self.task_codes_))
+        same = _same_task(codes, np.asarray(self.task_codes_))
         F = _predict(self.kernel_, jnp.asarray(self._op_param, self.X_fit_.dtype),
-                     jnp.asarray(X, self.X_fit_.dtype), self.X_fit_, *index, self.coef_)
+                     jnp.asarray(X, self.X_fit_.dtype), self.X_fit_, same, self.coef_)
         return np.asarray(F) + self.y_mean_
 
     def score(self, X, y, tasks) -> float:

@@ -54,3 +54,20 @@ def test_vector_field_defaults_on_standardised_inputs_beat_zero_field():
     assert 0.0 <= model.gamma_ <= 1.0
     with pytest.raises(ShapeError, match="R\\^p to R\\^p"):
         VectorFieldRegressor().fit(X[idx], np.c_[V[idx], V[idx, :1]])
+
+
+def test_same_task_part_is_blocks_or_dense_mask_with_equal_products():
+    """Balanced tasks use per-task blocks, very unequal ones the dense mask; both give Q_ω C."""
+    import jax.numpy as jnp
+
+    from jaxmtl.task_models import _operator, _same_task
+
+    rng = np.random.default_rng(0)
+    for tasks in (np.repeat(np.arange(4), 5), np.r_[np.zeros(40, int), np.arange(1, 9)]):
+        n = len(tasks)
+        K = rng.normal(size=(n, n))
+        C = rng.normal(size=(n, 1))
+        same = _same_task(tasks, tasks)
+        assert (same[2] is None) == (len(np.unique(np.bincount(tasks))) == 1)
+        ref = (0.3 * K + 0.7 * K * (tasks[:, None] == tasks[None, :])) @ C
+        np.testing.assert_allclose(_operator(jnp.asarray(K), 0.3, *same).mv(jnp.asarray(C)), ref, atol=1e-12)
