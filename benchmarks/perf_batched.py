@@ -1,7 +1,7 @@
 """Batched sweeps: a ν-method path for 1, 11 and 33 values of ω, and of the kernel width.
 
 n = 2000 training points, n/4 validation points, d = 10 outputs (``--quick``: n = 500),
-150 ν-method steps with per-step validation loss, τ by power iteration (per batch member).
+150 ν-method steps with per-step validation loss, τ from a Lanczos estimate of σ_max (per batch member).
 Each batch is ONE compiled call (compile time reported apart, median of 3 after a warm-up; the
 33-width batch, ~1.5 min, timed once after ahead-of-time compilation),
 each in a fresh subprocess (peak resident set):

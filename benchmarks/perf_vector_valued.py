@@ -12,7 +12,7 @@ the raw arrays (X, Y, X_val, Y_val) to the validation MSE of every path paramete
 * ``jax_eigen``  — ours: :func:`jaxmtl.operators.separable_eigh` + :func:`jaxmtl.paths.spectral_path`
   (Tikhonov, ``output='loss'``), one jitted call;
 * ``nu_method``  — ours, matrix-free: :func:`jaxmtl.matrix_free.path_scan`, 150 ν-method steps, τ
-  from power iteration, validation loss per step, one jitted call;
+  from a Lanczos estimate of σ_max, validation loss per step, one jitted call;
 * ``landweber``  — the same with 1000 Landweber steps.
 
 Every measurement runs in a fresh subprocess (so the peak resident set VmHWM is that method's);

@@ -28,7 +28,7 @@ small products that the generic vmap leaves behind. Products with many columns r
 machine's GEMM peak, so an Ω-batch costs far less than Ω paths.
 
 Step sizes are exact per ω: σ_max(K ⊗ A_ω / n) = λ_max(K)·(1 + (d − 1)ω)/n, with λ_max(K) from
-one power iteration shared by all ω.
+one Lanczos estimate of σ_max(K) shared by all ω.
 
 Validation on the training rows (k-fold by masks) shares the training product: the carry holds
 Z = K Cᵗ, which gives both the held-out predictions of step t and the product the update of
@@ -58,7 +58,7 @@ from ._checks import as_float_array, check_int, check_unit_interval
 from .errors import DivergenceError, ParameterError, ShapeError
 from .filters import IterativeFilter, NuMethod, get_filter
 from .matrix_free import PathResult, iterative_path, landweber_path, nu_method_path, path_scan
-from .operators import DenseOperator, GramOperator, SeparableOperator, power_iteration
+from .operators import DenseOperator, GramOperator, SeparableOperator, max_eigenvalue
 from .paths import mse_loss
 
 __all__ = [
@@ -116,7 +116,7 @@ def _prediction_scan(op, Y, filt, n_steps, eval_op, tau):
     rhs = Y / n
     matvec = lambda C: op.mv(C) / n
     if tau is None:
-        tau = 1.0 / power_iteration(matvec, Y.shape, Y.dtype)
+        tau = 1.0 / max_eigenvalue(matvec, Y.shape, Y.dtype)
     tau = jnp.asarray(tau, Y.dtype)
 
     bound0 = 2.0 * tau * jnp.linalg.norm(rhs)  # ‖C_t‖ ≤ 2(t² + t)τ‖Y/n‖ on a convergent path
@@ -312,7 +312,7 @@ def omega_path_scan(K: Array, Y: Array, omegas: Array, filt: IterativeFilter, n_
       K_eval: (m, n) cross-Gram for evaluation on other inputs; None with ``Y_eval`` given
         evaluates on the training rows (Y_eval (n, d), w_eval (n,) e.g. held-out weights) from
         the training product itself.
-      tau: scalar or (Ω,) step sizes (default exact 1/σ_max per ω from one power iteration).
+      tau: scalar or (Ω,) step sizes (default 1/σ_max per ω from one Lanczos estimate of σ_max(K)).
       mask: (n,) training mask; masked rows act as absent and n = Σ mask.
 
     Returns:
@@ -328,7 +328,7 @@ def omega_path_scan(K: Array, Y: Array, omegas: Array, filt: IterativeFilter, n_
     om = omegas.astype(dtype)[None, :, None]
     rhs = jnp.broadcast_to((Y * m1[:, None] / nn)[:, None, :], (n, W, d))
     if tau is None:
-        lam_k = power_iteration(lambda v: m1[:, None] * (K @ (m1[:, None] * v)), (n, 1), dtype)
+        lam_k = max_eigenvalue(lambda v: m1[:, None] * (K @ (m1[:, None] * v)), (n, 1), dtype)
         tau = nn / (lam_k * (1.0 + (d - 1) * omegas.astype(dtype)))
     tau = jnp.broadcast_to(jnp.asarray(tau, dtype), (W,))
     tau3 = tau[None, :, None]
@@ -469,7 +469,7 @@ def _raise_omega_divergence(res: PathResult, K, omegas, d: int, n: int) -> None:
     """Raise DivergenceError naming the offending step and the stable bound (outside jit)."""
     bad = np.asarray(res.diverged)
     tau = np.broadcast_to(np.asarray(res.tau), bad.shape)
-    lam_k = float(power_iteration(lambda v: K @ v, (K.shape[0], 1), K.dtype))
+    lam_k = float(max_eigenvalue(lambda v: K @ v, (K.shape[0], 1), K.dtype))
     smax = lam_k * (1.0 + (d - 1) * np.asarray(omegas)) / n  # σ_max(K ⊗ A_ω / n), per ω
     smax = np.broadcast_to(smax, bad.shape)
     j = np.flatnonzero(bad.ravel())[0]

@@ -42,7 +42,7 @@ import numpy as np
 from ._checks import check_int
 from .errors import DivergenceError, ParameterError
 from .filters import IterativeFilter, get_filter
-from .operators import GramOperator, power_iteration
+from .operators import GramOperator, max_eigenvalue
 from .paths import mse_loss
 
 __all__ = [
@@ -104,7 +104,7 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
         return m * op.mv(m * C) / n
 
     if tau is None:
-        tau = 1.0 / power_iteration(matvec, Y.shape, dtype)
+        tau = 1.0 / max_eigenvalue(matvec, Y.shape, dtype)
     tau = jnp.asarray(tau, dtype)
     if Y_eval is not None and w_eval is None:
         w_eval = jnp.full((Y_eval.shape[0],), 1.0 / Y_eval.shape[0], dtype)
@@ -148,7 +148,7 @@ def iterative_path(op: GramOperator, Y, filt: Any = "nu_method", n_steps: int = 
       filt: an iterative filter or its name ('nu_method', 'landweber').
       n_steps: path length T ≥ 1.
       eval_op, Y_eval, w_eval: evaluation map and targets for per-step validation losses.
-      tau: step size; default 1/σ̂ (power iteration).
+      tau: step size; default 1/σ̂ (Lanczos estimate, :func:`~jaxmtl.operators.max_eigenvalue`).
       mask: (n,) boolean training mask (k-fold without reshaping).
       loss: ``loss(F, Y, w)``.
       check: raise :class:`DivergenceError` if the path diverged (else return the flag).

@@ -113,3 +113,25 @@ def test_bad_arguments():
         iterative_path(op, Y, "nu_method", 0)
     with pytest.raises(ParameterError, match="shape"):
         iterative_path(op, Y[:, :2], "nu_method", 5)
+
+
+def test_max_eigenvalue_is_a_tight_upper_bound():
+    """Lanczos σ̂ against eigvalsh: Gaussian Grams, a div/curl-free operator, a clustered top of
+    the spectrum, and spaces smaller than the number of steps (exhausted Krylov space)."""
+    from jaxmtl.operators import max_eigenvalue
+
+    rng = np.random.default_rng(3)
+    cases = []
+    for n in (3, 7, 60, 250):
+        X = rng.normal(size=(n, 2))
+        K = np.asarray(Gaussian(1.0)(X, X))
+        cases.append((lambda c, K=K: K @ c, (n, 1), np.linalg.eigvalsh(K).max()))
+        op = div_curl(X, 0.7, 0.3)
+        cases.append((op.mv, (n, 2), np.linalg.eigvalsh(np.asarray(op.as_matrix())).max()))
+    Qm, _ = np.linalg.qr(rng.normal(size=(200, 200)))
+    ev = np.r_[1.0, 1.0 - 1e-7, 1.0 - 2e-7, rng.random(197)]
+    G = (Qm * ev) @ Qm.T
+    cases.append((lambda c: G @ c, (200, 1), 1.0))
+    for mv, shape, true in cases:
+        est = float(max_eigenvalue(mv, shape, jnp.float64))
+        assert true <= est <= 1.05 * true, (shape, est, true)

@@ -127,16 +127,16 @@ def test_fits_are_bit_identical_on_cpu():
     np.testing.assert_array_equal(runs[0].predict(X), runs[1].predict(X))
 
 
-def test_power_iteration_is_deterministic_for_a_fixed_key():
+def test_max_eigenvalue_is_deterministic_for_a_fixed_key():
     import jax.numpy as jnp
 
-    from jaxmtl.operators import power_iteration
+    from jaxmtl.operators import max_eigenvalue
 
     K = jnp.asarray(np.random.default_rng(0).normal(size=(8, 8)))
     K = K @ K.T
     key = jax.random.PRNGKey(3)
-    a = power_iteration(lambda c: K @ c, (8, 1), K.dtype, key=key)
-    b = power_iteration(lambda c: K @ c, (8, 1), K.dtype, key=key)
+    a = max_eigenvalue(lambda c: K @ c, (8, 1), K.dtype, key=key)
+    b = max_eigenvalue(lambda c: K @ c, (8, 1), K.dtype, key=key)
     assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
 
 
