@@ -128,24 +128,38 @@ def bare_kc_seconds(n: int, d: int, dtype, repeats: int = 5) -> float:
     return t
 
 
+def reset_peak() -> int:
+    """Reset the peak resident set (Linux ``clear_refs``) and return the current one in kB."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:  # not Linux: the peak then counts from the process start
+        pass
+    return proc_status_kb("VmRSS")
+
+
 def timed(fn, repeats: int) -> dict:
     """Warm-up call (reported, not counted), then the median of ``repeats`` calls.
 
     ``fn`` must block until its result is ready and return it. With ``repeats == 0`` the
-    warm-up call is the only measurement (used for single ~minute-long LAPACK calls).
+    warm-up call is the only measurement (used for single ~minute-long LAPACK calls). The peak
+    resident set is reset first; ``rss_base_kb`` is the resident set then (data loaded, code
+    compiled), for :func:`worker_memory`.
     """
+    rss_base = reset_peak()
     start = time.perf_counter()
     out = fn()
     first = time.perf_counter() - start
     if repeats == 0:
-        return {"first_s": first, "median_s": first, "repeats": 1, "times": [first], "result": out}
+        return {"first_s": first, "median_s": first, "repeats": 1, "times": [first], "result": out,
+                "rss_base_kb": rss_base}
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - start)
     return {"first_s": first, "median_s": statistics.median(times), "repeats": repeats,
-            "times": times, "result": out}
+            "times": times, "result": out, "rss_base_kb": rss_base}
 
 
 def compile_seconds(jitted, *args, **kwargs) -> tuple[float, object]:
@@ -172,10 +186,12 @@ def isolated(script: str, task: dict, timeout: float = 900) -> dict:
 
 
 def worker_memory(base_kb: int, ref_bytes: float) -> dict:
-    """Peak resident set of this process against ``ref_bytes`` (K + data + outputs).
+    """Peak resident set of the measured calls against ``ref_bytes`` (the arrays the job needs).
 
-    ``base_kb`` is the resident set after imports, before any data; the increment
-    peak − base is what the benchmark allocated (JIT compilation included).
+    ``base_kb`` is :func:`timed`'s ``rss_base_kb``: the resident set when the peak was reset,
+    after the inputs were loaded and the code compiled, so peak − base is what the measured
+    calls allocated (the Gram matrices, factorisations, workspaces, outputs) without the JAX
+    runtime and compiler (~100–200 MB whatever the size).
     """
     peak = proc_status_kb("VmHWM")
     inc = (peak - base_kb) * 1024.0

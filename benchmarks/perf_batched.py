@@ -47,7 +47,7 @@ def worker(task):
     import jax.numpy as jnp
     import numpy as np
 
-    from _bench import compile_seconds, proc_status_kb, timed, worker_memory
+    from _bench import compile_seconds, timed, worker_memory
     from jaxmtl.filters import NuMethod
     from jaxmtl.kernels import Gaussian
     from jaxmtl.matrix_free import path_scan
@@ -57,7 +57,6 @@ def worker(task):
     from perf_vector_valued import make_data
 
     jnp.zeros(1).block_until_ready()
-    base = proc_status_kb("VmRSS")
     kind, n, B = task["kind"], task["n"], task["batch"]
     X, Y, Xv, Yv = (jnp.asarray(a) for a in make_data(n, D))
     grid = jnp.linspace(0.0, 1.0, B) if B > 1 else jnp.array([0.5])
@@ -105,8 +104,8 @@ def worker(task):
     losses = np.asarray(r["result"])
     out = {"kind": kind, "n": n, "batch": B, "compile_s": comp, "best_val_mse": float(np.nanmin(losses)),
            **{k: r[k] for k in ("first_s", "median_s", "repeats", "times")}}
-    ref = 8 * (n * n + (n + n // 4) * (5 + D) + B * STEPS + n * D)
-    out["memory"] = worker_memory(base, ref)
+    ref = 8 * (n * n + (n // 4) * n + (n + n // 4) * (5 + D) + B * STEPS + n * D)  # K, K_val, data, outputs
+    out["memory"] = worker_memory(r["rss_base_kb"], ref)
     return out
 
 

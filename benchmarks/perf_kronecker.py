@@ -3,7 +3,7 @@
 n = 500, 1000 and d = 10, 50 (``--quick``: n = 200, 400, d = 5, 10), Gaussian K, A = BBᵀ/d + 0.1·I
 (dense, non-diagonal). In a fresh subprocess each (time and peak resident set):
 
-* ``structured_solve`` — ours: ``separable_eigh(K, A)`` + ``filtered_coefficients`` (Tikhonov, one λ);
+* ``structured_solve`` — ours: ``separable_solve(K, A, Y, λ)`` (eigh of A, one n×n Cholesky per output direction; one λ);
 * ``structured_path``  — ours: ``separable_eigh`` + ``spectral_path`` over 30 λ, ``output='coefficients'``;
 * ``dense_cholesky``   — the nd×nd system (K ⊗ A + nλI) vec C = vec Y built with ``np.kron`` and
   solved by ``scipy.linalg.cho_factor/cho_solve`` (one λ); the dense path is 30 such solves,
@@ -53,14 +53,13 @@ def worker(task):
     import numpy as np
     import scipy.linalg as sl
 
-    from _bench import compile_seconds, proc_status_kb, timed, worker_memory
+    from _bench import compile_seconds, timed, worker_memory
     from jaxmtl.filters import Tikhonov
     from jaxmtl.kernels import Gaussian
-    from jaxmtl.operators import separable_eigh
-    from jaxmtl.paths import filtered_coefficients, spectral_path
+    from jaxmtl.operators import separable_eigh, separable_solve
+    from jaxmtl.paths import spectral_path
 
     jnp.zeros(1).block_until_ready()
-    base = proc_status_kb("VmRSS")
     method, n, d, repeats = task["method"], task["n"], task["d"], task["repeats"]
     X, Y, A = make_data(n, d)
     lams = np.logspace(-5, 0, N_LAMBDA)
@@ -69,7 +68,7 @@ def worker(task):
     if method.startswith("structured"):
         kern = Gaussian(jnp.asarray(SIGMA))
         if method == "structured_solve":
-            f = jax.jit(lambda X, Y, A, lam: filtered_coefficients(Tikhonov(), separable_eigh(kern(X, X), A), Y, lam))
+            f = jax.jit(lambda X, Y, A, lam: separable_solve(kern(X, X), A, Y, lam))
             args = (X, Y, A, LAM)
         else:
             n_out = N_LAMBDA * n * d
@@ -105,7 +104,7 @@ def worker(task):
         out["coef_norm"] = float(np.linalg.norm(C))
         out["coef_head"] = [float(v) for v in np.asarray(C).ravel()[:20]]
     ref = 8 * (n * n + d * d + n * (P_DIM + d) + n_out)
-    out["memory"] = worker_memory(base, ref)
+    out["memory"] = worker_memory(r["rss_base_kb"], ref)
     out["memory"]["ref_definition"] = "K (n×n) + A + X, Y + outputs (coefficients; 30×n×d for the path)"
     out["memory"]["nd_squared_mb"] = 8 * (n * d) ** 2 / 2**20
     return out

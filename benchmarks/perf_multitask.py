@@ -89,14 +89,13 @@ def worker(task):
     import numpy as np
     import scipy.linalg as sl
 
-    from _bench import compile_seconds, proc_status_kb, timed, worker_memory
+    from _bench import compile_seconds, timed, worker_memory
     from jaxmtl.filters import NuMethod
     from jaxmtl.kernels import Gaussian, knn_width
     from jaxmtl.matrix_free import path_scan
     from jaxmtl.structured import CommonSimilarityTaskOperator, task_block_index, task_blocks
 
     jnp.zeros(1).block_until_ready()
-    base = proc_status_kb("VmRSS")
     method, data = task["method"], task["data"]
     X, y, tasks = load(data)
     tr, va, te = split(tasks)
@@ -179,10 +178,9 @@ def worker(task):
     pred = (w * Kte + (1 - w) * np.where(tte[:, None] == ttr[None], Kte, 0.0)) @ C
     out["test_explained_variance"] = float(1 - np.mean((pred - yte) ** 2) / np.var(y[te]))
     nv = len(va)
-    ref = 8 * (N * N + X.size + y.size + N + len(omegas) * STEPS)
-    out["memory"] = worker_memory(base, ref)
-    out["memory"]["ref_definition"] = ("K (N_train²) + X, y + outputs; both methods also hold K∘S and the "
-                                       f"validation cross-Gram(s) ({8 * (N * N + 2 * nv * N) / 2**20:.0f} MB)")
+    ref = 8 * (N * N + nv * N + X.size + y.size + N + len(omegas) * STEPS)
+    out["memory"] = worker_memory(r["rss_base_kb"], ref)
+    out["memory"]["ref_definition"] = "K (N_train²) + validation cross-Gram (N_val × N_train) + X, y + outputs"
     return out
 
 

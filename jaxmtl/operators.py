@@ -31,6 +31,7 @@ __all__ = [
     "SeparableEigh",
     "separable_eigh",
     "max_eigenvalue",
+    "separable_solve",
 ]
 
 Array = jax.Array
@@ -70,6 +71,41 @@ def separable_eigh(K: Array, A: Array) -> SeparableEigh:
     s, U = jnp.linalg.eigh(K)
     a, V = jnp.linalg.eigh(A)
     return SeparableEigh(jnp.maximum(s, 0.0), U, jnp.maximum(a, 0.0), V)
+
+
+def separable_solve(K: Array, A: Array, Y: Array, lam) -> Array:
+    """Tikhonov coefficients for one λ: C with K C A + nλ C = Y, i.e. (K ⊗ A + nλI) vec C = vec Y.
+
+    Rotates the outputs onto the eigenvectors of A (A = V diag(a) Vᵀ, d × d) and solves one
+    n × n Cholesky system (a_j K + nλI) c̃_j = ỹ_j per output direction, one after another
+    (``lax.map``): d·n³/3 flops and two n × n matrices in memory, against ≈ 9n³ for the
+    eigendecomposition of K that a whole path needs — the faster route when only a few λ are
+    wanted and d is small. Same numbers as ``filtered_coefficients(Tikhonov(), separable_eigh(K,
+    A), Y, lam)`` (the normalisation of :mod:`jaxmtl.filters`: scikit-learn's alpha = nλ).
+
+    Args:
+      K: (n, n) symmetric PSD scalar Gram; A: (d, d) symmetric PSD output matrix.
+      Y: (n, d) outputs; lam: λ > 0 (a scalar; vmap over it for several).
+
+    Returns:
+      (n, d) coefficients.
+
+    Example:
+        >>> C = separable_solve(jnp.eye(3), jnp.eye(2), jnp.ones((3, 2)), 0.5)
+        >>> [round(float(v), 4) for v in C[0]]
+        [0.4, 0.4]
+    """
+    n = Y.shape[0]
+    a, V = jnp.linalg.eigh(A)
+    Yt = Y @ V
+    shift = n * lam * jnp.eye(n, dtype=K.dtype)
+
+    def one(args):
+        aj, yj = args
+        return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(aj * K + shift), yj)
+
+    Ct = jax.lax.map(one, (a, Yt.T)).T  # (n, d)
+    return Ct @ V.T
 
 
 class GramOperator(eqx.Module):

@@ -10,7 +10,7 @@ import pytest
 
 from _reference import dense_filter_coefficients, gaussian_gram, problem
 from jaxmtl.filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
-from jaxmtl.operators import DenseOperator, SeparableOperator, separable_eigh
+from jaxmtl.operators import DenseOperator, SeparableOperator, separable_eigh, separable_solve
 from jaxmtl.paths import filtered_coefficients, spectral_path
 
 
@@ -119,3 +119,18 @@ def test_tikhonov_matches_sklearn_kernel_ridge():
                       K_eval=jnp.asarray(Ke))[0]
     kr = sklearn.KernelRidge(alpha=n * lam, kernel="rbf", gamma=0.5).fit(X, Y)
     np.testing.assert_allclose(np.asarray(F), kr.predict(Xe), rtol=1e-8, atol=1e-10)
+
+
+def test_separable_solve_equals_the_nd_system_and_the_eigen_path():
+    rng = np.random.default_rng(5)
+    n, d, lam = 12, 4, 1e-2
+    X = rng.normal(size=(n, 2))
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 2)
+    B = rng.normal(size=(d, d))
+    A = B @ B.T / d + 0.1 * np.eye(d)  # dense, non-diagonal
+    Y = rng.normal(size=(n, d))
+    C = np.asarray(separable_solve(jnp.asarray(K), jnp.asarray(A), jnp.asarray(Y), lam))
+    dense = np.linalg.solve(np.kron(K, A) + n * lam * np.eye(n * d), Y.reshape(-1)).reshape(n, d)
+    np.testing.assert_allclose(C, dense, rtol=1e-9, atol=1e-12)
+    eig = separable_eigh(jnp.asarray(K), jnp.asarray(A))
+    np.testing.assert_allclose(C, filtered_coefficients(Tikhonov(), eig, jnp.asarray(Y), lam), rtol=1e-8, atol=1e-12)
