@@ -1,10 +1,11 @@
-"""Write the README's "Reproductions" section from the full results in benchmarks/results/.
+"""Write the README's "Reproductions" and "Performance" sections from benchmarks/results/.
 
 Each ``benchmarks/repro_<name>.py`` run writes ``benchmarks/results/repro_<name>.json`` with its
-side-by-side tables (ours beside the paper's) and the claims it checked. This script puts those
-tables, the claims and the command that regenerates them between the markers
-``<!-- reproductions:start -->`` and ``<!-- reproductions:end -->`` of README.md, so the README
-never quotes a figure that no run produced.
+side-by-side tables (ours beside the paper's) and the claims it checked; each
+``benchmarks/perf_<name>.py`` run writes ``perf_<name>.json`` with its rows and targets. This
+script puts the tables, the claims, the targets and the commands that regenerate them between the
+markers ``<!-- reproductions:start/end -->`` and ``<!-- performance:start/end -->`` of README.md,
+so the README never quotes a figure that no run produced.
 
 Usage: python scripts/readme_results.py [--check]   (--check: exit 1 if the README is stale)
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-START, END = "<!-- reproductions:start -->", "<!-- reproductions:end -->"
+PERF = ["perf_vector_valued", "perf_iterative", "perf_batched", "perf_kronecker", "perf_multitask"]
 ORDER = [("repro_school", "School data (seed 000 Table 1)"),
          ("repro_ida", "IDA benchmarks (seed 004 Table 2)"),
          ("repro_toy", "Multi-task vs vector-valued toy (seed 000 §7.1, Figures 2–4)"),
@@ -26,8 +27,8 @@ ORDER = [("repro_school", "School data (seed 000 Table 1)"),
          ("repro_mulan", "Mulan multi-target regression (aRRMSE, 10-fold CV)")]
 
 
-def section() -> str:
-    """The Markdown of the section (without the markers)."""
+def reproductions() -> str:
+    """The Markdown of the reproductions section (without the markers)."""
     parts = []
     for name, title in ORDER:
         path = RESULTS / f"{name}.json"
@@ -53,21 +54,81 @@ def section() -> str:
     return "\n".join(parts).strip() + "\n"
 
 
+def _fmt(v) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    return str(v)
+
+
+def performance() -> str:
+    """The Markdown of the performance section: machine, every target, the main table."""
+    parts = []
+    first = True
+    rows = []
+    for name in PERF:
+        path = RESULTS / f"{name}.json"
+        if not path.exists():
+            rows.append(f"| `{name}` | no full run recorded | | |")
+            continue
+        res = json.loads(path.read_text())
+        if first:
+            m = res["machine"]
+            v = res.get("versions", {})
+            parts.append(f"Machine of these figures: {m.get('cpu_model', m['processor'])}, {m['cpu_count']} cores, "
+                         f"{m.get('memory_total_kb', 0) / 2**20:.1f} GiB, {m['platform']}; JAX {m['jax']}, "
+                         f"NumPy {m['numpy']}" + (f", scikit-learn {v['sklearn']}" if v.get("sklearn") else "")
+                         + f"; {res.get('dtype', 'float64')}; {res.get('threads', 1)} BLAS/XLA thread per process. "
+                         "Ratios come from one run; absolute times are this machine's.\n")
+            first = False
+        for key, t in res["targets"].items():
+            if isinstance(t, dict):
+                met = t.get("met")
+                shown = {k: v for k, v in t.items() if k not in ("met", "note")}
+                rows.append(f"| `{name}`: {key} | " + ", ".join(f"{k} = {_fmt(v)}" for k, v in shown.items())
+                            + f" | {'**met**' if met else 'not met'} | {t.get('note', '')} |")
+            else:
+                rows.append(f"| `{name}`: {key} | {_fmt(t)} | {'**met**' if t is True else ('not met' if t is False else '—')} | |")
+    parts.append("| benchmark: target | measured | status | note |\n|---|---|---|---|\n" + "\n".join(rows) + "\n")
+    path = RESULTS / "perf_vector_valued.json"
+    if path.exists():
+        res = json.loads(path.read_text())
+        cols = ["n", "method", "median_s", "compile_s", "best_val_mse", "speedup_vs_sklearn", "kc_equivalents",
+                "peak_alloc_mb", "alloc_over_ref"]
+        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for r in res["rows"]:
+            if "median_s" in r:
+                lines.append("| " + " | ".join(_fmt(r.get(c, "")) for c in cols) + " |")
+        parts.append("Vector-valued regression, Gaussian kernel, d = 10, A = I, 30 λ / 150 ν-method / 1000 "
+                     "Landweber steps, validation n/4 (`python benchmarks/perf_vector_valued.py`; "
+                     "`kc_equivalents` = time / one bare K @ C; `alloc_over_ref` = peak allocation of the "
+                     "measured calls / bytes of K, K_val, data and outputs):\n\n" + "\n".join(lines) + "\n")
+    parts.append("Commands: " + ", ".join(f"`python benchmarks/{n}.py`" for n in PERF)
+                 + " (each takes `--quick`). Details and analysis: `docs/performance.md`.")
+    return "\n".join(parts).strip() + "\n"
+
+
+SECTIONS = {"reproductions": reproductions, "performance": performance}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if README.md is not up to date")
     args = parser.parse_args(argv)
-    readme = (ROOT / "README.md").read_text()
-    if START not in readme or END not in readme:
-        print(f"README.md lacks the markers {START} / {END}", file=sys.stderr)
-        return 1
-    head, rest = readme.split(START, 1)
-    _, tail = rest.split(END, 1)
-    new = head + START + "\n" + section() + END + tail
+    readme = old = (ROOT / "README.md").read_text()
+    for name, render in SECTIONS.items():
+        start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+        if start not in readme or end not in readme:
+            print(f"README.md lacks the markers {start} / {end}", file=sys.stderr)
+            return 1
+        head, rest = readme.split(start, 1)
+        _, tail = rest.split(end, 1)
+        readme = head + start + "\n" + render() + end + tail
     if args.check:
-        return 0 if new == readme else 1
-    (ROOT / "README.md").write_text(new)
-    print("README.md: reproductions section written")
+        return 0 if readme == old else 1
+    (ROOT / "README.md").write_text(readme)
+    print("README.md: reproductions and performance sections written")
     return 0
 
 
