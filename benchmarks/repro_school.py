@@ -119,6 +119,7 @@ def main():
     secs = {k: [] for k in ("nu_method", "landweber", "tikhonov")}
     compile_s = {}
     meta = {"width": [], "n_train": []}
+    paths = {}
     jo = jnp.asarray(OMEGAS)
     for r in range(reps):
         tr, va, te = split(tasks, np.random.default_rng(r))
@@ -147,6 +148,8 @@ def main():
             io = int(np.argmin(np.asarray(res.losses).min(axis=1)))
             ev[name].append(explained_variance(Kt, KSt, OMEGAS[io], res.best_coef[io], ym, y[te]))
             sel[name].append((float(OMEGAS[io]), int(res.best_step[io])))
+            if r == 0:  # validation MSE along the path, every ω (the regularization path figure)
+                paths[name] = np.asarray(res.losses)
             if name == "nu_method":
                 ev["independent"].append(explained_variance(Kt, KSt, 0.0, res.best_coef[0], ym, y[te]))
                 ev["pooled"].append(explained_variance(Kt, KSt, 1.0, res.best_coef[-1], ym, y[te]))
@@ -210,7 +213,26 @@ def main():
                    "landweber_max_steps": T_lw, "repetitions": reps, "landweber_tikhonov_repetitions": slow_reps,
                    "tikhonov_lambdas": "30 geometric in [1e-5, 1e-2]", "tikhonov_omegas": tik_omegas.tolist(),
                    "schools": "first 40 (quick)" if quick else "all 139"},
-                  {"split_rng": "repetition index"}, ours, claims, [t1])
+                  {"split_rng": "repetition index"}, ours, claims, [t1], {"figures": plot_paths(paths, quick)})
+
+
+def plot_paths(paths: dict, quick: bool) -> list[str]:
+    """Validation MSE against the step for every ω (first repetition), ν-method beside Landweber."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    fig, axes = plt.subplots(1, len(paths), figsize=(5.5 * len(paths), 4), sharey=True)
+    for ax, (name, losses) in zip(np.atleast_1d(axes), paths.items()):
+        for w, curve in zip(OMEGAS, losses):
+            ax.semilogx(np.arange(1, len(curve) + 1), curve, color=plt.cm.viridis(w), label=f"ω = {w:.1f}")
+        ax.set_title(f"{name}: validation MSE along the path"); ax.set_xlabel("step t")
+    np.atleast_1d(axes)[0].set_ylabel("validation MSE (centred y)")
+    np.atleast_1d(axes)[-1].legend(fontsize=6, ncol=2)
+    return [_repro.savefig(fig, f"repro_school_path{'_quick' if quick else ''}.png")]
 
 
 if __name__ == "__main__":
