@@ -17,8 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
-ROOT = RESULTS.parent.parent
+ROOT = Path(__file__).resolve().parents[1]
+# results/ beside the scripts; JAXMTL_RESULTS_DIR redirects them (the tests write to a temporary folder)
+RESULTS = Path(os.environ.get("JAXMTL_RESULTS_DIR", ROOT / "benchmarks" / "results"))
 if str(ROOT) not in sys.path:  # run from a checkout without installing
     sys.path.insert(0, str(ROOT))
 REQUIRED_KEYS = ("name", "mode", "paper", "protocol", "seeds", "ours", "claims", "versions", "machine",
@@ -135,7 +136,7 @@ def finish(name: str, args, start: float, paper: dict, protocol: dict, seeds, ou
         print()
     print("claims:")
     print(claims.report())
-    print(f"\nwrote {path.relative_to(RESULTS.parent.parent)} ({payload['elapsed_s']:.1f} s)")
+    print(f"\nwrote {_shown(path)} ({payload['elapsed_s']:.1f} s)")
     if claims.failed:
         print(f"{len(claims.failed)} claim(s) FAILED", file=sys.stderr)
         sys.exit(1)
@@ -158,4 +159,10 @@ def savefig(fig, name: str) -> str:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / name
     fig.savefig(path, dpi=90, bbox_inches="tight")
-    return str(path.relative_to(RESULTS.parent.parent))
+    return _shown(path)
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when inside it."""
+    path = path.resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)

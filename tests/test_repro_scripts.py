@@ -21,12 +21,13 @@ pytestmark = pytest.mark.skipif(os.environ.get("JAXMTL_SKIP_REPRO") == "1", reas
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
-def test_quick_run_writes_json(name):
+def test_quick_run_writes_json(name, tmp_path):
+    env = {**os.environ, "JAXMTL_RESULTS_DIR": str(tmp_path), "MPLBACKEND": "Agg"}
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--quick"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "claims:" in proc.stdout and "|" in proc.stdout  # the side-by-side table was printed
-    payload = json.loads((ROOT / "benchmarks" / "results" / f"{name}_quick.json").read_text())
+    payload = json.loads((tmp_path / f"{name}_quick.json").read_text())
     for key in KEYS:
         assert key in payload, key
     assert payload["name"] == name and payload["mode"] == "quick"
