@@ -26,8 +26,6 @@ Run: ``python benchmarks/perf_multitask.py [--quick]``.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -36,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from _bench import set_threads  # noqa: E402
+from _bench import parse_args, set_threads  # noqa: E402
 
 THREADS = set_threads()  # before numpy / jax: one BLAS/XLA thread per process by default
 
@@ -185,15 +183,8 @@ def worker(task):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--threads", type=int, default=1, help="BLAS/XLA threads per process (0: library default)")
-    args = parser.parse_args(argv)
-    if args.worker:
-        from _bench import emit
-
-        emit(worker(json.loads(args.worker)))
+    args = parse_args(__doc__, worker, argv)
+    if args is None:  # worker mode
         return
     import jax
     import numpy as np

@@ -198,6 +198,15 @@ def _kernels(p):
                          Polynomial(2), Matern(1.5, 2.0), SobolevSpline(), "rbf", 3]
 
 
+def _draw(rng, choices):
+    """Small, fast settings with each option replaced by a (possibly bad) value with chance 1/4."""
+    params = {"n_steps": 8, "n_folds": 2}
+    for name, values in choices.items():
+        if rng.random() < 0.25:
+            params[name] = _pick(rng, values)
+    return params
+
+
 def _spectral_params(rng, d, n):
     """Random (often valid) constructor arguments of VectorValuedRegressor."""
     from jaxmtl import NuMethod, Tikhonov
@@ -220,11 +229,7 @@ def _spectral_params(rng, d, n):
         "fit_intercept": [True] * 4 + [False, "no", None],
         "random_state": [0] * 4 + [1, None, -1, "a", 1.5],
     }
-    params = {"n_steps": 8, "n_folds": 2}
-    for name, values in choices.items():
-        if rng.random() < 0.25:
-            params[name] = _pick(rng, values)
-    return params
+    return _draw(rng, choices)
 
 
 def _fuzz_vector_valued(rng, tally):
@@ -336,11 +341,7 @@ def _matrix_free_params(rng, n, extra):
         "random_state": [0] * 4 + [None, -1, "a"],
         **extra,
     }
-    params = {"n_steps": 8, "n_folds": 2}
-    for name, values in choices.items():
-        if rng.random() < 0.25:
-            params[name] = _pick(rng, values)
-    return params
+    return _draw(rng, choices)
 
 
 def _fuzz_multitask(rng, tally):
