@@ -144,7 +144,7 @@ def main(argv=None):
     eig = by[("eigen_omega", big, 11)]["ratio_to_one_path"]
     targets = {"omega11_le_3x_one_path": {"n": big, "ratio": ratio, "met": bool(ratio <= 3),
                                           "bare_product_ratio_11d_over_d": by[("omega", big, 11)]["kc_floor_ratio"],
-                                          "note": "matrix-free ν path vmapped over ω (11·d columns per product)"},
+                                          "note": "matrix-free ν path, stacked ω (11·d columns per product)"},
                "eigen_omega11_le_3x_one_path": {"n": big, "ratio": eig, "met": bool(eig <= 3),
                                                 "note": "eigen path: one eigh of K shared by every ω"}}
     cols = ["n", "kind", "batch", "median_s", "compile_s", "ratio_to_one_path", "kc_floor_ratio", "best_val_mse",

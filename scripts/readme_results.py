@@ -7,7 +7,9 @@ script puts the tables, the claims, the targets and the commands that regenerate
 markers ``<!-- reproductions:start/end -->`` and ``<!-- performance:start/end -->`` of README.md,
 so the README never quotes a figure that no run produced.
 
-Usage: python scripts/readme_results.py [--check]   (--check: exit 1 if the README is stale)
+It also writes every benchmark's rows into docs/performance.md (``<!-- perf-tables:start/end -->``).
+
+Usage: python scripts/readme_results.py [--check]   (--check: exit 1 if a section is stale)
 """
 
 from __future__ import annotations
@@ -104,32 +106,73 @@ def performance() -> str:
                      "Landweber steps, validation n/4 (`python benchmarks/perf_vector_valued.py`; "
                      "`kc_equivalents` = time / one bare K @ C; `alloc_over_ref` = peak allocation of the "
                      "measured calls / bytes of K, K_val, data and outputs):\n\n" + "\n".join(lines) + "\n")
+        slopes = ", ".join(f"{m} {v:.2f}" for m, v in res.get("slopes", {}).items() if v == v)
+        parts.append(f"Fitted log–log slopes of time against n: {slopes}.\n")
+        if res.get("plot"):
+            parts.append(f"![time against n](benchmarks/results/{res['plot']})\n")
     parts.append("Commands: " + ", ".join(f"`python benchmarks/{n}.py`" for n in PERF)
                  + " (each takes `--quick`). Details and analysis: `docs/performance.md`.")
     return "\n".join(parts).strip() + "\n"
 
 
-SECTIONS = {"reproductions": reproductions, "performance": performance}
+TABLE_COLUMNS = {
+    "perf_iterative": ["n", "K@C_ms", "scan_step_ms", "step_over_K@C", "python_loop_step_ms", "numpy_step_ms",
+                       "omega11_over_one_path", "omega11_stacked_over_one_path", "K@C11_over_K@C", "field_mv_ms",
+                       "field_mv_over_K@C"],
+    "perf_batched": ["n", "kind", "batch", "median_s", "compile_s", "ratio_to_one_path", "kc_floor_ratio",
+                     "best_val_mse", "peak_alloc_mb", "alloc_over_ref"],
+    "perf_kronecker": ["n", "d", "method", "median_s", "compile_s", "speedup_vs_dense", "rel_residual",
+                       "peak_alloc_mb", "alloc_over_ref", "nd_squared_mb", "skipped"],
+    "perf_multitask": ["data", "method", "n_train", "median_s", "compile_s", "speedup_vs_tikhonov", "best_omega",
+                       "best_steps", "best_lambda", "test_explained_variance", "peak_alloc_mb", "alloc_over_ref",
+                       "extrapolated"],
+}
+
+
+def benchmark_tables() -> str:
+    """Every perf benchmark's rows (docs/performance.md), with the limits measured in the same run."""
+    parts = []
+    for name, cols in TABLE_COLUMNS.items():
+        path = RESULTS / f"{name}.json"
+        parts.append(f"#### `{name}`\n")
+        if not path.exists():
+            parts.append(f"No full run recorded yet: `python benchmarks/{name}.py`.\n")
+            continue
+        res = json.loads(path.read_text())
+        limits = res.get("limits") or {"gemm_gflops": res.get("gemm_gflops")}
+        parts.append(f"`python benchmarks/{name}.py`; limits measured in the same run: "
+                     + json.dumps(limits, default=_fmt)[:400] + "\n")
+        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for r in res["rows"]:
+            lines.append("| " + " | ".join(_fmt(r.get(c, "")) if r.get(c) is not None else "" for c in cols) + " |")
+        parts.append("\n".join(lines) + "\n")
+    return "\n".join(parts).strip() + "\n"
+
+
+SECTIONS = {"README.md": {"reproductions": reproductions, "performance": performance},
+            "docs/performance.md": {"perf-tables": benchmark_tables}}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is not up to date")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a generated section is not up to date")
     args = parser.parse_args(argv)
-    readme = old = (ROOT / "README.md").read_text()
-    for name, render in SECTIONS.items():
-        start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-        if start not in readme or end not in readme:
-            print(f"README.md lacks the markers {start} / {end}", file=sys.stderr)
-            return 1
-        head, rest = readme.split(start, 1)
-        _, tail = rest.split(end, 1)
-        readme = head + start + "\n" + render() + end + tail
-    if args.check:
-        return 0 if readme == old else 1
-    (ROOT / "README.md").write_text(readme)
-    print("README.md: reproductions and performance sections written")
-    return 0
+    stale = False
+    for doc, sections in SECTIONS.items():
+        text = old = (ROOT / doc).read_text()
+        for name, render in sections.items():
+            start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+            if start not in text or end not in text:
+                print(f"{doc} lacks the markers {start} / {end}", file=sys.stderr)
+                return 1
+            head, rest = text.split(start, 1)
+            _, tail = rest.split(end, 1)
+            text = head + start + "\n" + render() + end + tail
+        stale |= text != old
+        if not args.check:
+            (ROOT / doc).write_text(text)
+            print(f"{doc}: generated sections written")
+    return 1 if (args.check and stale) else 0
 
 
 if __name__ == "__main__":
