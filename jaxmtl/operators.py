@@ -73,15 +73,19 @@ def separable_eigh(K: Array, A: Array) -> SeparableEigh:
     return SeparableEigh(jnp.maximum(s, 0.0), U, jnp.maximum(a, 0.0), V)
 
 
+CHOLESKY_MAX_OUTPUTS = 16  # above this many outputs one eigh of K is cheaper than d Cholesky solves
+
+
 def separable_solve(K: Array, A: Array, Y: Array, lam) -> Array:
     """Tikhonov coefficients for one λ: C with K C A + nλ C = Y, i.e. (K ⊗ A + nλI) vec C = vec Y.
 
-    Rotates the outputs onto the eigenvectors of A (A = V diag(a) Vᵀ, d × d) and solves one
-    n × n Cholesky system (a_j K + nλI) c̃_j = ỹ_j per output direction, one after another
-    (``lax.map``): d·n³/3 flops and two n × n matrices in memory, against ≈ 9n³ for the
-    eigendecomposition of K that a whole path needs — the faster route when only a few λ are
-    wanted and d is small. Same numbers as ``filtered_coefficients(Tikhonov(), separable_eigh(K,
-    A), Y, lam)`` (the normalisation of :mod:`jaxmtl.filters`: scikit-learn's alpha = nλ).
+    Rotates the outputs onto the eigenvectors of A (A = V diag(a) Vᵀ, d × d). For d ≤
+    ``CHOLESKY_MAX_OUTPUTS`` it then solves one n × n Cholesky system (a_j K + nλI) c̃_j = ỹ_j per
+    output direction, one after another (``lax.map``): d·n³/3 flops and two n × n matrices in
+    memory; for more outputs one eigendecomposition of K (≈ 9n³ flops, shared by every direction)
+    is cheaper. Never forms the nd × nd matrix. Same numbers as ``filtered_coefficients(Tikhonov(),
+    separable_eigh(K, A), Y, lam)`` (the normalisation of :mod:`jaxmtl.filters`: scikit-learn's
+    alpha = nλ).
 
     Args:
       K: (n, n) symmetric PSD scalar Gram; A: (d, d) symmetric PSD output matrix.
@@ -95,9 +99,12 @@ def separable_solve(K: Array, A: Array, Y: Array, lam) -> Array:
         >>> [round(float(v), 4) for v in C[0]]
         [0.4, 0.4]
     """
-    n = Y.shape[0]
+    n, d = Y.shape
     a, V = jnp.linalg.eigh(A)
     Yt = Y @ V
+    if d > CHOLESKY_MAX_OUTPUTS:
+        s, U = jnp.linalg.eigh(K)
+        return U @ ((U.T @ Yt) / (s[:, None] * a[None, :] + n * lam)) @ V.T
     shift = n * lam * jnp.eye(n, dtype=K.dtype)
 
     def one(args):

@@ -123,14 +123,16 @@ def test_tikhonov_matches_sklearn_kernel_ridge():
 
 def test_separable_solve_equals_the_nd_system_and_the_eigen_path():
     rng = np.random.default_rng(5)
-    n, d, lam = 12, 4, 1e-2
+    n, lam = 12, 1e-2
     X = rng.normal(size=(n, 2))
     K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 2)
-    B = rng.normal(size=(d, d))
-    A = B @ B.T / d + 0.1 * np.eye(d)  # dense, non-diagonal
-    Y = rng.normal(size=(n, d))
-    C = np.asarray(separable_solve(jnp.asarray(K), jnp.asarray(A), jnp.asarray(Y), lam))
-    dense = np.linalg.solve(np.kron(K, A) + n * lam * np.eye(n * d), Y.reshape(-1)).reshape(n, d)
-    np.testing.assert_allclose(C, dense, rtol=1e-9, atol=1e-12)
-    eig = separable_eigh(jnp.asarray(K), jnp.asarray(A))
-    np.testing.assert_allclose(C, filtered_coefficients(Tikhonov(), eig, jnp.asarray(Y), lam), rtol=1e-8, atol=1e-12)
+    for d in (4, 20):  # the Cholesky route and the eigen route (d > CHOLESKY_MAX_OUTPUTS)
+        B = rng.normal(size=(d, d))
+        A = B @ B.T / d + 0.1 * np.eye(d)  # dense, non-diagonal
+        Y = rng.normal(size=(n, d))
+        C = np.asarray(separable_solve(jnp.asarray(K), jnp.asarray(A), jnp.asarray(Y), lam))
+        dense = np.linalg.solve(np.kron(K, A) + n * lam * np.eye(n * d), Y.reshape(-1)).reshape(n, d)
+        np.testing.assert_allclose(C, dense, rtol=1e-8, atol=1e-11)
+        eig = separable_eigh(jnp.asarray(K), jnp.asarray(A))
+        np.testing.assert_allclose(C, filtered_coefficients(Tikhonov(), eig, jnp.asarray(Y), lam), rtol=1e-8,
+                                   atol=1e-11)
