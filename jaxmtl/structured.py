@@ -152,9 +152,12 @@ def task_blocks(K, row_index, col_index) -> TaskBlocks:
         [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]
     """
     K = jnp.asarray(K)
-    Kp = jnp.pad(K, ((0, 1), (0, 1)))  # padded ids read the zero row / column
+    m, n = K.shape
     ri, ci = jnp.asarray(row_index), jnp.asarray(col_index)
-    return TaskBlocks(Kp[ri[:, :, None], ci[:, None, :]], ri, ci, int(K.shape[0]))
+    # gather with clipped ids and zero the padding (padding K itself would copy all of it)
+    valid = (ri < m)[:, :, None] & (ci < n)[:, None, :]
+    blocks = K[jnp.minimum(ri, m - 1)[:, :, None], jnp.minimum(ci, n - 1)[:, None, :]]
+    return TaskBlocks(jnp.where(valid, blocks, 0.0), ri, ci, int(m))
 
 
 class CommonSimilarityTaskOperator(GramOperator):
