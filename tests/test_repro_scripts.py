@@ -37,3 +37,10 @@ def test_quick_run_writes_json(name, tmp_path):
     statuses = {c["status"] for c in payload["claims"]}
     assert statuses <= {"pass", "skipped (quick)"}, payload["claims"]
     assert any(c["status"] == "pass" for c in payload["claims"])
+
+
+def test_readme_and_performance_tables_match_the_recorded_results():
+    """README.md and docs/performance.md quote exactly what benchmarks/results/*.json hold."""
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "readme_results.py"), "--check"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, "stale: run python scripts/readme_results.py\n" + proc.stderr
