@@ -24,6 +24,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from .errors import ShapeError
+
 __all__ = [
     "GramOperator",
     "SeparableOperator",
@@ -99,7 +101,10 @@ def separable_solve(K: Array, A: Array, Y: Array, lam) -> Array:
         >>> [round(float(v), 4) for v in C[0]]
         [0.4, 0.4]
     """
-    n, d = Y.shape
+    n, d = Y.shape  # shapes are static under jit: checked at trace time
+    if K.shape != (n, n) or A.shape != (d, d):
+        raise ShapeError(f"separable_solve needs K ({n}, {n}) and A ({d}, {d}) for Y of shape {Y.shape}; "
+                         f"received K {K.shape} and A {A.shape}.")
     a, V = jnp.linalg.eigh(A)
     Yt = Y @ V
     if d > CHOLESKY_MAX_OUTPUTS:

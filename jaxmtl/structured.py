@@ -117,23 +117,34 @@ def task_block_index(row_tasks, col_tasks) -> tuple[np.ndarray, np.ndarray]:
     """Padded per-task row and column ids for :func:`task_blocks` (plain NumPy, before tracing).
 
     Args:
-      row_tasks: (m,) integer task codes of the rows; col_tasks: (N,) of the columns.
+      row_tasks: (m,) task ids of the rows; col_tasks: (N,) of the columns (any comparable ids,
+        e.g. the integer codes of :func:`check_tasks`).
 
     Returns:
-      (row_index (T, r), col_index (T, c)) over the tasks present in either; padding m and N.
+      (row_index (T, r), col_index (T, c)) over the T tasks present in either, each task's ids in
+      increasing order; padding m and N.
+
+    Example:
+        >>> ri, ci = task_block_index(np.array([1, 0, 1]), np.array([0, 1]))
+        >>> ri.tolist(), ci.tolist()
+        ([[1, 3], [0, 2]], [[0], [1]])
     """
     rt, ct = np.asarray(row_tasks), np.asarray(col_tasks)
-    tasks = np.union1d(rt, ct)
-    rows = [np.flatnonzero(rt == t) for t in tasks]
-    cols = [np.flatnonzero(ct == t) for t in tasks]
-    r = max(1, max(len(v) for v in rows))
-    c = max(1, max(len(v) for v in cols))
-    row_index = np.full((len(tasks), r), len(rt), np.int32)
-    col_index = np.full((len(tasks), c), len(ct), np.int32)
-    for k, (a, b) in enumerate(zip(rows, cols)):
-        row_index[k, :len(a)] = a
-        col_index[k, :len(b)] = b
-    return row_index, col_index
+    for name, t in (("row_tasks", rt), ("col_tasks", ct)):
+        if t.ndim != 1 or t.size == 0:
+            raise ShapeError(f"{name} must be a non-empty 1-D array of task ids; received shape {t.shape}.")
+    _, codes = np.unique(np.concatenate([rt, ct]), return_inverse=True)
+    T = int(codes.max()) + 1
+
+    def padded(c, fill):  # (T, max count) ids of each task, stable order, padded with ``fill``
+        counts = np.bincount(c, minlength=T)
+        order = np.argsort(c, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        out = np.full((T, max(1, int(counts.max()))), fill, np.int32)
+        out[c[order], np.arange(len(c)) - starts[c[order]]] = order
+        return out
+
+    return padded(codes[:len(rt)], len(rt)), padded(codes[len(rt):], len(ct))
 
 
 def blocks_pay_off(row_index, col_index, m: int, n: int) -> bool:

@@ -29,16 +29,23 @@ ORDER = [("repro_school", "School data (seed 000 Table 1)"),
          ("repro_mulan", "Mulan multi-target regression (aRRMSE, 10-fold CV)")]
 
 
+def _result(name: str, parts: list[str]) -> dict | None:
+    """``results/<name>.json``, or None after noting in ``parts`` that no full run is recorded."""
+    path = RESULTS / f"{name}.json"
+    if not path.exists():
+        parts.append(f"No full run recorded yet: `python benchmarks/{name}.py`.\n")
+        return None
+    return json.loads(path.read_text())
+
+
 def reproductions() -> str:
     """The Markdown of the reproductions section (without the markers)."""
     parts = []
     for name, title in ORDER:
-        path = RESULTS / f"{name}.json"
         parts.append(f"### {title}\n")
-        if not path.exists():
-            parts.append(f"No full run recorded yet: `python benchmarks/{name}.py`.\n")
+        res = _result(name, parts)
+        if res is None:
             continue
-        res = json.loads(path.read_text())
         cpu = res.get("machine", {}).get("cpu_model", "CPU")
         parts.append(f"`{res['command']}` — {res['elapsed_s'] / 60:.1f} min on {res['machine']['cpu_count']} cores "
                      f"({cpu}), float64. Results: `benchmarks/results/{name}.json`.\n")
@@ -133,12 +140,10 @@ def benchmark_tables() -> str:
     """Every perf benchmark's rows (docs/performance.md), with the limits measured in the same run."""
     parts = []
     for name, cols in TABLE_COLUMNS.items():
-        path = RESULTS / f"{name}.json"
         parts.append(f"#### `{name}`\n")
-        if not path.exists():
-            parts.append(f"No full run recorded yet: `python benchmarks/{name}.py`.\n")
+        res = _result(name, parts)
+        if res is None:
             continue
-        res = json.loads(path.read_text())
         limits = res.get("limits") or {"gemm_gflops": res.get("gemm_gflops")}
         parts.append(f"`python benchmarks/{name}.py`; limits measured in the same run: "
                      + json.dumps(limits, default=_fmt)[:400] + "\n")

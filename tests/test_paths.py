@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from _reference import dense_filter_coefficients, gaussian_gram, problem
+from jaxmtl.errors import ShapeError
 from jaxmtl.filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
 from jaxmtl.operators import DenseOperator, SeparableOperator, separable_eigh, separable_solve
 from jaxmtl.paths import filtered_coefficients, spectral_path
@@ -136,3 +137,5 @@ def test_separable_solve_equals_the_nd_system_and_the_eigen_path():
         eig = separable_eigh(jnp.asarray(K), jnp.asarray(A))
         np.testing.assert_allclose(C, filtered_coefficients(Tikhonov(), eig, jnp.asarray(Y), lam), rtol=1e-8,
                                    atol=1e-11)
+    with pytest.raises(ShapeError, match="K \\(12, 12\\) and A \\(3, 3\\)"):
+        separable_solve(jnp.asarray(K), jnp.eye(4), jnp.ones((n, 3)), lam)

@@ -62,6 +62,15 @@ def test_task_blocks_equal_the_masked_cross_gram():
     np.testing.assert_allclose(blocks @ jnp.asarray(C), ref, atol=1e-12)
     scaled = jax.vmap(lambda a: blocks @ (a * jnp.asarray(C)))(jnp.array([1.0, 2.0]))
     np.testing.assert_allclose(scaled[1], 2 * ref, atol=1e-12)
+    # the ids of each task, padded with m / N (explicit loop reference)
+    for t, (r, c) in enumerate(zip(ri, ci)):
+        task = np.union1d(rows, cols)[t]
+        np.testing.assert_array_equal(r[r < len(rows)], np.flatnonzero(rows == task))
+        np.testing.assert_array_equal(c[c < len(cols)], np.flatnonzero(cols == task))
+    with pytest.raises(ShapeError, match="row_tasks must be a non-empty 1-D"):
+        task_block_index(rows[:, None], cols)
+    with pytest.raises(ShapeError, match="col_tasks"):
+        task_block_index(rows, np.array([], int))
 
 
 def test_bad_task_inputs():
