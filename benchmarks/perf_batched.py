@@ -7,7 +7,7 @@ Each batch is ONE compiled call (compile time reported apart, median of 3 after 
 each in a fresh subprocess (peak resident set):
 
 * ``omega``  — matrix-free over K ⊗ A_ω, A_ω = ω11ᵀ+(1−ω)I, with the stacked ω path
-  (:func:`jaxmtl.iterative.omega_path_scan`): the Gram K is shared, so the batch is the columns
+  (:func:`jaxmtl.paths.omega_path_scan`): the Gram K is shared, so the batch is the columns
   of ONE product K @ [C₁ … C_B] per step (B·d columns), and of one validation product;
 * ``width``  — the same over B Gaussian widths; each width has its own Gram, so the batch is a
   ``lax.map`` (one Gram in memory at a time) and costs B paths — no product can be shared;
@@ -49,11 +49,11 @@ def worker(task):
 
     from _bench import compile_seconds, timed, worker_memory
     from jaxmtl.filters import NuMethod
-    from jaxmtl.iterative import omega_path_scan
+    from jaxmtl.paths import omega_path_scan
     from jaxmtl.kernels import Gaussian
-    from jaxmtl.matrix_free import path_scan
+    from jaxmtl.paths import path_scan
     from jaxmtl.operators import SeparableOperator, separable_eigh
-    from jaxmtl.outputs import common_similarity_eigh
+    from jaxmtl.kernels.outputs import common_similarity_eigh
     from jaxmtl.paths import spectral_path
     from perf_vector_valued import make_data
 

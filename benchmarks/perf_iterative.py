@@ -2,13 +2,13 @@
 
 For n = 2000, 4000, 8000 and d = 10 outputs (``--quick``: 500, 1000) this measures, in one run:
 the machine's square-GEMM throughput, one bare ``K @ C`` (n×n by n×d), a 200-step ν-method path
-as one ``lax.scan`` (:func:`jaxmtl.matrix_free.path_scan`), the same recurrence as a Python loop
+as one ``lax.scan`` (:func:`jaxmtl.paths.path_scan`), the same recurrence as a Python loop
 of jitted steps and as NumPy, and a batch of 11 ω values of the common-similarity family in one
 call — both as ``jax.vmap`` of the generic path and as the stacked path of
-:func:`jaxmtl.iterative.omega_path_scan` (one ``K @ C`` with 11·d columns per step) — beside the
+:func:`jaxmtl.paths.omega_path_scan` (one ``K @ C`` with 11·d columns per step) — beside the
 ratio of one product with 11·d columns to one with d (the floor of any batched sweep on this
 machine). It also times one product of the Gaussian div/curl-free operator
-(:class:`jaxmtl.fields.DivCurlOperator`, p = 2: one GEMM with p² + 3p + 1 = 11 columns) against
+(:class:`jaxmtl.operators.DivCurlOperator`, p = 2: one GEMM with p² + 3p + 1 = 11 columns) against
 the bare ``K @ C``. Targets: per-step time ≤ 1.5× one ``K @ C``; 11 ω ≤ 3× one path.
 
 Run: ``python benchmarks/perf_iterative.py [--quick] [--float32]``.
@@ -39,11 +39,11 @@ def main(argv=None) -> dict:
 
     from _bench import first_call_time, median_time, table, write
     from jaxmtl.filters import NuMethod
-    from jaxmtl.iterative import omega_path_scan
-    from jaxmtl.matrix_free import path_scan
+    from jaxmtl.paths import omega_path_scan
+    from jaxmtl.paths import path_scan
     from jaxmtl.operators import SeparableOperator, max_eigenvalue
-    from jaxmtl.fields import div_curl
-    from jaxmtl.outputs import common_similarity
+    from jaxmtl.operators import div_curl
+    from jaxmtl.kernels.outputs import common_similarity
 
     dtype = np.float32 if args.float32 else np.float64
     sizes = [500, 1000] if args.quick else [2000, 4000, 8000]

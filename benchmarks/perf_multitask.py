@@ -5,9 +5,9 @@ Protocol: per task 20% training / 20% validation / 20% test, Gaussian width from
 nearest neighbours, ω ∈ {0, 0.1, …, 1}, selection on the validation set, explained variance
 1 − MSE/Var(y) on the test set (the training mean of y subtracted).
 
-* ``nu_method`` — ours: :class:`jaxmtl.structured.CommonSimilarityTaskOperator` (Q_ω C = ωKC +
-  (1−ω)(K∘S)C; K∘S stored once as per-task blocks, :class:`jaxmtl.structured.TaskBlocks`,
-  shared by every ω) and :func:`jaxmtl.matrix_free.path_scan`, 150
+* ``nu_method`` — ours: :class:`jaxmtl.operators.CommonSimilarityTaskOperator` (Q_ω C = ωKC +
+  (1−ω)(K∘S)C; K∘S stored once as per-task blocks, :class:`jaxmtl.operators.TaskBlocks`,
+  shared by every ω) and :func:`jaxmtl.paths.path_scan`, 150
   ν-method steps with the validation loss at every step, vmapped over the 11 ω: the whole
   selection is one compiled call from the raw arrays.
 * ``tikhonov``  — the baseline: for each ω form the N×N task-indexed Gram Q_ω once, and for each
@@ -90,8 +90,8 @@ def worker(task):
     from _bench import compile_seconds, timed, worker_memory
     from jaxmtl.filters import NuMethod
     from jaxmtl.kernels import Gaussian, knn_width
-    from jaxmtl.matrix_free import path_scan
-    from jaxmtl.structured import CommonSimilarityTaskOperator, task_block_index, task_blocks
+    from jaxmtl.paths import path_scan
+    from jaxmtl.operators import CommonSimilarityTaskOperator, task_block_index, task_blocks
 
     jnp.zeros(1).block_until_ready()
     method, data = task["method"], task["data"]

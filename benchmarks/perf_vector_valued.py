@@ -11,7 +11,7 @@ the raw arrays (X, Y, X_val, Y_val) to the validation MSE of every path paramete
 * ``numpy_eigen`` — plain NumPy: one ``eigh`` of K, then the 30 Tikhonov filters;
 * ``jax_eigen``  — ours: :func:`jaxmtl.operators.separable_eigh` + :func:`jaxmtl.paths.spectral_path`
   (Tikhonov, ``output='loss'``), one jitted call;
-* ``nu_method``  — ours, matrix-free: :func:`jaxmtl.matrix_free.path_scan`, 150 ν-method steps, τ
+* ``nu_method``  — ours, matrix-free: :func:`jaxmtl.paths.path_scan`, 150 ν-method steps, τ
   from a Lanczos estimate of σ_max, validation loss per step, one jitted call;
 * ``landweber``  — the same with 1000 Landweber steps.
 
@@ -83,7 +83,7 @@ def worker(task: dict) -> dict:
     from _bench import timed, compile_seconds, worker_memory
     from jaxmtl.filters import Landweber, NuMethod, Tikhonov
     from jaxmtl.kernels import Gaussian
-    from jaxmtl.matrix_free import path_scan
+    from jaxmtl.paths import path_scan
     from jaxmtl.operators import SeparableOperator, separable_eigh
     from jaxmtl.paths import spectral_path
 

@@ -32,8 +32,8 @@ import numpy as np  # noqa: E402
 
 from jaxmtl import Gaussian, VectorFieldRegressor  # noqa: E402
 from jaxmtl.datasets import grid_2d, vector_field_1, vector_field_2  # noqa: E402
-from jaxmtl.field_models import angular_error  # noqa: E402
-from jaxmtl.fields import div_curl  # noqa: E402
+from jaxmtl.models import angular_error
+from jaxmtl.operators import div_curl
 
 WIDTH = 0.8
 

@@ -38,11 +38,11 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxmtl.datasets import load_ida  # noqa: E402
-from jaxmtl.filters import IteratedTikhonov, Landweber, NuMethod, SpectralFilter, Tikhonov, TruncatedSVD  # noqa: E402
-from jaxmtl.kernels import Gaussian, median_heuristic  # noqa: E402
-from jaxmtl.operators import SeparableEigh  # noqa: E402
-from jaxmtl.paths import filtered_coefficients, spectral_path  # noqa: E402
-from jaxmtl.selection import kfold_masks  # noqa: E402
+from jaxmtl.filters import IteratedTikhonov, Landweber, NuMethod, SpectralFilter, Tikhonov, TruncatedSVD
+from jaxmtl.kernels import Gaussian, median_heuristic
+from jaxmtl.operators import SeparableEigh
+from jaxmtl.paths import filtered_coefficients, spectral_path
+from jaxmtl.selection import kfold_masks
 
 PAPER = {  # test error %, mean ± std over 100 partitions (seed 004 Tables 2, 3)
     "banana": {"landweber": (11.70, 0.68), "nu_method": (10.67, 0.53), "tikhonov": (11.22, 0.61),

@@ -31,8 +31,8 @@ import numpy as np  # noqa: E402
 
 from jaxmtl import VectorValuedRegressor  # noqa: E402
 from jaxmtl.datasets import load_mulan, mulan_names  # noqa: E402
-from jaxmtl.kernels import median_heuristic  # noqa: E402
-from jaxmtl.selection import kfold_masks  # noqa: E402
+from jaxmtl.kernels import median_heuristic
+from jaxmtl.selection import kfold_masks
 
 FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
 

@@ -11,7 +11,7 @@ distance of each training point to its k nearest neighbours, k = 20% of the trai
 
 ν-method (≤ 150 steps): the matrix-free path over the task-indexed operator
 (``CommonSimilarityTaskOperator`` with the same-task part as per-task blocks,
-``jaxmtl.matrix_free.path_scan``), all 11 ω vmapped in one
+``jaxmtl.paths.path_scan``), all 11 ω vmapped in one
 compiled call, per-step validation loss, best coefficients kept in the carry. Its
 model-selection time excludes the kernel matrices (as the paper) and compilation (first rep
 reported separately). ω = 0 (independent) and ω = 1 (pooled) are reported from the same path.
@@ -46,10 +46,10 @@ import numpy as np  # noqa: E402
 
 from jaxmtl import Gaussian  # noqa: E402
 from jaxmtl.datasets import load_school  # noqa: E402
-from jaxmtl.filters import Landweber, NuMethod  # noqa: E402
-from jaxmtl.kernels import knn_width  # noqa: E402
-from jaxmtl.matrix_free import path_scan  # noqa: E402
-from jaxmtl.structured import CommonSimilarityTaskOperator, task_block_index, task_blocks  # noqa: E402
+from jaxmtl.filters import Landweber, NuMethod
+from jaxmtl.kernels import knn_width
+from jaxmtl.paths import path_scan
+from jaxmtl.operators import CommonSimilarityTaskOperator, task_block_index, task_blocks
 
 OMEGAS = np.round(np.linspace(0, 1, 11), 2)
 PAPER = {"nu_method": {"ev": (31, 3), "seconds": (106, 4), "max_steps": 150},
@@ -63,7 +63,7 @@ PAPER = {"nu_method": {"ev": (31, 3), "seconds": (106, 4), "max_steps": 150},
 def omega_paths(K, Kv, index, index_v, y, yv, omegas, filt, T):
     """One compiled path per ω (vmapped): validation loss per step, best coefficients.
 
-    The same-task parts K∘S are per-task blocks (:class:`jaxmtl.structured.TaskBlocks`).
+    The same-task parts K∘S are per-task blocks (:class:`jaxmtl.operators.TaskBlocks`).
     """
     KS, KSv = task_blocks(K, *index), task_blocks(Kv, *index_v)
 

@@ -13,7 +13,7 @@ learning = ω fixed to 0 (same kernel, same filter); MSE on 1000 test points (25
 10 runs per training size (--quick: 2).
 
 Model-selection time (Figure 4, left): ν-method (200 steps) and Landweber (1000 steps) as
-matrix-free ``lax.scan`` paths over the ω grid (``jaxmtl.matrix_free.grid_path_losses``), and
+matrix-free ``lax.scan`` paths over the ω grid (``jaxmtl.paths.grid_path_losses``), and
 Tikhonov by refit (25 λ × 11 ω dense Cholesky solves of the joint Gram, vmapped), each timed
 after compilation, on the validation set, multi-task setting.
 
@@ -37,10 +37,10 @@ import numpy as np  # noqa: E402
 
 from jaxmtl import Gaussian, MultiTaskRegressor  # noqa: E402
 from jaxmtl.datasets import TOY_TASK_WEIGHTS, make_multitask_toy  # noqa: E402
-from jaxmtl.estimators import _stack  # noqa: E402
-from jaxmtl.filters import Landweber, NuMethod  # noqa: E402
-from jaxmtl.matrix_free import grid_path_losses  # noqa: E402
-from jaxmtl.task_models import _build, _same_task  # noqa: E402
+from jaxmtl.models._spectral import _stack
+from jaxmtl.filters import Landweber, NuMethod
+from jaxmtl.paths import grid_path_losses
+from jaxmtl.models.multitask import _build, _same_task
 
 OMEGAS = np.round(np.linspace(0, 1, 11), 2)
 FACTORS = (0.25, 0.5, 1.0)

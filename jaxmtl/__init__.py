@@ -4,49 +4,38 @@ Matrix-valued kernels Γ(x, x') = K(x, x')·A and their generalisations, spectra
 (Tikhonov, iterated Tikhonov, truncated SVD, Landweber, the ν-method) with the whole
 regularization path in one compiled call, and model selection on it.
 
-Modules:
-  kernels     scalar kernels (pytrees) and width heuristics
-  outputs     output matrices A
-  operators   Gram operators (K ⊗ A and a dense reference)
-  filters     the spectral filters
-  paths       the eigen regularization path
-  matrix_free Landweber / ν-method paths over any Gram operator (lax.scan)
-  iterative   iterated Tikhonov with one Cholesky; stacked common-similarity ω paths
-  structured  task-indexed, common-similarity, sum-of-separable and transformable operators
-  fields      divergence-free / curl-free Gaussian field kernels (one GEMM per product)
+Layout (each folder is one layer of the architecture; see docs/design.md):
+  kernels     scalar kernels (pytrees), width heuristics, output matrices A (kernels.outputs)
+  operators   Gram operators: K ⊗ A, task-indexed, sums of separable, div/curl-free fields
+  filters     the spectral filters and their recurrences
+  paths       eigen path, matrix-free scan, iterated Tikhonov, stacked ω paths
   selection   hold-out, k-fold, leave-one-out and GCV on the path
-  estimators  VectorValuedRegressor, MultiClassClassifier
-  task_models MultiTaskRegressor (long-form data, different inputs per task)
-  field_models VectorFieldRegressor (div-free / curl-free kernels)
+  models      the estimators, one module per family
+  io          save / load fitted estimators (portable .npz, no pickle)
   datasets    bundled real data and the papers' synthetic problems
   errors      the exception hierarchy
-  persistence save / load fitted estimators (portable .npz, no pickle)
 """
 
-from . import (errors, fields, filters, iterative, kernels, matrix_free, operators, outputs, paths, selection,
-               structured)
-from .estimators import MultiClassClassifier, VectorValuedRegressor
-from .field_models import VectorFieldRegressor
-from .task_models import MultiTaskRegressor
+from . import datasets, errors, filters, io, kernels, models, operators, paths, selection
 from .filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
-from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline
+from .io import load, save
+from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline, outputs
+from .models import MultiClassClassifier, MultiTaskRegressor, VectorFieldRegressor, VectorValuedRegressor
 from .paths import spectral_path
-from .persistence import load, save
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "datasets",
     "errors",
     "filters",
+    "io",
     "kernels",
+    "models",
     "operators",
     "outputs",
     "paths",
     "selection",
-    "structured",
-    "fields",
-    "matrix_free",
-    "iterative",
     "VectorValuedRegressor",
     "MultiTaskRegressor",
     "VectorFieldRegressor",

@@ -33,6 +33,11 @@ def as_float_array(x: Any, name: str, ndim: int | tuple[int, ...] | None = None)
     Returns:
       np.ndarray of dtype float32 or float64.
     """
+    if x is None:
+        raise ShapeError(f"{name}: requires y to be passed, but the target y is None." if name in ("y", "Y")
+                         else f"{name} must be array-like of numbers; received None.")
+    if hasattr(x, "nnz") and hasattr(x, "toarray"):
+        raise DTypeError(f"{name} is a sparse matrix; sparse input is not supported: pass {name}.toarray().")
     if hasattr(x, "__array__") or isinstance(x, (list, tuple, int, float, np.number)):
         try:
             arr = np.asarray(x)
@@ -47,6 +52,13 @@ def as_float_array(x: Any, name: str, ndim: int | tuple[int, ...] | None = None)
             arr = arr.astype(default_float())
         elif arr.dtype not in (np.float32, np.float64):
             arr = arr.astype(default_float())
+    elif arr.dtype.kind == "c":
+        raise DTypeError(f"Complex data not supported: {name} has dtype {arr.dtype}; it must hold real numbers.")
+    elif arr.dtype.kind == "O":
+        try:
+            arr = arr.astype(default_float())
+        except (TypeError, ValueError) as exc:
+            raise DTypeError(f"{name} must hold real numbers ({exc}).") from None
     else:
         raise DTypeError(
             f"{name} must hold real numbers; received an array of dtype {arr.dtype}."
@@ -66,8 +78,21 @@ def as_float_array(x: Any, name: str, ndim: int | tuple[int, ...] | None = None)
     return arr
 
 
-def check_inputs(X: Any, name: str = "X") -> np.ndarray:
-    """Inputs as an (n, p) float array; a 1-D array is read as n samples of one feature."""
+def check_inputs(X: Any, name: str = "X", allow_1d: bool = True) -> np.ndarray:
+    """Inputs as an (n, p) float array with p ≥ 1.
+
+    A 1-D array is read as n samples of one feature when ``allow_1d`` (the functional API);
+    estimators pass ``allow_1d=False`` and ask for an explicit reshape, as scikit-learn does.
+    """
+    arr = np.asarray(X) if isinstance(X, (list, tuple)) else X
+    if getattr(arr, "ndim", 2) == 2 and getattr(arr, "shape", (1, 1))[1] == 0:
+        raise ShapeError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
+    if getattr(arr, "ndim", 2) == 1 and not allow_1d:
+        raise ShapeError(
+            f"Expected 2D array, got 1D array instead: {name} has shape {arr.shape}. Reshape your data "
+            "either using array.reshape(-1, 1) if your data has a single feature or array.reshape(1, -1) "
+            "if it contains a single sample."
+        )
     arr = as_float_array(X, name, ndim=(1, 2))
     return arr[:, None] if arr.ndim == 1 else arr
 

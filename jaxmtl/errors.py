@@ -48,7 +48,7 @@ class NonFiniteError(JaxmtlError, ValueError):
     """An array holds NaN or infinite values."""
 
 
-class DTypeError(JaxmtlError, TypeError):
+class DTypeError(JaxmtlError, TypeError, ValueError):
     """An array's dtype cannot be used (strings, objects, complex numbers)."""
 
 
@@ -68,7 +68,14 @@ class LabelError(JaxmtlError, ValueError):
     """Class labels cannot be used for classification."""
 
 
-class NotFittedError(JaxmtlError, ValueError, AttributeError):
+try:  # scikit-learn's tools recognise their own NotFittedError: derive from it when installed
+    from sklearn.exceptions import NotFittedError as _NotFittedBase
+except ImportError:  # pragma: no cover - exercised only without scikit-learn
+    class _NotFittedBase(ValueError, AttributeError):
+        pass
+
+
+class NotFittedError(JaxmtlError, _NotFittedBase):
     """An estimator was used before ``fit`` was called."""
 
 

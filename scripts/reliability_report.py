@@ -382,7 +382,7 @@ def _fuzz_functions(rng, tally):
     """The functional API: kernels, output matrices, filters, paths, selection, matrix-free."""
     import jax.numpy as jnp
 
-    from jaxmtl import filters, kernels, matrix_free, operators, outputs, paths, selection
+    from jaxmtl import filters, kernels, operators, outputs, paths, selection
 
     n, d = _pick(rng, N_CHOICES), int(rng.integers(1, 3))
     kind = _pick(rng, ARRAY_KINDS_COMMON)
@@ -421,7 +421,7 @@ def _fuzz_functions(rng, tally):
         op = operators.SeparableOperator(jnp.asarray(K), jnp.eye(d))
         tau = _pick(rng, (None, None, 10.0, 1e3))
         _attempt(tally, f"iterative_path(n_steps={bad_int!r}, tau={tau})",
-                 lambda: matrix_free.iterative_path(op, Y, "nu_method", bad_int, tau=tau).coef)
+                 lambda: paths.iterative_path(op, Y, "nu_method", bad_int, tau=tau).coef)
     _ = (paths, selection)
 
 
@@ -480,7 +480,7 @@ def degenerate(fast: bool = False) -> Tally:
 
     import jaxmtl
     from jaxmtl import (Gaussian, MultiClassClassifier, MultiTaskRegressor, Tikhonov,
-                        VectorFieldRegressor, VectorValuedRegressor, errors, matrix_free, operators)
+                        VectorFieldRegressor, VectorValuedRegressor, errors, operators, paths)
     from jaxmtl.kernels import median_heuristic
 
     x64 = bool(jax.config.jax_enable_x64)
@@ -605,9 +605,9 @@ def degenerate(fast: bool = False) -> Tally:
     _expect(t, "unfitted predict", lambda: VectorValuedRegressor().predict(X), errors.NotFittedError)
     op = operators.SeparableOperator(jnp.asarray(np.eye(6) + 0.5), jnp.eye(2))
     _expect(t, "diverging iterative path detected",
-            lambda: matrix_free.iterative_path(op, np.ones((6, 2)), "landweber", 50, tau=100.0), errors.DivergenceError)
+            lambda: paths.iterative_path(op, np.ones((6, 2)), "landweber", 50, tau=100.0), errors.DivergenceError)
     _expect(t, "iterative path of length 0",
-            lambda: matrix_free.iterative_path(op, np.ones((6, 2)), "nu_method", 0), errors.ParameterError)
+            lambda: paths.iterative_path(op, np.ones((6, 2)), "nu_method", 0), errors.ParameterError)
 
     def determinism():
         a = VectorValuedRegressor(**fast_kw).fit(X, Y)
@@ -664,7 +664,7 @@ def _corruptions(path: str, rng, n_flips: int):
     """(name, bytes) of damaged versions of the model file at ``path``."""
     import json
 
-    from jaxmtl import persistence
+    from jaxmtl.io import persistence
 
     data = open(path, "rb").read()
     out = [("empty file", b""), ("garbage", bytes(rng.integers(0, 256, 2000, dtype=np.uint8))),

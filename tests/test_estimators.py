@@ -9,14 +9,7 @@ import pytest
 
 from _reference import gaussian_gram
 from jaxmtl import Gaussian, MultiClassClassifier, Tikhonov, VectorValuedRegressor
-from jaxmtl.errors import (
-    LabelError,
-    NonFiniteError,
-    NotFittedError,
-    OutputMatrixError,
-    ParameterError,
-    ShapeError,
-)
+from jaxmtl.errors import LabelError, NonFiniteError, NotFittedError, OutputMatrixError, ParameterError, ShapeError
 
 
 def regression_data(n=80, seed=0):
@@ -117,7 +110,7 @@ def test_classifier_is_argmax_of_regression_on_codes():
     [
         ({}, np.zeros((10, 2)), np.zeros((9, 1)), ShapeError, "rows"),
         ({}, np.full((10, 2), np.nan), np.zeros((10, 1)), NonFiniteError, "X"),
-        ({}, np.zeros((10, 2)), np.r_[np.inf, np.zeros(9)], NonFiniteError, "Y"),
+        ({}, np.zeros((10, 2)), np.r_[np.inf, np.zeros(9)], NonFiniteError, "y holds"),
         ({"output": np.array([[1.0, 2.0], [0.0, 1.0]])}, np.eye(10)[:, :2], np.zeros((10, 2)),
          OutputMatrixError, "symmetric"),
         ({"output": np.array([[1.0, 2.0], [2.0, 1.0]])}, np.eye(10)[:, :2], np.zeros((10, 2)),
@@ -150,7 +143,7 @@ def test_classifier_bad_labels():
     X = np.random.default_rng(0).normal(size=(10, 2))
     with pytest.raises(LabelError, match="single class"):
         MultiClassClassifier().fit(X, ["a"] * 10)
-    with pytest.raises(ShapeError, match="one entry per input"):
+    with pytest.raises(ShapeError, match="one label per input"):
         MultiClassClassifier().fit(X, ["a", "b"] * 4)
     with pytest.raises(ParameterError, match="coding"):
         MultiClassClassifier(coding=(0.0, 1.0)).fit(X, ["a", "b"] * 5)

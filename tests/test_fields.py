@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from jaxmtl.errors import NonFiniteError, ParameterError, ShapeError
-from jaxmtl.fields import DivCurlOperator, check_field, curl_free, div_curl, div_free, split_field
-from jaxmtl.iterative import iterative_path
+from jaxmtl.operators import DivCurlOperator, check_field, curl_free, div_curl, div_free, split_field
+from jaxmtl.paths import iterative_path
 from jaxmtl.kernels import Gaussian, Laplacian
 from jaxmtl.operators import DenseOperator
-from jaxmtl.structured import sum_of_separable_operator
+from jaxmtl.operators import sum_of_separable_operator
 
 RNG = np.random.default_rng(0)
 _dense = jax.jit(lambda op: op.as_matrix())  # one compiled build instead of eager vmapped products

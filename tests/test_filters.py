@@ -9,14 +9,7 @@ import numpy as np
 import pytest
 
 from jaxmtl.errors import ParameterError
-from jaxmtl.filters import (
-    IteratedTikhonov,
-    Landweber,
-    NuMethod,
-    Tikhonov,
-    TruncatedSVD,
-    get_filter,
-)
+from jaxmtl.filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD, get_filter
 
 SIGMA = np.concatenate([[0.0], np.geomspace(1e-8, 1.0, 200)])
 

@@ -11,18 +11,10 @@ import pytest
 from _reference import dense_filter_coefficients, gaussian_gram, problem, random_psd
 from jaxmtl.errors import DivergenceError, NonFiniteError, ParameterError, ShapeError
 from jaxmtl.filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov
-from jaxmtl.iterative import (
-    batched_nu_path_over_omegas,
-    common_similarity_path,
-    iterated_tikhonov_path,
-    eval_map,
-    iterative_path,
-    path_predictions,
-    path_scan,
-)
+from jaxmtl.paths import batched_nu_path_over_omegas, common_similarity_path, iterated_tikhonov_path, eval_map, iterative_path, path_predictions, path_scan
 from jaxmtl.operators import DenseOperator, SeparableOperator, separable_eigh
-from jaxmtl.structured import task_indexed_operator
-from jaxmtl.outputs import common_similarity, common_similarity_eigh
+from jaxmtl.operators import task_indexed_operator
+from jaxmtl.kernels.outputs import common_similarity, common_similarity_eigh
 from jaxmtl.paths import spectral_path
 from jaxmtl.selection import kfold_masks
 

@@ -9,16 +9,7 @@ import numpy as np
 import pytest
 
 from jaxmtl.errors import ParameterError, ShapeError
-from jaxmtl.kernels import (
-    Gaussian,
-    Laplacian,
-    Linear,
-    Matern,
-    Polynomial,
-    SobolevSpline,
-    knn_width,
-    median_heuristic,
-)
+from jaxmtl.kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline, knn_width, median_heuristic
 
 RNG = np.random.default_rng(0)
 X1 = RNG.normal(size=(9, 3))

@@ -12,10 +12,10 @@ from _reference import gaussian_gram, problem
 from jaxmtl.errors import DivergenceError, ParameterError
 from jaxmtl.filters import Landweber, NuMethod, Tikhonov
 from jaxmtl.kernels import Gaussian
-from jaxmtl.matrix_free import grid_path_losses, iterative_path, path_scan
+from jaxmtl.paths import grid_path_losses, iterative_path, path_scan
 from jaxmtl.operators import DenseOperator, SeparableOperator, separable_eigh
 from jaxmtl.paths import spectral_path
-from jaxmtl.fields import div_curl
+from jaxmtl.operators import div_curl
 
 
 def test_path_equals_explicit_loop_on_a_dense_operator():

@@ -1,6 +1,6 @@
 """The multi-task and vector-field estimators with no arguments, on unequal tasks, against baselines.
 
-(The estimators live in jaxmtl.task_models and jaxmtl.field_models; these tests check the
+(The estimators live in jaxmtl.models.multitask and jaxmtl.models.fields; these tests check the
 behaviour the issue asks for: defaults that work on standardised inputs, better than a trivial
 baseline, and a clear error for each bad input.)
 """
@@ -60,7 +60,7 @@ def test_same_task_part_is_blocks_or_dense_mask_with_equal_products():
     """Balanced tasks use per-task blocks, very unequal ones the dense mask; both give Q_ω C."""
     import jax.numpy as jnp
 
-    from jaxmtl.task_models import _operator, _same_task
+    from jaxmtl.models.multitask import _operator, _same_task
 
     rng = np.random.default_rng(0)
     for tasks in (np.repeat(np.arange(4), 5), np.r_[np.zeros(40, int), np.arange(1, 9)]):

@@ -91,7 +91,7 @@ def test_predictions_and_losses_are_consistent():
 
 
 def test_omega_family_batch_equals_separate_paths():
-    from jaxmtl.outputs import common_similarity, common_similarity_eigh
+    from jaxmtl.kernels.outputs import common_similarity, common_similarity_eigh
 
     _, K, _, Y = problem()
     omegas = np.array([0.0, 0.3, 1.0])

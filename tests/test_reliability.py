@@ -155,7 +155,7 @@ def test_float32_and_float64_agree_within_documented_tolerance():
 
 def test_signature_of_public_estimators_is_covered_by_the_fuzz():
     """Every public estimator class has a fuzzer (new ones must be added to the report)."""
-    from jaxmtl._base import BaseEstimator
+    from jaxmtl.models._base import BaseEstimator
 
     public = {n for n in jaxmtl.__all__ if inspect.isclass(getattr(jaxmtl, n))
               and issubclass(getattr(jaxmtl, n), BaseEstimator)}

@@ -11,17 +11,7 @@ import pytest
 from _reference import gaussian_gram, random_psd
 from jaxmtl.errors import NonFiniteError, OutputMatrixError, ParameterError, ShapeError, TaskError
 from jaxmtl.kernels import Gaussian
-from jaxmtl.structured import (
-    CommonSimilarityTaskOperator,
-    check_tasks,
-    same_task_mask,
-    sum_of_separable_operator,
-    task_block_index,
-    task_blocks,
-    task_indexed,
-    task_indexed_operator,
-    transformable_operator,
-)
+from jaxmtl.operators import CommonSimilarityTaskOperator, check_tasks, same_task_mask, sum_of_separable_operator, task_block_index, task_blocks, task_indexed, task_indexed_operator, transformable_operator
 
 RNG = np.random.default_rng(0)
 _dense = jax.jit(lambda op: op.as_matrix())  # one compiled build instead of eager vmapped products

@@ -10,7 +10,7 @@ import pytest
 from jaxmtl import Gaussian, MultiTaskRegressor, VectorFieldRegressor
 from jaxmtl.datasets import grid_2d, make_multitask_toy, vector_field_1
 from jaxmtl.errors import NonFiniteError, ParameterError, ShapeError, TaskError
-from jaxmtl.field_models import angular_error
+from jaxmtl.models import angular_error
 
 
 def test_multitask_coupling_beats_independent_on_the_toy():

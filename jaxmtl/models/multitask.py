@@ -2,8 +2,8 @@ r"""Multi-task regression with different inputs per task (seed 000 §6).
 
 Data in long form (xᵢ, tᵢ, yᵢ); the joint kernel Q((x,t),(x',t')) = K(x,x')·A_ω[t,t'] with the
 common-similarity family A_ω = ω11ᵀ + (1−ω)I (eq. 18). Q is not a Kronecker product, so the
-path is matrix-free (:mod:`jaxmtl.matrix_free`): Q_ω C = ωKC + (1−ω)(K∘S)C with the same-task
-part K∘S stored once as per-task blocks (:class:`~jaxmtl.structured.TaskBlocks`), the ω grid
+path is matrix-free (:mod:`jaxmtl.paths.scan`): Q_ω C = ωKC + (1−ω)(K∘S)C with the same-task
+part K∘S stored once as per-task blocks (:class:`~jaxmtl.operators.TaskBlocks`), the ω grid
 vmapped (stacked right-hand sides), steps scanned.
 
 Example:
@@ -23,12 +23,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import check_bool, check_inputs, check_outputs, check_unit_interval
-from ._matrix_free_fit import _MatrixFreeEstimator
-from .errors import ParameterError, ShapeError
-from .kernels import Kernel
-from .structured import (CommonSimilarityTaskOperator, blocks_pay_off, check_tasks, same_task_mask,
-                         task_block_index, task_blocks)
+from .._checks import check_bool, check_outputs, check_unit_interval
+from ..errors import ParameterError, ShapeError
+from ..kernels.scalar import Kernel
+from ..operators.tasks import (
+    CommonSimilarityTaskOperator,
+    blocks_pay_off,
+    check_tasks,
+    same_task_mask,
+    task_block_index,
+    task_blocks,
+)
+from ._matrix_free import _MatrixFreeEstimator
 
 __all__ = ["MultiTaskRegressor"]
 
@@ -94,7 +100,7 @@ class MultiTaskRegressor(_MatrixFreeEstimator):
         Args:
           X: (N, p) inputs; y: (N,) outputs; tasks: (N,) task ids (any hashable labels).
         """
-        X = check_inputs(X)
+        X = self._validate_fit_inputs(X)
         Y, _ = check_outputs(y, X.shape[0], "y")
         if Y.shape[1] != 1:
             raise ShapeError(f"y must be 1-D (one output per example); received shape {Y.shape}.")
@@ -111,10 +117,7 @@ class MultiTaskRegressor(_MatrixFreeEstimator):
 
     def predict(self, X, tasks) -> np.ndarray:
         """(m,) predictions for inputs X of the given (known) tasks."""
-        self._check_fitted()
-        X = check_inputs(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ShapeError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}.")
+        X = self._validate_predict_inputs(X)
         codes, _ = check_tasks(tasks, X.shape[0], known=self.tasks_)
         same = _same_task(codes, np.asarray(self.task_codes_))
         F = _predict(self.kernel_, jnp.asarray(self._op_param, self.X_fit_.dtype),

@@ -40,9 +40,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .filters import SpectralFilter
-from .operators import SeparableEigh
-from .paths import mse_loss, path_map, spectral_path
+from ..filters.spectral import SpectralFilter
+from ..operators.base import SeparableEigh
+from ..paths.eigen import mse_loss, path_map, spectral_path
 
 __all__ = ["kfold_masks", "loo_path", "gcv_path", "kfold_path", "holdout_path"]
 

@@ -39,11 +39,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import check_int
-from .errors import DivergenceError, ParameterError
-from .filters import IterativeFilter, get_filter
-from .operators import GramOperator, max_eigenvalue
-from .paths import mse_loss
+from .._checks import check_int
+from ..errors import DivergenceError, ParameterError
+from ..filters.spectral import IterativeFilter, get_filter
+from ..operators.base import GramOperator, max_eigenvalue
+from .eigen import mse_loss
 
 __all__ = [
     "PathResult",

@@ -54,7 +54,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from .errors import PersistenceError
+from ..errors import PersistenceError
 
 __all__ = ["save", "load", "FORMAT_NAME", "FORMAT_VERSION"]
 
@@ -64,19 +64,13 @@ _META = "__meta__"
 _TRAILER_PREFIX = b"jaxmtl-sha256:"
 _TRAILER_LEN = len(_TRAILER_PREFIX) + 64
 # Modules whose estimator classes can be saved and loaded (those not installed are skipped).
-_ESTIMATOR_MODULES = (
-    "jaxmtl.estimators",
-    "jaxmtl.task_models",
-    "jaxmtl.field_models",
-    "jaxmtl.multitask",
-    "jaxmtl.iterative",
-)
+_ESTIMATOR_MODULES = ("jaxmtl.models",)
 _LABEL_TYPES = (str, int, float, bool)
 
 
 # --------------------------------------------------------------------------- registries
 def _kernel_registry() -> dict[str, type]:
-    from . import kernels
+    from .. import kernels
 
     return {name: getattr(kernels, name) for name in kernels.__all__
             if isinstance(getattr(kernels, name), type)
@@ -85,7 +79,7 @@ def _kernel_registry() -> dict[str, type]:
 
 
 def _filter_registry() -> dict[str, type]:
-    from . import filters
+    from .. import filters
 
     return {name: getattr(filters, name) for name in filters.__all__
             if isinstance(getattr(filters, name), type)
@@ -94,7 +88,7 @@ def _filter_registry() -> dict[str, type]:
 
 
 def _estimator_registry() -> dict[str, type]:
-    from ._base import BaseEstimator
+    from ..models._base import BaseEstimator
 
     out: dict[str, type] = {}
     for mod_name in _ESTIMATOR_MODULES:  # a fixed list of the library's own modules
@@ -142,8 +136,8 @@ class _Encoder:
         return {"__labels__": items}
 
     def encode(self, value: Any, where: str) -> Any:
-        from .filters import SpectralFilter
-        from .kernels import Kernel
+        from ..filters.spectral import SpectralFilter
+        from ..kernels.scalar import Kernel
 
         if value is None or isinstance(value, (bool, str)):
             return value
@@ -316,7 +310,7 @@ def save(model, path) -> None:
         that are not str/int/float/bool, a user-defined kernel class, …) or is not a jaxmtl
         estimator.
     """
-    from . import __version__
+    from .. import __version__
 
     cls = type(model)
     registry = _estimator_registry()
@@ -434,7 +428,11 @@ def load(path):
             )
     if _arrays_digest(arrays) != meta["arrays_sha256"]:
         raise PersistenceError("the arrays' SHA-256 does not match the one recorded in the metadata.")
-    cls = _estimator_registry().get(meta["estimator"]) if isinstance(meta["estimator"], str) else None
+    registry = _estimator_registry()
+    name = meta["estimator"]
+    # by full path, else by class name: files written before the package layout of 0.2 name
+    # their class under a former module (jaxmtl.estimators.X, jaxmtl.task_models.X, ...)
+    cls = (registry.get(name) or registry.get(name.rsplit(".", 1)[-1])) if isinstance(name, str) else None
     if cls is None:
         raise PersistenceError(f"unknown estimator class {meta['estimator']!r} in the file.")
     params, fitted = meta["params"], meta["fitted"]

@@ -31,8 +31,8 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
-from .filters import SpectralFilter
-from .operators import SeparableEigh
+from ..filters.spectral import SpectralFilter
+from ..operators.base import SeparableEigh
 
 __all__ = [
     "spectral_path",

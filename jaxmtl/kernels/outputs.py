@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import (
+from .._checks import (
     as_float_array,
     check_int,
     check_output_matrix,
@@ -23,7 +23,7 @@ from ._checks import (
     check_unit_interval,
     default_float,
 )
-from .errors import OutputMatrixError, ParameterError, ShapeError
+from ..errors import OutputMatrixError, ParameterError, ShapeError
 
 __all__ = [
     "independent",

@@ -38,10 +38,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import as_float_array, check_inputs, check_positive, check_unit_interval
-from .errors import ParameterError, ShapeError
-from .kernels import Gaussian, Kernel, squared_distances
-from .operators import GramOperator
+from .._checks import as_float_array, check_inputs, check_positive, check_unit_interval
+from ..errors import ParameterError, ShapeError
+from ..kernels.scalar import Gaussian, Kernel, squared_distances
+from .base import GramOperator
 
 __all__ = ["DivCurlOperator", "field_operator", "div_curl", "div_free", "curl_free", "split_field", "check_field"]
 

@@ -7,11 +7,11 @@ from typing import Callable
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import check_int
-from .errors import DivergenceError, ParameterError
-from .estimators import DEFAULT_STEPS, _GridSelection, _stack
-from .filters import IterativeFilter, get_filter
-from .matrix_free import grid_path_losses, path_scan, raise_divergence
+from .._checks import check_int
+from ..errors import DivergenceError, ParameterError
+from ..filters.spectral import IterativeFilter, get_filter
+from ..paths.scan import grid_path_losses, path_scan, raise_divergence
+from ._spectral import DEFAULT_STEPS, _GridSelection, _stack
 
 
 class _MatrixFreeEstimator(_GridSelection):
@@ -55,7 +55,6 @@ class _MatrixFreeEstimator(_GridSelection):
         self.path_params_ = np.arange(1, steps + 1)
         self.kernel_widths_ = widths
         self.best_score_ = float(scores[iw, ip, it])
-        self.n_features_in_ = X.shape[1]
         self.best_params_ = {
             "kernel": self.kernel_,
             "kernel_width": None if widths is None else float(widths[iw]),

@@ -23,12 +23,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import check_inputs, check_outputs, check_unit_interval
-from ._matrix_free_fit import _MatrixFreeEstimator
-from .errors import ParameterError, ShapeError
-from .kernels import Gaussian
-from .operators import SeparableOperator
-from .fields import field_operator
+from .._checks import check_outputs, check_unit_interval
+from ..errors import ParameterError, ShapeError
+from ..kernels.scalar import Gaussian
+from ..operators.base import SeparableOperator
+from ..operators.fields import field_operator
+from ._matrix_free import _MatrixFreeEstimator
 
 __all__ = ["VectorFieldRegressor", "angular_error"]
 
@@ -91,7 +91,7 @@ class VectorFieldRegressor(_MatrixFreeEstimator):
 
     def fit(self, X, V) -> "VectorFieldRegressor":
         """Fit on (n, p) inputs and (n, p) field values."""
-        X = check_inputs(X)
+        X = self._validate_fit_inputs(X)
         V, _ = check_outputs(V, X.shape[0], "V")
         if V.shape[1] != X.shape[1]:
             raise ShapeError(
@@ -124,10 +124,7 @@ class VectorFieldRegressor(_MatrixFreeEstimator):
 
         For ``kind='independent'`` the whole field is returned as the first part.
         """
-        self._check_fitted()
-        X = check_inputs(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ShapeError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}.")
+        X = self._validate_predict_inputs(X)
         Xn = jnp.asarray(X, self.X_fit_.dtype)
         if self.kind == "independent":
             F = self.kernel_(Xn, self.X_fit_) @ self.coef_

@@ -32,27 +32,25 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import outputs as _outputs
-from ._base import BaseEstimator
-from ._checks import (
+from .._checks import (
     check_bool,
     check_fraction,
-    check_inputs,
     check_int,
     check_output_matrix,
-    check_outputs,
     check_positive_array,
     check_random_state,
     check_unit_interval,
 )
-from .errors import LabelError, ParameterError, ShapeError
-from .filters import SpectralFilter, get_filter
-from .kernels import Gaussian, Kernel, median_heuristic
-from .operators import SeparableEigh
-from .paths import classification_loss, filtered_coefficients, mse_loss
-from .selection import gcv_path, kfold_masks, kfold_path, loo_path
+from ..errors import ParameterError, ShapeError
+from ..filters.spectral import SpectralFilter, get_filter
+from ..kernels import outputs as _outputs
+from ..kernels.scalar import Gaussian, Kernel, median_heuristic
+from ..operators.base import SeparableEigh
+from ..paths.eigen import filtered_coefficients, mse_loss
+from ..selection.criteria import gcv_path, kfold_masks, kfold_path, loo_path
+from ._base import BaseEstimator
 
-__all__ = ["VectorValuedRegressor", "MultiClassClassifier"]
+__all__: list[str] = []
 
 DEFAULT_WIDTH_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
 DEFAULT_STEPS = {"nu_method": 300, "landweber": 3000}
@@ -223,7 +221,7 @@ class _SpectralEstimator(_GridSelection):
             raise ParameterError(f"selection must be one of {SELECTIONS}; received {self.selection!r}.")
         n, d = Y.shape
         if n < 2:
-            raise ShapeError(f"at least 2 samples are needed to fit; received n={n}.")
+            raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={n}.")
         filt = get_filter(self.filter)
         kernels, widths = self._resolve_kernels(X)
         a, V, omegas = self._resolve_output(d)
@@ -247,7 +245,6 @@ class _SpectralEstimator(_GridSelection):
         self.output_matrix_ = jnp.asarray((V * a[io]) @ V.T, dtype)
         self.coef_ = _refit(self.kernel_, Xj, Yc, aj[io], Vj, filt, pj[ip])
         self.X_fit_ = Xj
-        self.n_features_in_ = X.shape[1]
         self.n_outputs_ = d
         self.cv_scores_ = scores
         self.path_params_ = params
@@ -263,160 +260,7 @@ class _SpectralEstimator(_GridSelection):
         return self
 
     def _decision(self, X) -> np.ndarray:
-        self._check_fitted()
-        X = check_inputs(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ShapeError(
-                f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}."
-            )
+        X = self._validate_predict_inputs(X)
         F = _predict(self.kernel_, jnp.asarray(X, self.X_fit_.dtype), self.X_fit_, self.coef_,
                      self.output_matrix_)
         return np.asarray(F) + self.y_mean_
-
-
-class VectorValuedRegressor(_SpectralEstimator):
-    """Vector-valued kernel regression with a separable kernel K(x, x')·A and a spectral filter.
-
-    Args:
-      kernel: a :class:`~jaxmtl.kernels.Kernel`; None selects a Gaussian width from
-        ``median_distance × width_factors``.
-      output: 'common_similarity' (ω chosen on ``omegas``, seed 000 eq. 18), 'independent'
-        (A = I), or a (d, d) symmetric PSD matrix (see :mod:`jaxmtl.outputs`).
-      filter: a :class:`~jaxmtl.filters.SpectralFilter` or its name.
-      selection: 'kfold', 'loo' (closed form), 'gcv', 'holdout', or a predefined split given as
-        boolean training masks of shape (k, n) (or (n,) for one validation set).
-      n_folds: folds for 'kfold'.
-      n_steps: path length of iterative filters (default 300 for the ν-method, 3000 for
-        Landweber).
-      lambdas: λ grid of the other filters (default 30 values in [1e-6, 1]·mean K(x, x)).
-      omegas: ω grid of the common-similarity family (default 0, 0.1, …, 1).
-      width_factors: multipliers of the median distance for the default kernel.
-      validation_fraction: held-out share for 'holdout'.
-      fit_intercept: centre the outputs on their training mean.
-      random_state: seed of the fold / hold-out split.
-
-    Attributes (after fit):
-      coef_ (n, d), output_matrix_ (d, d), kernel_, filter_, best_params_, best_score_,
-      cv_scores_ (n_kernels, n_omegas, n_params) validation losses, path_params_, omegas_,
-      kernel_widths_, y_mean_, n_features_in_.
-    """
-
-    def fit(self, X, Y) -> "VectorValuedRegressor":
-        """Select the hyperparameters on the path and fit on all data.
-
-        Args:
-          X: (n, p) inputs; Y: (n, d) or (n,) outputs.
-        """
-        X = check_inputs(X)
-        Y, self._y_1d = check_outputs(Y, X.shape[0])
-        Y = Y.astype(X.dtype)
-        return self._fit_coded(X, Y)
-
-    def predict(self, X) -> np.ndarray:
-        """(m, d) predictions ((m,) if fitted on 1-D outputs)."""
-        F = self._decision(X)
-        return F[:, 0] if self._y_1d else F
-
-    def score(self, X, Y) -> float:
-        """Coefficient of determination R², averaged uniformly over outputs."""
-        F = self._decision(X)
-        Y, _ = check_outputs(Y, F.shape[0])
-        ss_res = ((Y - F) ** 2).sum(axis=0)
-        ss_tot = ((Y - Y.mean(axis=0)) ** 2).sum(axis=0)
-        return float(np.mean(1.0 - ss_res / np.where(ss_tot > 0, ss_tot, 1.0)))
-
-
-def _encode_labels(labels) -> tuple[np.ndarray, np.ndarray]:
-    """classes (sorted when sortable, else by first appearance) and integer codes."""
-    arr = np.asarray(labels, dtype=object) if not isinstance(labels, np.ndarray) else labels
-    if arr.ndim != 1:
-        raise ShapeError(f"labels must be 1-D; received shape {arr.shape}.")
-    if arr.size == 0:
-        raise ShapeError("labels must not be empty.")
-    items = list(arr.tolist())
-    if any(x is None or (isinstance(x, float) and not np.isfinite(x)) for x in items):
-        raise LabelError("labels hold None or NaN; every example needs a class.")
-    try:
-        classes = sorted(set(items))
-    except TypeError:
-        classes = list(dict.fromkeys(items))
-    index = {c: i for i, c in enumerate(classes)}
-    codes = np.array([index[x] for x in items])
-    out = np.empty(len(classes), dtype=object)
-    out[:] = classes
-    return out, codes
-
-
-class MultiClassClassifier(_SpectralEstimator):
-    """Multi-class classification as vector-valued regression (seed 000 §5).
-
-    Each class k is coded by ℓ_k = (b, …, a, …, b) (eq. 30) — one-vs-all a = 1, b = 0, or
-    simplex/sum-to-zero a = 1, b = −1/(c−1) — a vector-valued model is fitted with the spectral
-    filter, and an input goes to the class of its largest component (eq. 31). Model selection
-    minimises the validation misclassification rate.
-
-    Args:
-      coding: 'one_vs_all', 'simplex', or a pair (a, b) with a > b.
-      (the other arguments as :class:`VectorValuedRegressor`)
-
-    Attributes (after fit): classes_ plus those of :class:`VectorValuedRegressor`.
-    """
-
-    _loss = staticmethod(classification_loss)
-
-    def __init__(self, kernel=None, output="common_similarity", filter="nu_method",
-                 selection="kfold", n_folds=5, n_steps=None, lambdas=None, omegas=None,
-                 width_factors=None, validation_fraction=0.2, fit_intercept=True,
-                 random_state=0, coding="one_vs_all"):
-        super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
-                         width_factors, validation_fraction, fit_intercept, random_state)
-        self.coding = coding
-
-    def _code_values(self, c: int) -> tuple[float, float]:
-        if isinstance(self.coding, str):
-            if self.coding == "one_vs_all":
-                return 1.0, 0.0
-            if self.coding == "simplex":
-                return 1.0, -1.0 / (c - 1)
-            raise ParameterError(
-                f"coding must be 'one_vs_all', 'simplex' or a pair (a, b); received {self.coding!r}."
-            )
-        try:
-            a, b = (float(v) for v in self.coding)
-        except (TypeError, ValueError):
-            raise ParameterError(f"coding must be a string or a pair (a, b); received {self.coding!r}.") from None
-        if not a > b:
-            raise ParameterError(f"coding (a, b) needs a > b; received {self.coding!r}.")
-        return a, b
-
-    def fit(self, X, labels) -> "MultiClassClassifier":
-        """Fit on (n, p) inputs and n labels of any hashable type (at least two classes)."""
-        X = check_inputs(X)
-        classes, codes = _encode_labels(labels)
-        if codes.shape[0] != X.shape[0]:
-            raise ShapeError(
-                f"labels must have one entry per input: expected {X.shape[0]}, received {codes.shape[0]}."
-            )
-        if len(classes) < 2:
-            raise LabelError(f"labels hold a single class ({classes[0]!r}); at least two are needed.")
-        a, b = self._code_values(len(classes))
-        Y = np.full((X.shape[0], len(classes)), b, dtype=X.dtype)
-        Y[np.arange(X.shape[0]), codes] = a
-        self.classes_ = classes
-        return self._fit_coded(X, Y)
-
-    def decision_function(self, X) -> np.ndarray:
-        """(m, n_classes) vector-valued scores."""
-        return self._decision(X)
-
-    def predict(self, X) -> np.ndarray:
-        """(m,) predicted labels by the argmax rule."""
-        return self.classes_[np.argmax(self._decision(X), axis=1)]
-
-    def score(self, X, labels) -> float:
-        """Accuracy."""
-        pred = self.predict(X)
-        labels = np.asarray(labels, dtype=object)
-        if labels.shape != pred.shape:
-            raise ShapeError(f"labels must have shape {pred.shape}; received {labels.shape}.")
-        return float(np.mean(pred == labels))

@@ -24,7 +24,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .errors import ShapeError
+from ..errors import ShapeError
 
 __all__ = [
     "GramOperator",

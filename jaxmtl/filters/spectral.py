@@ -44,8 +44,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from ._checks import check_int, check_positive
-from .errors import ParameterError
+from .._checks import check_int, check_positive
+from ..errors import ParameterError
 
 __all__ = [
     "SpectralFilter",

@@ -22,8 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import check_inputs, check_int, check_positive
-from .errors import ParameterError, ShapeError
+from .._checks import check_inputs, check_int, check_positive
+from ..errors import ParameterError, ShapeError
 
 __all__ = [
     "Kernel",

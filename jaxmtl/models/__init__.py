@@ -1,0 +1,22 @@
+"""Estimators in scikit-learn's conventions, one module per family.
+
+=========================  ================================================================
+module                     estimator
+=========================  ================================================================
+:mod:`.vector_valued`      :class:`VectorValuedRegressor` — f: ℝᵖ → ℝᵈ, Γ = K·A, eigen path
+:mod:`.multiclass`         :class:`MultiClassClassifier` — classes coded as vectors (seed 000 §5)
+:mod:`.multitask`          :class:`MultiTaskRegressor` — long-form data, different inputs per task
+:mod:`.fields`             :class:`VectorFieldRegressor` — divergence-free / curl-free fields
+=========================  ================================================================
+
+Shared machinery: :mod:`._base` (parameters, scikit-learn tags), :mod:`._spectral` (grid
+selection on the eigen path), :mod:`._matrix_free` (grid selection on matrix-free paths).
+"""
+
+from .fields import VectorFieldRegressor, angular_error
+from .multiclass import MultiClassClassifier
+from .multitask import MultiTaskRegressor
+from .vector_valued import VectorValuedRegressor
+
+__all__ = ["VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor", "VectorFieldRegressor",
+           "angular_error"]

@@ -1,0 +1,174 @@
+r"""MultiClassClassifier: multi-class classification as vector-valued regression (seed 000 §5, eqs. 30–31)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..errors import LabelError, ParameterError, ShapeError
+from ..paths.eigen import classification_loss
+from ._base import ClassifierMixin
+from ._spectral import _SpectralEstimator
+
+__all__ = ["MultiClassClassifier"]
+
+try:
+    from sklearn.exceptions import DataConversionWarning as _DataConversionWarning
+except ImportError:  # pragma: no cover - exercised only without scikit-learn
+    _DataConversionWarning = UserWarning
+
+
+def _encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
+    """(classes in y's dtype, sorted when sortable, else by first appearance; integer codes).
+
+    Raises LabelError for continuous targets ("Unknown label type"), None/NaN labels and 2-D y.
+    """
+    if y is None:
+        raise LabelError("requires y to be passed, but the target y is None.")
+    arr = y if isinstance(y, np.ndarray) else np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected; y is read as y.ravel().",
+                      _DataConversionWarning, stacklevel=3)
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ShapeError(f"y must be 1-D (one label per sample); received shape {arr.shape}.")
+    if arr.size == 0:
+        raise ShapeError("y must not be empty.")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)):
+            raise LabelError("y holds NaN or infinite labels; every example needs a class.")
+        if np.any(arr != np.round(arr)):
+            raise LabelError(
+                "Unknown label type: continuous. y holds non-integer numbers; classification needs "
+                "discrete class labels (use VectorValuedRegressor for regression)."
+            )
+    if arr.dtype.kind == "O":
+        items = arr.tolist()
+        if any(x is None or (isinstance(x, float) and not np.isfinite(x)) for x in items):
+            raise LabelError("y holds None or NaN labels; every example needs a class.")
+        try:
+            classes = sorted(set(items))
+        except TypeError:
+            classes = list(dict.fromkeys(items))
+        index = {c: i for i, c in enumerate(classes)}
+        codes = np.array([index[x] for x in items])
+        out = np.empty(len(classes), dtype=object)
+        out[:] = classes
+        return out, codes
+    classes, codes = np.unique(arr, return_inverse=True)
+    return classes, codes.reshape(-1)
+
+
+def _softmax(Z: np.ndarray) -> np.ndarray:
+    Z = Z - Z.max(axis=1, keepdims=True)
+    E = np.exp(Z)
+    return E / E.sum(axis=1, keepdims=True)
+
+
+def _fit_softmax_scale(F: np.ndarray, codes: np.ndarray, gap: float) -> float:
+    """The scale s on a log grid that minimises the log-loss of softmax(s·F) on (F, codes)."""
+    scales = np.logspace(0.0, 3.0, 41) / gap
+    logp = [np.log(np.maximum(_softmax(F * s)[np.arange(len(codes)), codes], 1e-300)).mean() for s in scales]
+    return float(scales[int(np.argmax(logp))])
+
+
+class MultiClassClassifier(ClassifierMixin, _SpectralEstimator):
+    """Multi-class classification as vector-valued regression (seed 000 §5).
+
+    Each class k is coded by ℓ_k = (b, …, a, …, b) (eq. 30) — one-vs-all a = 1, b = 0, or
+    simplex/sum-to-zero a = 1, b = −1/(c−1) — a vector-valued model is fitted with the spectral
+    filter, and an input goes to the class of its largest component (eq. 31). Model selection
+    minimises the validation misclassification rate.
+
+    Args:
+      coding: 'one_vs_all', 'simplex', or a pair (a, b) with a > b.
+      (the other arguments as :class:`VectorValuedRegressor`)
+
+    Attributes (after fit): classes_ plus those of :class:`VectorValuedRegressor`.
+    """
+
+    _loss = staticmethod(classification_loss)
+
+    def __init__(self, kernel=None, output="common_similarity", filter="nu_method",
+                 selection="kfold", n_folds=5, n_steps=None, lambdas=None, omegas=None,
+                 width_factors=None, validation_fraction=0.2, fit_intercept=True,
+                 random_state=0, coding="one_vs_all"):
+        super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
+                         width_factors, validation_fraction, fit_intercept, random_state)
+        self.coding = coding
+
+    def _code_values(self, c: int) -> tuple[float, float]:
+        if isinstance(self.coding, str):
+            if self.coding == "one_vs_all":
+                return 1.0, 0.0
+            if self.coding == "simplex":
+                return 1.0, -1.0 / (c - 1)
+            raise ParameterError(
+                f"coding must be 'one_vs_all', 'simplex' or a pair (a, b); received {self.coding!r}."
+            )
+        try:
+            a, b = (float(v) for v in self.coding)
+        except (TypeError, ValueError):
+            raise ParameterError(f"coding must be a string or a pair (a, b); received {self.coding!r}.") from None
+        if not a > b:
+            raise ParameterError(f"coding (a, b) needs a > b; received {self.coding!r}.")
+        return a, b
+
+    def fit(self, X, y) -> "MultiClassClassifier":
+        """Fit on (n, p) inputs and n labels of any hashable type (at least two classes).
+
+        Args:
+          X: (n, p) inputs (array, list or DataFrame).
+          y: (n,) labels: integers, strings or any hashable values; ``classes_`` and ``predict``
+            keep y's dtype.
+        """
+        X = self._validate_fit_inputs(X)
+        classes, codes = _encode_labels(y)
+        if codes.shape[0] != X.shape[0]:
+            raise ShapeError(
+                f"y must have one label per input: expected {X.shape[0]}, received {codes.shape[0]}."
+            )
+        if X.shape[0] < 2:
+            raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={X.shape[0]}.")
+        if len(classes) < 2:
+            raise LabelError(f"y holds a single class ({classes[0]!r}); at least two classes are needed.")
+        a, b = self._code_values(len(classes))
+        Y = np.full((X.shape[0], len(classes)), b, dtype=X.dtype)
+        Y[np.arange(X.shape[0]), codes] = a
+        self.classes_ = classes
+        self._fit_coded(X, Y)
+        self.proba_scale_ = _fit_softmax_scale(self._decision(X), codes, a - b)
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores: (m, n_classes), or (m,) for two classes (score of ``classes_[1]`` minus that of
+        ``classes_[0]``: positive means ``classes_[1]``, as in scikit-learn)."""
+        F = self._decision(X)
+        return F[:, 1] - F[:, 0] if F.shape[1] == 2 else F
+
+    def predict_proba(self, X) -> np.ndarray:
+        """(m, n_classes) class probabilities: the softmax of the coded scores times ``proba_scale_``.
+
+        The scale is the one (on a log grid of 41 values in [1, 1000]/(a − b)) that minimises the
+        log-loss of the fitted model on its training data: probabilities rank the classes exactly as
+        ``predict`` does and are calibrated enough for ranking and thresholds, but they are not
+        the output of a probabilistic model (use scikit-learn's ``CalibratedClassifierCV`` on
+        held-out data for calibrated probabilities).
+        """
+        return _softmax(self._decision(X) * self.proba_scale_)
+
+    def predict(self, X) -> np.ndarray:
+        """(m,) predicted labels by the argmax rule (eq. 31), in the dtype of ``classes_``."""
+        F = self._decision(X)  # checks that the model is fitted
+        return self.classes_[np.argmax(F, axis=1)]
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy (weighted by ``sample_weight`` when given)."""
+        pred = self.predict(X)
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        if y.shape != pred.shape:
+            raise ShapeError(f"y must have shape {pred.shape}; received {y.shape}.")
+        return float(np.average(pred == y, weights=sample_weight))

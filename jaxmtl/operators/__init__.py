@@ -1,0 +1,27 @@
+"""Gram operators: Γ C without forming the (nd × nd) matrix of a matrix-valued kernel.
+
+One protocol (:class:`GramOperator`): ``shape``, ``mv(C)`` (C of shape (n, d) → (m, d)),
+``as_matrix()`` (dense, for tests), ``eigh()`` where the structure allows it.
+
+=====================  ===================================================================
+module                 operators
+=====================  ===================================================================
+:mod:`.base`           the protocol, K ⊗ A (:class:`SeparableOperator`, Kronecker eigen trick,
+                       one-λ solve), a dense reference, σ_max by Lanczos
+:mod:`.tasks`          multi-task data with different inputs per task (task-indexed, common
+                       similarity over per-task blocks)
+:mod:`.sums`           sums of separable kernels Σ Kᵢ ⊗ Bᵢ, transformable kernels
+:mod:`.fields`         divergence-free / curl-free Gaussian field kernels
+=====================  ===================================================================
+"""
+
+from .base import *  # noqa: F403
+from .base import __all__ as _base_all
+from .fields import *  # noqa: F403
+from .fields import __all__ as _fields_all
+from .sums import *  # noqa: F403
+from .sums import __all__ as _sums_all
+from .tasks import *  # noqa: F403
+from .tasks import __all__ as _tasks_all
+
+__all__ = [*_base_all, *_tasks_all, *_sums_all, *_fields_all]

@@ -1,0 +1,22 @@
+"""Regularization paths: every filter parameter in one compiled call.
+
+=====================  ===================================================================
+module                 paths
+=====================  ===================================================================
+:mod:`.eigen`          the eigen path of a separable kernel K ⊗ A (any filter), losses
+:mod:`.scan`           Landweber / ν-method over any Gram operator as one ``lax.scan``
+:mod:`.iterated`       iterated Tikhonov with one reused Cholesky; predictions along a path
+:mod:`.omega`          every ω of the common-similarity family in one stacked scan
+=====================  ===================================================================
+"""
+
+from .eigen import *  # noqa: F403
+from .eigen import __all__ as _eigen_all
+from .iterated import *  # noqa: F403
+from .iterated import __all__ as _iterated_all
+from .omega import *  # noqa: F403
+from .omega import __all__ as _omega_all
+from .scan import *  # noqa: F403
+from .scan import __all__ as _scan_all
+
+__all__ = [*_eigen_all, *_scan_all, *_iterated_all, *_omega_all]

@@ -1,0 +1,130 @@
+"""The estimators inside scikit-learn's own tools: check_estimator, clone, Pipeline, GridSearchCV,
+cross_val_score (stratified folds for classifiers), DataFrames with feature names."""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import numpy as np
+import pytest
+
+sklearn = pytest.importorskip("sklearn")
+
+from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, check_cv, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from jaxmtl import MultiClassClassifier, VectorValuedRegressor
+from jaxmtl.errors import NotFittedError
+
+# Short paths keep the ~50 fits of each check suite quick; the defaults are exercised elsewhere.
+FAST = {"n_steps": 30}
+
+# Checks that cannot apply, with the reason (scikit-learn's convention for third-party estimators).
+EXPECTED_FAILED_CHECKS: dict[str, str] = {}
+
+
+def _expected_failed(estimator):
+    return EXPECTED_FAILED_CHECKS
+
+
+@parametrize_with_checks([VectorValuedRegressor(**FAST), MultiClassClassifier(**FAST)],
+                         expected_failed_checks=_expected_failed)
+def test_check_estimator(estimator, check):
+    check(estimator)
+
+
+def regression(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3)) * np.array([1.0, 10.0, 100.0])
+    Y = np.c_[np.sin(X[:, 0]) + X[:, 1] / 10, X[:, 2] / 100] + 0.05 * rng.normal(size=(n, 2))
+    return X, Y
+
+
+def blobs(n_per=20, seed=0, labels=("cat", "dog", "eel")):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0, 0], [3, 0], [0, 3]])[: len(labels)]
+    X = np.concatenate([c + rng.normal(size=(n_per, 2)) for c in centres])
+    return X, np.repeat(np.array(labels), n_per)
+
+
+def test_estimator_types_are_recognised():
+    assert is_regressor(VectorValuedRegressor())
+    assert is_classifier(MultiClassClassifier())
+    X, y = blobs()
+    assert isinstance(check_cv(5, y, classifier=is_classifier(MultiClassClassifier())), StratifiedKFold)
+
+
+def test_clone_keeps_parameters_and_drops_fit():
+    model = VectorValuedRegressor(n_steps=20, omegas=[0.0, 0.5])
+    X, Y = regression()
+    model.fit(X, Y)
+    copy = clone(model)
+    assert copy.get_params()["n_steps"] == 20 and copy.get_params()["omegas"] == [0.0, 0.5]
+    with pytest.raises(NotFittedError):
+        copy.predict(X)
+
+
+def test_pipeline_with_scaler_matches_manual_scaling():
+    X, Y = regression()
+    pipe = make_pipeline(StandardScaler(), VectorValuedRegressor(**FAST)).fit(X, Y)
+    Xs = StandardScaler().fit(X).transform(X)
+    manual = VectorValuedRegressor(**FAST).fit(Xs, Y)
+    np.testing.assert_allclose(pipe.predict(X[:5]), manual.predict(Xs[:5]), rtol=1e-10, atol=1e-12)
+
+
+def test_cross_val_score_is_finite_for_regressor_and_stratified_for_classifier():
+    X, Y = regression()
+    scores = cross_val_score(make_pipeline(StandardScaler(), VectorValuedRegressor(**FAST)), X, Y, cv=3)
+    assert np.all(np.isfinite(scores)) and scores.mean() > 0.5
+    X, y = blobs()
+    clf_scores = cross_val_score(MultiClassClassifier(**FAST), X, y, cv=3)
+    # the same folds scikit-learn would use: stratified, so each fold holds every class
+    manual = []
+    for train, test in StratifiedKFold(3).split(X, y):
+        manual.append(MultiClassClassifier(**FAST).fit(X[train], y[train]).score(X[test], y[test]))
+    np.testing.assert_allclose(clf_scores, manual)
+
+
+def test_grid_search_over_an_estimator_parameter():
+    X, Y = regression()
+    grid = GridSearchCV(make_pipeline(StandardScaler(), VectorValuedRegressor(**FAST)),
+                        {"vectorvaluedregressor__output": ["independent", "common_similarity"]}, cv=3)
+    grid.fit(X, Y)
+    assert np.all(np.isfinite(grid.cv_results_["mean_test_score"]))
+    best = int(np.argmax(grid.cv_results_["mean_test_score"]))
+    assert grid.best_params_ == grid.cv_results_["params"][best]
+
+
+def test_dataframe_inputs_record_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, Y = regression()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = VectorValuedRegressor(**FAST).fit(frame, Y)
+    assert list(model.feature_names_in_) == ["a", "b", "c"] and model.n_features_in_ == 3
+    np.testing.assert_allclose(model.predict(frame), VectorValuedRegressor(**FAST).fit(X, Y).predict(X))
+    with pytest.raises(ValueError, match="feature names"):
+        model.predict(frame.rename(columns={"a": "z"}))
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        model.predict(X)
+
+
+@pytest.mark.parametrize("labels", [("cat", "dog", "eel"), (3, 7, 11), (True, False)])
+def test_classifier_labels_keep_y_dtype_and_probabilities_agree(labels):
+    X, y = blobs(labels=labels)
+    clf = MultiClassClassifier(**FAST).fit(X, y)
+    pred = clf.predict(X)
+    assert pred.dtype == y.dtype and clf.classes_.dtype == y.dtype
+    np.testing.assert_array_equal(clf.classes_, np.unique(y))
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.classes_[np.argmax(proba, axis=1)], pred)
+    dec = clf.decision_function(X)
+    if len(labels) == 2:
+        assert dec.shape == (len(y),)
+        np.testing.assert_array_equal(np.where(dec > 0, clf.classes_[1], clf.classes_[0]), pred)
+    else:
+        assert dec.shape == (len(y), len(labels))
+    assert clf.score(X, y) > 0.8
