@@ -9,6 +9,8 @@ module                     estimator
 :mod:`.fields`             :class:`VectorFieldRegressor` — divergence-free / curl-free fields
 =========================  ================================================================
 
+Fitted models as pytrees: :mod:`.predictors` (``model.predictor()``, for jit / vmap / grad).
+
 Shared machinery: :mod:`._base` (parameters, scikit-learn tags), :mod:`._spectral` (grid
 selection on the eigen path), :mod:`._matrix_free` (grid selection on matrix-free paths).
 """
@@ -16,7 +18,8 @@ selection on the eigen path), :mod:`._matrix_free` (grid selection on matrix-fre
 from .fields import VectorFieldRegressor, angular_error
 from .multiclass import MultiClassClassifier
 from .multitask import MultiTaskRegressor
+from .predictors import SeparablePredictor
 from .vector_valued import VectorValuedRegressor
 
 __all__ = ["VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor", "VectorFieldRegressor",
-           "angular_error"]
+           "angular_error", "SeparablePredictor"]

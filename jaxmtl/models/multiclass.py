@@ -10,6 +10,7 @@ from ..errors import LabelError, ParameterError, ShapeError
 from ..paths.eigen import classification_loss
 from ._base import ClassifierMixin
 from ._spectral import _SpectralEstimator
+from .predictors import PredictorMixin
 
 __all__ = ["MultiClassClassifier"]
 
@@ -73,7 +74,7 @@ def _fit_softmax_scale(F: np.ndarray, codes: np.ndarray, gap: float) -> float:
     return float(scales[int(np.argmax(logp))])
 
 
-class MultiClassClassifier(ClassifierMixin, _SpectralEstimator):
+class MultiClassClassifier(ClassifierMixin, PredictorMixin, _SpectralEstimator):
     """Multi-class classification as vector-valued regression (seed 000 §5).
 
     Each class k is coded by ℓ_k = (b, …, a, …, b) (eq. 30) — one-vs-all a = 1, b = 0, or

@@ -7,11 +7,12 @@ import numpy as np
 from .._checks import check_outputs
 from ._base import RegressorMixin
 from ._spectral import _SpectralEstimator
+from .predictors import PredictorMixin
 
 __all__ = ["VectorValuedRegressor"]
 
 
-class VectorValuedRegressor(RegressorMixin, _SpectralEstimator):
+class VectorValuedRegressor(RegressorMixin, PredictorMixin, _SpectralEstimator):
     """Vector-valued kernel regression with a separable kernel K(x, x')·A and a spectral filter.
 
     Args:

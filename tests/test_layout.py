@@ -1,0 +1,94 @@
+"""The package layout: no import cycle between modules, no module above ~500 lines, every
+subpackage importable on its own and exporting what its ``__all__`` names."""
+
+import ast
+import importlib
+import pathlib
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "jaxmtl"
+MAX_LINES = 520
+
+
+def _modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        parts = list(rel.parts)
+        is_pkg = parts[-1] == "__init__"
+        if is_pkg:
+            parts = parts[:-1]
+        yield ".".join(parts), path, is_pkg
+
+
+def _resolve(module: str, is_pkg: bool, node: ast.ImportFrom) -> list[str]:
+    """Absolute names of the jaxmtl modules an ``import from`` statement loads at import time."""
+    if node.level:
+        base = module.split(".") if is_pkg else module.split(".")[:-1]
+        base = base[: len(base) - node.level + 1]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    if not target.startswith("jaxmtl"):
+        return []
+    return [target] + [f"{target}.{a.name}" for a in node.names]
+
+
+def _import_graph() -> dict[str, set[str]]:
+    known = {name for name, _, _ in _modules()}
+    graph: dict[str, set[str]] = {}
+    for name, path, is_pkg in _modules():
+        tree = ast.parse(path.read_text())
+        deps: set[str] = set()
+        for node in tree.body:  # module level only: imports inside functions run lazily
+            if isinstance(node, ast.ImportFrom):
+                deps.update(t for t in _resolve(name, is_pkg, node) if t in known and t != name)
+            elif isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names if a.name in known)
+        graph[name] = deps
+    return graph
+
+
+def _parents(name: str) -> set[str]:
+    parts = name.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
+def test_no_import_cycle_between_modules():
+    graph = _import_graph()
+    # a package's __init__ re-exports its children: an edge child -> its own parent package is the
+    # only kind Python resolves without a cycle, so edges into a module's own ancestors are excluded
+    edges = {m: {d for d in deps if d not in _parents(m)} for m, deps in graph.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for d in edges.get(m, ()):
+            if state.get(d) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(d):] + [d]))
+            if d not in state:
+                visit(d)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m)
+
+
+def test_the_cycle_detector_finds_a_cycle(monkeypatch):
+    graph = {"jaxmtl.a": {"jaxmtl.b"}, "jaxmtl.b": {"jaxmtl.a"}}
+    monkeypatch.setattr(__import__(__name__), "_import_graph", lambda: graph)
+    with pytest.raises(AssertionError, match="import cycle"):
+        test_no_import_cycle_between_modules()
+
+
+@pytest.mark.parametrize("name,path", [(n, p) for n, p, _ in _modules()], ids=lambda v: str(v))
+def test_module_is_small_and_exports_what_it_names(name, path):
+    lines = len(path.read_text().splitlines())
+    assert lines <= MAX_LINES, f"{name} has {lines} lines (limit {MAX_LINES}): split it by concept"
+    module = importlib.import_module(name)
+    for exported in getattr(module, "__all__", ()):
+        assert hasattr(module, exported), f"{name}.__all__ names {exported!r}, which it does not define"
