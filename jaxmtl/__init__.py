@@ -23,7 +23,7 @@ from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpl
 from .models import MultiClassClassifier, MultiTaskRegressor, VectorFieldRegressor, VectorValuedRegressor
 from .paths import spectral_path
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "datasets",
