@@ -128,3 +128,20 @@ def test_classifier_labels_keep_y_dtype_and_probabilities_agree(labels):
     else:
         assert dec.shape == (len(y), len(labels))
     assert clf.score(X, y) > 0.8
+
+
+def test_multitask_regressor_with_metadata_routing_equals_manual_folds():
+    from sklearn.model_selection import KFold
+
+    from jaxmtl import MultiTaskRegressor
+    from jaxmtl.datasets import make_multitask_toy
+
+    toy = make_multitask_toy(20, rng=0)
+    X = toy.x.reshape(len(toy.x), -1)
+    cv = KFold(3, shuffle=True, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = MultiTaskRegressor(n_steps=30).set_fit_request(tasks=True).set_score_request(tasks=True)
+        scores = cross_val_score(est, X, toy.y, params={"tasks": toy.tasks}, cv=cv)
+    manual = [MultiTaskRegressor(n_steps=30).fit(X[tr], toy.y[tr], toy.tasks[tr]).score(X[te], toy.y[te], toy.tasks[te])
+              for tr, te in cv.split(X)]
+    np.testing.assert_allclose(scores, manual)

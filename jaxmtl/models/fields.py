@@ -28,6 +28,7 @@ from ..errors import ParameterError, ShapeError
 from ..kernels.scalar import Gaussian
 from ..operators.base import SeparableOperator
 from ..operators.fields import field_operator
+from ._base import RegressorMixin
 from ._matrix_free import _MatrixFreeEstimator
 
 __all__ = ["VectorFieldRegressor", "angular_error"]
@@ -59,7 +60,7 @@ def angular_error(V_true, V_pred) -> float:
     return float(np.mean(np.arccos(np.clip(cos, -1.0, 1.0))))
 
 
-class VectorFieldRegressor(_MatrixFreeEstimator):
+class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
     """Learn a vector field ℝᵖ → ℝᵖ with div-free / curl-free kernels.
 
     Args:

@@ -34,6 +34,7 @@ from ..operators.tasks import (
     task_block_index,
     task_blocks,
 )
+from ._base import RegressorMixin
 from ._matrix_free import _MatrixFreeEstimator
 
 __all__ = ["MultiTaskRegressor"]
@@ -62,7 +63,7 @@ def _predict(kern, omega, X_new, X_fit, same, coef):
     return _operator(kern(X_new, X_fit), omega, *same).mv(coef)[:, 0]
 
 
-class MultiTaskRegressor(_MatrixFreeEstimator):
+class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
     """Multi-task kernel regression with the common-similarity kernel and an iterative filter.
 
     Args:
