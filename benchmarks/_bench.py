@@ -59,7 +59,11 @@ def first_call_time(fn) -> float:
 
 def write(name: str, payload: dict) -> Path:
     """Write ``results/<name>.json`` with the machine facts added."""
+    import jax
+
     RESULTS.mkdir(parents=True, exist_ok=True)
+    if jax.default_backend() != "cpu":  # accelerator runs sit beside the CPU results, never over them
+        name = f"{name}_{jax.default_backend()}"
     payload = {"benchmark": name, "machine": machine(), **payload}
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(payload, indent=2, default=float))
