@@ -66,9 +66,16 @@ def _index(tree, i):
     return jax.tree_util.tree_map(lambda x: x[i], tree)
 
 
-@partial(jax.jit, static_argnames=("filt", "selection", "loss"))
-def _score_grid(kernels, X, Y, a, V, filt, params, selection, masks, loss):
-    """Validation losses (W, Ω, P) for every kernel × output matrix × filter parameter."""
+@partial(jax.jit, static_argnames=("filt", "selection", "base_loss"))
+def _score_grid(kernels, X, Y, a, V, filt, params, selection, masks, base_loss, offset):
+    """Validation losses (W, Ω, P[, L]) for every kernel × output matrix × filter parameter.
+
+    ``Y`` are the centred outputs and ``offset`` (d,) the intercept added back by ``predict``;
+    the loss sees F + offset and Y + offset, so a decision rule is scored as it is deployed.
+    """
+
+    def loss(F, Yv, w):
+        return base_loss(F + offset, Yv + offset, w)
 
     def one_kernel(kern):
         K = kern(X, X)
@@ -95,6 +102,22 @@ def _refit(kern, X, Y, a, V, filt, param):
 @jax.jit
 def _predict(kern, X_new, X_fit, C, A):
     return kern(X_new, X_fit) @ C @ A
+
+
+def _best_index(scores: np.ndarray, tolerance: float = 0.01) -> tuple[int, int, int]:
+    """The grid point of least validation loss.
+
+    For (W, Ω, P, 2) code losses (squared loss, misclassification rate): among the points whose
+    squared loss is within ``tolerance`` (relative) of the least, the one with the fewest
+    validation errors, then the least squared loss.
+    """
+    if scores.ndim == 3:
+        return tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
+    sq, err = scores[..., 0], scores[..., 1]
+    best = np.min(sq)
+    near = sq <= best + tolerance * abs(best) if np.isfinite(best) else np.isfinite(sq)
+    order = np.lexsort((sq.ravel(), np.where(near.ravel(), err.ravel(), np.inf)))
+    return tuple(int(i) for i in np.unravel_index(int(order[0]), sq.shape))
 
 
 class _GridSelection(BaseEstimator):
@@ -237,9 +260,12 @@ class _SpectralEstimator(_GridSelection):
         pj = jnp.asarray(params, jnp.int32 if filt.iterative else dtype)
         mode = self.selection if isinstance(self.selection, str) else "masks"
         scores = _score_grid(_stack(kernels), Xj, Yc, aj, Vj, filt, pj, mode,
-                             jnp.asarray(masks), type(self)._loss)
-        scores = np.asarray(scores)  # (W, Ω, P)
-        iw, io, ip = np.unravel_index(int(np.argmin(scores)), scores.shape)
+                             jnp.asarray(masks), type(self)._loss, jnp.asarray(self.y_mean_, dtype))
+        scores = np.asarray(scores)  # (W, Ω, P), or (W, Ω, P, 2) for the classifiers' code losses
+        iw, io, ip = _best_index(scores)
+        if scores.ndim == 4:
+            self.cv_errors_ = scores[..., 1]
+            scores = scores[..., 0]
         self.kernel_ = kernels[iw]
         self.filter_ = filt
         self.output_matrix_ = jnp.asarray((V * a[io]) @ V.T, dtype)

@@ -7,7 +7,8 @@ import warnings
 import numpy as np
 
 from ..errors import LabelError, ParameterError, ShapeError
-from ..paths.eigen import classification_loss
+from ..kernels import outputs as _outputs
+from ..paths.eigen import code_losses
 from ._base import ClassifierMixin
 from ._spectral import _SpectralEstimator
 from .predictors import PredictorMixin
@@ -79,8 +80,15 @@ class MultiClassClassifier(ClassifierMixin, PredictorMixin, _SpectralEstimator):
 
     Each class k is coded by ℓ_k = (b, …, a, …, b) (eq. 30) — one-vs-all a = 1, b = 0, or
     simplex/sum-to-zero a = 1, b = −1/(c−1) — a vector-valued model is fitted with the spectral
-    filter, and an input goes to the class of its largest component (eq. 31). Model selection
-    minimises the validation misclassification rate.
+    filter, and an input goes to the class of its largest component (eq. 31).
+
+    Model selection ranks the grid by the validation squared loss on the codes (smooth, so it
+    does not jump between near-equivalent points as the 0/1 loss does on small validation sets)
+    and, among the points within 1 % of the least squared loss, takes the one with the fewest
+    validation errors of the deployed rule — argmax of the scores with the intercept added back,
+    exactly what ``predict`` applies. With two classes the coded outputs are exactly opposite
+    (ℓ₀ = −ℓ₁ after centring), so ω of the common-similarity family only rescales the one
+    eigenvalue that matters (1 − ω): the ω grid is not searched (ω = 0).
 
     Args:
       coding: 'one_vs_all', 'simplex', or a pair (a, b) with a > b.
@@ -89,7 +97,7 @@ class MultiClassClassifier(ClassifierMixin, PredictorMixin, _SpectralEstimator):
     Attributes (after fit): classes_ plus those of :class:`VectorValuedRegressor`.
     """
 
-    _loss = staticmethod(classification_loss)
+    _loss = staticmethod(code_losses)
 
     def __init__(self, kernel=None, output="common_similarity", filter="nu_method",
                  selection="kfold", n_folds=5, n_steps=None, lambdas=None, omegas=None,
@@ -98,6 +106,13 @@ class MultiClassClassifier(ClassifierMixin, PredictorMixin, _SpectralEstimator):
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state)
         self.coding = coding
+
+    def _resolve_output(self, d: int):
+        a, V, omegas = super()._resolve_output(d)
+        if d == 2 and omegas is not None:  # binary: ω only rescales the eigenvalue 1 − ω (see above)
+            omegas = np.zeros(1)
+            a, V = (np.asarray(m) for m in _outputs.common_similarity_eigh(2, omegas))
+        return a, V, omegas
 
     def _code_values(self, c: int) -> tuple[float, float]:
         if isinstance(self.coding, str):

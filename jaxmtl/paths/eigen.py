@@ -41,6 +41,7 @@ __all__ = [
     "path_map",
     "mse_loss",
     "classification_loss",
+    "code_losses",
 ]
 
 Array = jax.Array
@@ -54,6 +55,16 @@ def mse_loss(F: Array, Y: Array, w: Array) -> Array:
 def classification_loss(F: Array, Y: Array, w: Array) -> Array:
     """Weighted misclassification rate of the argmax rule (seed 000 eq. 31) against coded Y."""
     return jnp.sum(w * (jnp.argmax(F, axis=1) != jnp.argmax(Y, axis=1)))
+
+
+def code_losses(F: Array, Y: Array, w: Array) -> Array:
+    """(2,) [squared loss on the codes, misclassification rate of the argmax rule] (weighted).
+
+    The selection loss of the classifiers: the smooth squared loss ranks the path, and the
+    argmax rule (seed 000 eq. 31) breaks near-ties. Callers pass F and Y with the intercept
+    added back, so the rule scored is the rule ``predict`` applies.
+    """
+    return jnp.stack([mse_loss(F, Y, w), classification_loss(F, Y, w)])
 
 
 def spectral_scale(eig: SeparableEigh, n) -> Array:

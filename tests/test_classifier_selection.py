@@ -1,0 +1,68 @@
+"""Classifier selection against brute-force refits, on imbalanced classes: the rule scored is the
+rule deployed (argmax with the intercept added back), ranked by the squared loss on the codes."""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import numpy as np
+
+from _reference import gaussian_gram
+from jaxmtl import Gaussian, MultiClassClassifier, Tikhonov
+from jaxmtl.selection import kfold_masks
+
+
+def imbalanced(n=90, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.choice(3, size=n, p=[0.7, 0.2, 0.1])
+    X = rng.normal(size=(n, 2)) + np.array([[0.0, 0.0], [1.2, 0.0], [0.0, 1.2]])[y]
+    return X, y
+
+
+def brute_force(X, y, sigma, lambdas, omegas, n_folds, seed):
+    n, c = len(y), 3
+    Y = np.eye(c)[y]
+    ybar = Y.mean(0)
+    Yc = Y - ybar
+    masks = kfold_masks(n, n_folds, seed)
+    sq = np.zeros((len(omegas), len(lambdas)))
+    err = np.zeros_like(sq)
+    for io, om in enumerate(omegas):
+        A = om * np.ones((c, c)) + (1 - om) * np.eye(c)
+        for il, lam in enumerate(lambdas):
+            for m in masks:
+                tr, va = m, ~m
+                K = gaussian_gram(X[tr], X[tr], sigma)
+                ntr = tr.sum()
+                G = np.kron(K, A) + ntr * lam * np.eye(ntr * c)  # (Γ + nλI) vec C = vec Y
+                C = np.linalg.solve(G, Yc[tr].reshape(-1)).reshape(ntr, c)
+                F = gaussian_gram(X[va], X[tr], sigma) @ C @ A + ybar  # deployed scores
+                sq[io, il] += np.mean(np.sum((F - Y[va]) ** 2, 1)) / c / len(masks)
+                err[io, il] += np.mean(np.argmax(F, 1) != y[va]) / len(masks)
+    near = sq <= sq.min() * 1.01
+    order = np.lexsort((sq.ravel(), np.where(near.ravel(), err.ravel(), np.inf)))
+    return np.unravel_index(order[0], sq.shape), sq, err
+
+
+def test_selection_equals_brute_force_refits_on_imbalanced_classes():
+    X, y = imbalanced()
+    lambdas = np.array([1e-1, 1e-2, 1e-3])
+    omegas = np.array([0.0, 0.5, 0.9])
+    model = MultiClassClassifier(kernel=Gaussian(0.7), filter=Tikhonov(), lambdas=lambdas, omegas=omegas,
+                                 n_folds=3, random_state=0).fit(X, y)
+    (io, il), sq, err = brute_force(X, y, 0.7, lambdas, omegas, 3, 0)
+    # lambdas are searched in decreasing order by the estimator: compare by value
+    np.testing.assert_allclose(model.cv_scores_[0], sq[:, np.argsort(-lambdas)], rtol=1e-8)
+    np.testing.assert_allclose(model.cv_errors_[0], err[:, np.argsort(-lambdas)], atol=1e-12)
+    assert model.best_params_["omega"] == omegas[io]
+    assert model.best_params_["param"] == lambdas[il]
+
+
+def test_binary_problems_search_no_omega_and_beat_the_majority():
+    rng = np.random.default_rng(3)
+    y = (rng.random(160) < 0.25).astype(int)                # 75 / 25 imbalance
+    X = rng.normal(size=(160, 2)) + 2.5 * y[:, None]
+    model = MultiClassClassifier(n_steps=50).fit(X[:100], y[:100])
+    assert model.omegas_.tolist() == [0.0]
+    majority = max(np.mean(y[100:]), 1 - np.mean(y[100:]))
+    assert model.score(X[100:], y[100:]) >= majority + 0.1
