@@ -33,6 +33,7 @@ __all__ = [
     "NotFittedError",
     "DivergenceError",
     "PersistenceError",
+    "GridEdgeWarning",
 ]
 
 
@@ -85,3 +86,8 @@ class DivergenceError(JaxmtlError, ArithmeticError):
 
 class PersistenceError(JaxmtlError, ValueError):
     """A saved model file is truncated, corrupted or written by an incompatible version."""
+
+
+class GridEdgeWarning(UserWarning):
+    """A selected hyperparameter lies on the edge of its search grid after the grid was extended:
+    the best value may lie beyond it (the message names the parameter and what to pass)."""

@@ -27,7 +27,8 @@ _PACKAGE = "jaxmtl.datasets"
 
 _IDA_NAMES = ("banana", "breast_cancer", "german", "heart", "image", "titanic")
 # name -> number of targets (the last k attributes of the ARFF file)
-_MULAN_TARGETS = {"atp1d": 6, "edm": 2, "enb": 2, "jura": 3, "slump": 3, "wq": 14}
+_MULAN_TARGETS = {"atp1d": 6, "edm": 2, "enb": 2, "jura": 3, "osales": 12, "scpf": 3, "sf1": 3, "slump": 3,
+                  "wq": 14}
 
 #: Names of the 28 School columns (layout from PROVENANCE_school.txt, verified on the data).
 SCHOOL_FEATURE_NAMES: tuple[str, ...] = (
@@ -192,7 +193,7 @@ def mulan_names() -> tuple[str, ...]:
     return tuple(sorted(_MULAN_TARGETS))
 
 
-def load_mulan(name: str) -> MulanData:
+def load_mulan(name: str, missing: str = "median") -> MulanData:
     """A Mulan multi-target regression set (Spyromitros-Xioufis et al., 2016).
 
     ==========  ======  ====  ====
@@ -202,17 +203,23 @@ def load_mulan(name: str) -> MulanData:
     ``edm``     154     16    2
     ``enb``     768     8     2
     ``jura``    359     15    3
+    ``osales``  639     401   12   (online product sales; missing inputs)
+    ``scpf``    1137    23    3    (SeeClickFix counts, heavy-tailed targets; missing inputs)
+    ``sf1``     323     10    3    (solar-flare counts, mostly zero)
     ``slump``   103     7     3
     ``wq``      1060    16    14
     ==========  ======  ====  ====
 
-    The targets are the last ``k`` attributes of each ARFF file. The six files contain only
-    numeric attributes and no missing values; if a file did contain ``?`` the loader would
-    raise :class:`~jaxmtl.errors.NonFiniteError` rather than impute. Provenance and licences:
+    The targets are the last ``k`` attributes of each ARFF file; every attribute is numeric.
+    osales and scpf have missing inputs (``?``; no target is missing): with ``missing='median'``
+    each missing entry is replaced by its column's median over the whole file (0 for a column
+    with no value) — a simple, documented imputation that uses no target; ``missing='raise'``
+    raises :class:`~jaxmtl.errors.NonFiniteError` instead. Provenance and licences:
     ``PROVENANCE_mulan.txt`` beside this module.
 
     Args:
         name: one of :func:`mulan_names` (case-insensitive).
+        missing: 'median' (impute missing inputs) or 'raise'.
 
     Returns:
         :class:`MulanData` ``(X (n, p) float64, Y (n, k) float64, feature_names (p,),
@@ -226,11 +233,21 @@ def load_mulan(name: str) -> MulanData:
     """
     key = _normalise_name(name, mulan_names(), "Mulan")
     arff = parse_arff(_read_text(f"{key}.arff"))
-    if not np.all(np.isfinite(arff.data)):
-        raise NonFiniteError(f"Mulan set {key!r} has missing or non-finite values")
+    if missing not in ("median", "raise"):
+        raise ParameterError(f"missing must be 'median' or 'raise'; received {missing!r}.")
     k = _MULAN_TARGETS[key]
+    X = arff.data[:, :-k].copy()
+    if not np.all(np.isfinite(arff.data[:, -k:])) or (missing == "raise" and not np.all(np.isfinite(X))):
+        raise NonFiniteError(f"Mulan set {key!r} has missing or non-finite values")
+    holes = ~np.isfinite(X)
+    if holes.any():
+        observed = np.where(holes, np.nan, X)
+        with np.errstate(all="ignore"):
+            medians = np.nanmedian(np.where(holes.all(0), 0.0, observed), axis=0) if holes.all(0).any() \
+                else np.nanmedian(observed, axis=0)
+        X[holes] = np.take(medians, np.nonzero(holes)[1])
     return MulanData(
-        X=arff.data[:, :-k].copy(),
+        X=X,
         Y=arff.data[:, -k:].copy(),
         feature_names=list(arff.names[:-k]),
         target_names=list(arff.names[-k:]),

@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from functools import partial
 from typing import Any
 
@@ -41,7 +42,7 @@ from .._checks import (
     check_random_state,
     check_unit_interval,
 )
-from ..errors import ParameterError, ShapeError
+from ..errors import GridEdgeWarning, ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter, get_filter
 from ..kernels import outputs as _outputs
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
@@ -52,8 +53,15 @@ from ._base import BaseEstimator
 
 __all__: list[str] = []
 
-DEFAULT_WIDTH_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
+# Default Gaussian widths: median distance × 4^k, k = −2 … 3 (1/16 … 64), then refined around the
+# best (× 2^±1) or extended past an edge (× 4^±1, 4^±2) up to WIDTH_EXTENSIONS times.
+DEFAULT_WIDTH_FACTORS = tuple(4.0 ** np.arange(-2, 4))
+WIDTH_EXTENSIONS = 2
+# Above this many rows the width grid is searched on a random subsample of this size first.
+WIDTH_SUBSAMPLE = 400
 DEFAULT_STEPS = {"nu_method": 300, "landweber": 3000}
+# A default path whose best step is its last is doubled up to this many times.
+STEP_DOUBLINGS = 3
 SELECTIONS = ("kfold", "loo", "gcv", "holdout")
 
 
@@ -118,6 +126,63 @@ def _best_index(scores: np.ndarray, tolerance: float = 0.01) -> tuple[int, int, 
     near = sq <= best + tolerance * abs(best) if np.isfinite(best) else np.isfinite(sq)
     order = np.lexsort((sq.ravel(), np.where(near.ravel(), err.ravel(), np.inf)))
     return tuple(int(i) for i in np.unravel_index(int(order[0]), sq.shape))
+
+
+def _refine_widths(kernels, widths, scores, score):
+    """Coarse-to-fine width search: extend the grid past an edge where the best width lies
+    (× 4^±1, 4^±2), else refine around the best (× 2^±1); at most ``WIDTH_EXTENSIONS`` + 1 rounds.
+
+    ``score(kernels)`` returns the validation losses of a list of kernels. Returns the kernels,
+    widths and scores of every width tried, in increasing order of width.
+    """
+    refined = False
+    for _ in range(WIDTH_EXTENSIONS + 1):
+        best = widths[_best_index(scores)[0]]
+        if best == widths.min():
+            new = best * np.array([1 / 16, 1 / 4])
+        elif best == widths.max():
+            new = best * np.array([4.0, 16.0])
+        elif not refined:
+            new = best * np.array([0.5, 2.0])
+            refined = True
+        else:
+            break
+        new = np.array([w for w in new if not np.any(np.isclose(w, widths))])
+        if new.size == 0:
+            break
+        extra = [Gaussian(float(w)) for w in new]
+        kernels, widths = kernels + extra, np.concatenate([widths, new])
+        scores = np.concatenate([scores, score(extra)])
+    order = np.argsort(widths)
+    return [kernels[i] for i in order], widths[order], scores[order]
+
+
+def _continue_path(steps, scores, score):
+    """Double a default iterative path while its best step is its last (``STEP_DOUBLINGS`` times
+    at most): a path cut short selects its last step, which is no selection at all."""
+    for _ in range(STEP_DOUBLINGS):
+        if _best_index(scores)[2] != len(steps) - 1:
+            break
+        steps = np.arange(1, 2 * len(steps) + 1)
+        scores = score(steps)
+    return steps, scores
+
+
+def _warn_on_edges(width, grid, params, ip, filt, defaults: bool) -> None:
+    """Warn (GridEdgeWarning) when a selected value lies on the edge of its grid."""
+    if width is not None and len(grid) > 1 and (width <= grid.min() or width >= grid.max()):
+        side = "smallest" if width <= grid.min() else "largest"
+        warnings.warn(f"the selected kernel width {width:.4g} is the {side} of the grid "
+                      f"{grid.min():.3g} … {grid.max():.3g}"
+                      + (" after extending it" if defaults else "")
+                      + "; pass a kernel or width_factors reaching further.", GridEdgeWarning, stacklevel=4)
+    if len(params) > 1 and ip == len(params) - 1:
+        what = f"step {int(params[ip])} (the last of the path)" if filt.iterative \
+            else f"λ = {params[ip]:.3g} (the smallest of the grid)"
+        hint = "n_steps" if filt.iterative else "lambdas"
+        warnings.warn(f"the selected {what} lies on the edge of its grid"
+                      + (" after continuing the path" if defaults and filt.iterative else "")
+                      + f"; pass a larger {hint} range.", GridEdgeWarning, stacklevel=4)
 
 
 class _GridSelection(BaseEstimator):
@@ -259,10 +324,40 @@ class _SpectralEstimator(_GridSelection):
         aj, Vj = jnp.asarray(a, dtype), jnp.asarray(V, dtype)
         pj = jnp.asarray(params, jnp.int32 if filt.iterative else dtype)
         mode = self.selection if isinstance(self.selection, str) else "masks"
-        scores = _score_grid(_stack(kernels), Xj, Yc, aj, Vj, filt, pj, mode,
-                             jnp.asarray(masks), type(self)._loss, jnp.asarray(self.y_mean_, dtype))
-        scores = np.asarray(scores)  # (W, Ω, P), or (W, Ω, P, 2) for the classifiers' code losses
+
+        def score(kerns, steps_or_lambdas):
+            return np.asarray(_score_grid(_stack(kerns), Xj, Yc, aj, Vj, filt,
+                                          jnp.asarray(steps_or_lambdas, pj.dtype), mode, jnp.asarray(masks),
+                                          type(self)._loss, jnp.asarray(self.y_mean_, dtype)))
+
+        search_grid = widths
+        if widths is not None and self.width_factors is None:
+            if n > WIDTH_SUBSAMPLE and isinstance(self.selection, str):  # widths on a subsample first, then the 3 around the best on all rows
+                rows = np.sort(np.random.default_rng(check_random_state(self.random_state))
+                               .choice(n, WIDTH_SUBSAMPLE, replace=False))
+                sub_masks = jnp.asarray(self._masks(WIDTH_SUBSAMPLE))
+
+                def score_sub(kerns):
+                    return np.asarray(_score_grid(_stack(kerns), Xj[rows], Yc[rows], aj, Vj, filt, pj, mode,
+                                                  sub_masks, type(self)._loss, jnp.asarray(self.y_mean_, dtype)))
+
+                sub_kernels, search_grid, sub_scores = _refine_widths(kernels, widths, score_sub(kernels), score_sub)
+                best = search_grid[_best_index(sub_scores)[0]]
+                widths = best * np.array([0.5, 1.0, 2.0])
+                kernels = [Gaussian(float(w)) for w in widths]
+                scores = score(kernels, params)
+            else:
+                kernels, widths, scores = _refine_widths(kernels, widths, score(kernels, params),
+                                                         lambda k: score(k, params))
+                search_grid = widths
+        else:
+            scores = score(kernels, params)  # (W, Ω, P), or (W, Ω, P, 2) for the classifiers' code losses
+        if filt.iterative and self.n_steps is None:
+            params, scores = _continue_path(params, scores, lambda p: score(kernels, p))
         iw, io, ip = _best_index(scores)
+        _warn_on_edges(None if widths is None else widths[iw], search_grid, params, ip, filt,
+                       self.width_factors is None and self.n_steps is None)
+        pj = jnp.asarray(params, jnp.int32 if filt.iterative else dtype)
         if scores.ndim == 4:
             self.cv_errors_ = scores[..., 1]
             scores = scores[..., 0]

@@ -25,12 +25,14 @@ Example:
 
 from __future__ import annotations
 
-from functools import partial
+from functools import partial, wraps
 from typing import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from ..errors import ParameterError
 from ..filters.spectral import SpectralFilter
 from ..operators.base import SeparableEigh
 
@@ -72,6 +74,25 @@ def spectral_scale(eig: SeparableEigh, n) -> Array:
     return jnp.max(eig.s) * jnp.max(eig.a, axis=-1) / n
 
 
+def check_consecutive_steps(params) -> None:
+    """Raise ParameterError unless the steps of an iterative filter are 1, 2, …, T.
+
+    The recurrences run step by step, so a path emits every step from 1; a list such as
+    [10, 20, 30] would silently be read as steps 1, 2, 3. Traced (abstract) arrays cannot be
+    checked and are trusted.
+    """
+    try:
+        steps = np.asarray(params)
+    except Exception:  # a tracer inside a caller's jit: nothing concrete to check
+        return
+    if steps.ndim != 1 or not np.array_equal(steps, np.arange(1, steps.size + 1)):
+        shown = steps.tolist() if steps.size <= 8 else steps.ravel()[:8].tolist() + ["…"]
+        raise ParameterError(
+            f"steps of an iterative filter must be 1, 2, …, T (the path emits every step); received "
+            f"{shown}. Run the path to T = max(steps) and index the steps you need."
+        )
+
+
 def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau, emit: Callable) -> Array:
     """Apply ``emit(g)`` to g = g_p(σ) for every parameter p, stacking the results.
 
@@ -90,6 +111,7 @@ def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau, emit: Calla
     """
     if not filt.iterative:
         return jax.vmap(lambda p: emit(filt(sigma, p, tau)))(params)
+    check_consecutive_steps(params)
     ones = jnp.ones_like(sigma)
 
     def scan_body(state, i):
@@ -121,7 +143,6 @@ def filtered_coefficients(filt: SpectralFilter, eig: SeparableEigh, Y: Array, pa
     return eig.U @ (g * Yt / n) @ eig.V.T
 
 
-@partial(jax.jit, static_argnames=("filt", "output", "loss"))
 def spectral_path(
     eig: SeparableEigh,
     Y: Array,
@@ -180,3 +201,13 @@ def spectral_path(
     if eig.a.ndim == 1:
         return one_output_matrix(eig.a, tau)
     return jax.vmap(one_output_matrix, in_axes=(0, None))(eig.a, tau)
+
+
+_spectral_path_jit = partial(jax.jit, static_argnames=("filt", "output", "loss"))(spectral_path)
+
+
+@wraps(spectral_path)
+def spectral_path(eig, Y, filt, params, *args, **kwargs):  # noqa: F811 - the checked public entry
+    if filt.iterative:
+        check_consecutive_steps(params)
+    return _spectral_path_jit(eig, Y, filt, params, *args, **kwargs)

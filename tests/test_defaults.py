@@ -1,0 +1,103 @@
+"""Default model selection: wide width grids extended past their edges, paths continued while
+their best step is the last, edge warnings, checked step lists, the Mulan sets with missing inputs."""
+
+import warnings
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmtl import Gaussian, MultiClassClassifier, NuMethod, VectorValuedRegressor
+from jaxmtl.datasets import load_mulan
+from jaxmtl.errors import GridEdgeWarning, NonFiniteError, ParameterError
+from jaxmtl.kernels import median_heuristic
+from jaxmtl.models import _spectral
+from jaxmtl.operators import separable_eigh
+from jaxmtl.paths import spectral_path
+
+
+def wiggly(n=120, seed=0, freq=12.0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 1))
+    return X, np.c_[np.sin(freq * X[:, 0]), np.cos(freq * X[:, 0])]
+
+
+def test_default_width_grid_spans_median_over_16_to_64():
+    factors = np.asarray(_spectral.DEFAULT_WIDTH_FACTORS)
+    assert factors.min() <= 1 / 16 and factors.max() >= 64
+
+
+def test_a_best_width_on_the_lower_edge_is_extended_past_it(monkeypatch):
+    X, Y = wiggly()
+    # a coarse grid whose smallest width is far too wide for this high-frequency function
+    monkeypatch.setattr(_spectral, "DEFAULT_WIDTH_FACTORS", (1.0, 4.0, 16.0))
+    model = VectorValuedRegressor(n_steps=200, output="independent").fit(X, Y)
+    base = median_heuristic(X)
+    assert model.kernel_widths_.min() < base * 0.99             # the grid was extended downwards
+    assert model.best_params_["kernel_width"] < base             # and the best width lies beyond the old edge
+
+
+def test_an_explicit_grid_with_its_best_on_the_edge_warns_and_names_the_parameter():
+    X, Y = wiggly()
+    with pytest.warns(GridEdgeWarning, match="kernel width"):
+        VectorValuedRegressor(width_factors=[4.0, 8.0], n_steps=50, output="independent").fit(X, Y)
+
+
+def test_a_path_whose_best_step_is_the_last_is_continued():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(60, 1))
+    Y = np.c_[np.sin(3 * X[:, 0])]                               # noiseless: wants a long path
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        model = VectorValuedRegressor(kernel=Gaussian(0.5), output="independent").fit(X, Y)
+    assert len(model.path_params_) > _spectral.DEFAULT_STEPS["nu_method"]
+    longer = VectorValuedRegressor(kernel=Gaussian(0.5), output="independent",
+                                   n_steps=len(model.path_params_)).fit(X, Y)
+    assert model.best_params_["param"] == longer.best_params_["param"]
+    np.testing.assert_allclose(model.predict(X), longer.predict(X), rtol=1e-10, atol=1e-12)
+
+
+def test_iterative_paths_refuse_step_lists_that_are_not_consecutive():
+    eig = separable_eigh(jnp.eye(4), jnp.eye(2))
+    with pytest.raises(ParameterError, match="1, 2, …, T"):
+        spectral_path(eig, jnp.ones((4, 2)), NuMethod(), jnp.array([10, 20, 30]), output="coefficients")
+    assert spectral_path(eig, jnp.ones((4, 2)), NuMethod(), jnp.arange(1, 4), output="coefficients").shape == (3, 4, 2)
+
+
+def test_mulan_sets_with_missing_inputs_are_imputed_by_column_medians():
+    data = load_mulan("scpf")
+    assert np.all(np.isfinite(data.X)) and data.Y.shape[1] == 3
+    with pytest.raises(NonFiniteError):
+        load_mulan("scpf", missing="raise")
+
+
+def test_classifier_defaults_on_a_larger_problem_search_widths_on_a_subsample():
+    rng = np.random.default_rng(0)
+    n = _spectral.WIDTH_SUBSAMPLE + 200
+    X = rng.normal(size=(n, 2))
+    y = (np.sin(2 * X[:, 0]) + X[:, 1] > 0).astype(int)
+    model = MultiClassClassifier(n_steps=60).fit(X[:-100], y[:-100])
+    assert len(model.kernel_widths_) == 3                       # the 3 widths around the subsample's best
+    assert model.score(X[-100:], y[-100:]) > 0.85
+
+
+def test_defaults_benchmark_parts_run_and_check_their_claims():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import defaults_vs_tuned as bench
+
+    res = bench.mulan(["slump"], 2)
+    row = res["rows"][0]
+    assert np.isfinite(row["ours_arrmse"]) and np.isfinite(row["tuned_arrmse"])
+    assert row["ratio"] == pytest.approx(row["ours_arrmse"] / row["tuned_arrmse"])
+    assert {c["claim"] for c in res["claims"]} == {"mean aRRMSE ratio to tuned KernelRidge ≤ 1.0",
+                                                   "no set above 1.05"}
+    # the aRRMSE of the training mean is 1 by construction
+    Y = np.random.default_rng(0).normal(size=(30, 2))
+    assert bench.arrmse(Y, np.tile(Y.mean(0), (30, 1)), Y) == pytest.approx(1.0)
