@@ -1,6 +1,6 @@
 """Multi-task model selection (School protocol): ν-method path over ω against Tikhonov refits.
 
-Task-indexed kernel Q((x,t),(x',t')) = K(x,x')·A_ω[t,t'], A_ω = ω11ᵀ + (1−ω)I (seed 000 §6–7.2).
+Task-indexed kernel Q((x,t),(x',t')) = K(x,x')·A_ω[t,t'], A_ω = ω11ᵀ + (1−ω)I ([BRBV11] §6–7.2).
 Protocol: per task 20% training / 20% validation / 20% test, Gaussian width from the k = 20%·n_train
 nearest neighbours, ω ∈ {0, 0.1, …, 1}, selection on the validation set, explained variance
 1 − MSE/Var(y) on the test set (the training mean of y subtracted).

@@ -1,6 +1,6 @@
-"""Reproduce seed 000 §7.1 Figures 6–10: 2-D vector fields with divergence-free / curl-free kernels.
+"""Reproduce [BRBV11] §7.1 Figures 6–10: 2-D vector fields with divergence-free / curl-free kernels.
 
-Row reproduced: PAPER_FIGURES.md "2-D vector fields (seed 000, §7.1, Figures 5–12)".
+Row reproduced: PAPER_FIGURES.md "2-D vector fields ([BRBV11], §7.1, Figures 5–12)".
 
 Field 1: γ·(curl-free) + (1−γ)·(div-free) from five Gaussian potentials (``vector_field_1``;
 γ = weight of the curl-free part). 70×70 grid on [−2, 2]²; train on n random grid points, test

@@ -1,8 +1,8 @@
-"""Reproduce seed 004 Table 2 (and the SVM column of Table 3): spectral filters on the IDA benchmarks.
+"""Reproduce [LRODV08] Table 2 (and the SVM column of Table 3): spectral filters on the IDA benchmarks.
 
-Row reproduced: PAPER_FIGURES.md "IDA benchmarks (seed 004, §7.1, Tables 2 and 3)".
+Row reproduced: PAPER_FIGURES.md "IDA benchmarks ([LRODV08], §7.1, Tables 2 and 3)".
 
-Protocol (seed 004 §7.1): Gaussian kernel; labels ±1 learned as a scalar regression, sign rule.
+Protocol ([LRODV08] §7.1): Gaussian kernel; labels ±1 learned as a scalar regression, sign rule.
 σ and the path parameter (t for Landweber / ν-method, λ for Tikhonov / iterated Tikhonov /
 TSVD) are chosen by 5-fold cross-validation on each of the first 5 partitions; the median of
 the 5 chosen values of each is then used on every partition (here the 10 available, not 100).
@@ -44,7 +44,7 @@ from jaxmtl.operators import SeparableEigh
 from jaxmtl.paths import filtered_coefficients, spectral_path
 from jaxmtl.selection import kfold_masks
 
-PAPER = {  # test error %, mean ± std over 100 partitions (seed 004 Tables 2, 3)
+PAPER = {  # test error %, mean ± std over 100 partitions ([LRODV08] Tables 2, 3)
     "banana": {"landweber": (11.70, 0.68), "nu_method": (10.67, 0.53), "tikhonov": (11.22, 0.61),
                "tsvd": (11.74, 0.63), "iterated_tikhonov": (10.96, 0.56), "svm": (11.53, 0.66)},
     "breast_cancer": {"landweber": (25.38, 4.21), "nu_method": (25.35, 4.24), "tikhonov": (25.12, 4.32),

@@ -3,7 +3,7 @@
 No row of PAPER_FIGURES.md: the source papers do not report these sets. This script is the
 multi-target counterpart of the School experiment on public data: the separable kernel
 K(x, x')·A with A = I (independent targets) and A_ω = ω11ᵀ + (1−ω)I (common similarity, ω
-chosen on the path, seed 000 eq. 18), ν-method (``VectorValuedRegressor``, Gaussian width,
+chosen on the path, [BRBV11] eq. 18), ν-method (``VectorValuedRegressor``, Gaussian width,
 ω and steps by inner 5-fold CV on the eigen path), against scikit-learn's ``KernelRidge``
 (RBF) tuned separately for every target (α, γ by inner 5-fold CV on a grid; one multi-output
 solve per (γ, α) with per-target validation errors, which is exactly per-target tuning).

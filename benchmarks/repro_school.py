@@ -1,6 +1,6 @@
-"""Reproduce seed 000 Table 1: School data, multi-task kernel (18), ν-method vs Tikhonov-by-refit.
+"""Reproduce [BRBV11] Table 1: School data, multi-task kernel (18), ν-method vs Tikhonov-by-refit.
 
-Row reproduced: PAPER_FIGURES.md "School data (seed 000, §7.2, Table 1)".
+Row reproduced: PAPER_FIGURES.md "School data ([BRBV11], §7.2, Table 1)".
 
 Protocol: from each school 60% of the students at random, split equally into training,
 validation and test (≈3124 each); the 19 binary student features; Gaussian width = mean

@@ -1,6 +1,6 @@
-"""Reproduce seed 000 §7.1 Figures 3–4: the multi-task vs vector-valued toy problem.
+"""Reproduce [BRBV11] §7.1 Figures 3–4: the multi-task vs vector-valued toy problem.
 
-Row reproduced: PAPER_FIGURES.md "Multi-task vs vector-valued toy (seed 000, §7.1, Figures 2–4)".
+Row reproduced: PAPER_FIGURES.md "Multi-task vs vector-valued toy ([BRBV11], §7.1, Figures 2–4)".
 
 Protocol: four tasks f_t = sin(2πx) + 0.6·p_t(x) on [0, 1] (task weights: the library's
 ``TOY_TASK_WEIGHTS``, recorded in the JSON — the paper does not publish its own), noise

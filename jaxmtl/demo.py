@@ -1,7 +1,7 @@
 """The main job: fit a multi-task / vector-valued model with the ν-method on bundled real data.
 
 Run ``python -m jaxmtl.demo`` (or the ``jaxmtl-demo`` script). By default it runs one split of
-the School protocol of seed 000 §7.2 (139 schools as tasks, the common-similarity multi-task
+the School protocol of [BRBV11] §7.2 (139 schools as tasks, the common-similarity multi-task
 kernel, ω and the number of ν-method steps on a validation set; explained variance on the test
 set). ``--data enb`` (or another Mulan set shipped with the package: jura, slump, edm, wq, atp1d)
 instead standardises that multi-target set, holds out 25% for testing, lets
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def school(seed: int = 0) -> dict:
-    """Multi-task demo on the School data: one split of the protocol of seed 000 §7.2.
+    """Multi-task demo on the School data: one split of the protocol of [BRBV11] §7.2.
 
     60% of each school's students, split equally into training, validation and test; Gaussian
     width = mean distance to the k = 20%·n_train nearest neighbours; ω and the number of

@@ -22,10 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 PERF = ["perf_vector_valued", "perf_iterative", "perf_batched", "perf_kronecker", "perf_multitask"]
-ORDER = [("repro_school", "School data (seed 000 Table 1)"),
-         ("repro_ida", "IDA benchmarks (seed 004 Table 2)"),
-         ("repro_toy", "Multi-task vs vector-valued toy (seed 000 §7.1, Figures 2–4)"),
-         ("repro_fields", "2-D vector fields (seed 000 §7.1, Figures 6–10)"),
+ORDER = [("repro_school", "School data ([BRBV11] Table 1)"),
+         ("repro_ida", "IDA benchmarks ([LRODV08] Table 2)"),
+         ("repro_toy", "Multi-task vs vector-valued toy ([BRBV11] §7.1, Figures 2–4)"),
+         ("repro_fields", "2-D vector fields ([BRBV11] §7.1, Figures 6–10)"),
          ("repro_mulan", "Mulan multi-target regression (aRRMSE, 10-fold CV)")]
 
 

@@ -16,7 +16,7 @@ def test_default_demo_is_the_school_protocol(capsys):
     result = main([])
     out = capsys.readouterr().out
     assert "School" in out and "explained variance" in out
-    # one split of seed 000 §7.2; the paper reports 31 ± 3 % over 10 splits
+    # one split of [BRBV11] §7.2; the paper reports 31 ± 3 % over 10 splits
     assert 0.25 < result["explained_variance"] < 0.45
     assert 0.0 <= result["omega"] <= 1.0 and 1 <= result["param"] <= 150
 

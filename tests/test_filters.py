@@ -69,10 +69,10 @@ def test_nu_method_equals_explicit_recurrence(nu):
     ],
 )
 def test_admissibility_bounds(filt, lams):
-    """Definition 1 (seed 000): |σ g| ≤ D, |g| ≤ B/λ, |1 − σ g| ≤ γ on 0 < σ ≤ 1.
+    """Definition 1 ([BRBV11]): |σ g| ≤ D, |g| ≤ B/λ, |1 − σ g| ≤ γ on 0 < σ ≤ 1.
 
     D = 1 except for the ν-method, whose residual polynomial only satisfies |1 − σg| ≤ 1, so
-    σg ≤ 2 (at t = 1, σg = ω₁σ = 1.2σ): seed 004 §5.2 quotes D = 1, which is too tight there.
+    σg ≤ 2 (at t = 1, σg = ω₁σ = 1.2σ): [LRODV08] §5.2 quotes D = 1, which is too tight there.
     """
     s = SIGMA[1:]
     D = 2.0 if filt.name == "nu_method" else 1.0

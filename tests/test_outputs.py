@@ -115,7 +115,7 @@ def test_common_similarity_eigh_structure():
 
 
 def test_common_similarity_regularizer_identity():
-    # seed 000 §4.1: with γ = 1/(1 − ω + ωd), A⁻¹ = (1/(1−ω)) (I − ω γ 11ᵀ).
+    # [BRBV11] §4.1: with γ = 1/(1 − ω + ωd), A⁻¹ = (1/(1−ω)) (I − ω γ 11ᵀ).
     d, om = 5, 0.4
     gamma = 1 / (1 - om + om * d)
     ref = (np.eye(d) - om * gamma * np.ones((d, d))) / (1 - om)

@@ -78,7 +78,7 @@ def test_kfold_masks_partition():
 
 
 def test_nu_method_reaches_landweber_best_in_far_fewer_steps():
-    """Acceleration (seed 000 §3.3): the ν-method's t ≈ √(Landweber's t)."""
+    """Acceleration ([BRBV11] §3.3): the ν-method's t ≈ √(Landweber's t)."""
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, size=(120, 1))
     Xv = rng.uniform(-1, 1, size=(200, 1))

@@ -7,7 +7,7 @@ Real data (shipped as package data, provenance notes ``PROVENANCE_*.txt`` beside
 * :func:`load_mulan` / :func:`mulan_names` — six Mulan multi-target regression sets.
 * :func:`parse_arff` — the small dense-ARFF reader used by :func:`load_mulan`.
 
-Synthetic problems (Baldassarre et al., seed 000 §7.1):
+Synthetic problems (Baldassarre et al., [BRBV11] §7.1):
 
 * :func:`make_multitask_toy`, :func:`multitask_toy_function` — four related 1-D tasks.
 * :func:`vector_field_1`, :func:`vector_field_2`, :func:`grid_2d` — the 2-D vector fields.

@@ -1,4 +1,4 @@
-"""Synthetic problems of Baldassarre, Rosasco, Barla & Verri (seed 000, §7.1)."""
+"""Synthetic problems of Baldassarre, Rosasco, Barla & Verri ([BRBV11], §7.1)."""
 
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ def make_multitask_toy(
     noise_var: float = 0.01,
     task_weights=None,
 ) -> ToyData:
-    """Sample the multi-task vs vector-valued toy problem (seed 000 §7.1, Figures 2–4).
+    """Sample the multi-task vs vector-valued toy problem ([BRBV11] §7.1, Figures 2–4).
 
     Four tasks (rows of ``task_weights``) on [0, 1], ``f_t = sin(2πx) + 0.6·p_t(x)`` (see
     :func:`multitask_toy_function`), outputs ``y = f_t(x) + ε`` with ``ε ~ N(0, noise_var)``.
@@ -191,7 +191,7 @@ def _points(points) -> np.ndarray:
 
 
 def vector_field_1(points, gamma: float = 0.5):
-    """The first 2-D vector field of seed 000 §7.1 (Figures 5–8).
+    """The first 2-D vector field of [BRBV11] §7.1 (Figures 5–8).
 
     Potential ``φ(x) = Σ_j exp(−‖x − c_j‖² / (2·0.45))`` with centres (0,0), (1,0), (0,1),
     (−1,0), (0,−1) (covariance 0.45·I; the Gaussians are unnormalised, peak value 1).
@@ -230,7 +230,7 @@ def vector_field_1(points, gamma: float = 0.5):
 
 
 def vector_field_2(points) -> np.ndarray:
-    """The second 2-D vector field of seed 000 §7.1 (Figures 9–12).
+    """The second 2-D vector field of [BRBV11] §7.1 (Figures 9–12).
 
     ``v¹ = 2 sin(3x¹) sin(1.5x²)``, ``v² = 2 cos(1.5x¹) cos(3x²)``, both multiplied by the
     Gaussian envelope ``exp(−‖x‖² / (2·1.2²))``.

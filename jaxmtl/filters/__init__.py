@@ -1,4 +1,4 @@
-"""Spectral filters g_λ(σ) and their recurrences (seed 000 §3.2–3.3; seed 004 §5).
+"""Spectral filters g_λ(σ) and their recurrences ([BRBV11] §3.2–3.3; [LRODV08] §5).
 
 See :mod:`jaxmtl.filters.spectral` for the normalisation and each filter's formula.
 """

@@ -1,4 +1,4 @@
-r"""Spectral filters g_λ(σ) (seed 000 §3.2–3.3; seed 004 §5).
+r"""Spectral filters g_λ(σ) ([BRBV11] §3.2–3.3; [LRODV08] §5).
 
 A spectral filter turns the kernel system Γ C = Y into the stable estimate C = g_λ(Γ) Y.
 
@@ -86,7 +86,7 @@ class SpectralFilter(eqx.Module):
 
 
 class Tikhonov(SpectralFilter):
-    """Tikhonov (ridge) filter g_λ(σ) = 1/(σ + λ) (seed 000 §3.2).
+    """Tikhonov (ridge) filter g_λ(σ) = 1/(σ + λ) ([BRBV11] §3.2).
 
     Example:
         >>> Tikhonov()(jnp.array([1.0]), 1.0)
@@ -100,7 +100,7 @@ class Tikhonov(SpectralFilter):
 
 
 class IteratedTikhonov(SpectralFilter):
-    """Iterated Tikhonov of order ν: g_λ(σ) = ((σ+λ)^ν − λ^ν) / (σ (σ+λ)^ν) (seed 004 §5.4).
+    """Iterated Tikhonov of order ν: g_λ(σ) = ((σ+λ)^ν − λ^ν) / (σ (σ+λ)^ν) ([LRODV08] §5.4).
 
     Evaluated stably as ``−expm1(−ν·log1p(σ/λ)) / σ`` with the limit ν/λ at σ = 0. Order 1
     is Tikhonov.
@@ -123,7 +123,7 @@ class IteratedTikhonov(SpectralFilter):
 
 
 class TruncatedSVD(SpectralFilter):
-    """Spectral cut-off: g_λ(σ) = 1/σ for σ ≥ λ, else 0 (seed 004 §5.3)."""
+    """Spectral cut-off: g_λ(σ) = 1/σ for σ ≥ λ, else 0 ([LRODV08] §5.3)."""
 
     name: ClassVar[str] = "tsvd"
 
@@ -166,7 +166,7 @@ class IterativeFilter(SpectralFilter):
 
 
 class Landweber(IterativeFilter):
-    """Landweber iteration / L2 boosting: g_t(σ) = τ Σ_{i<t} (1 − τσ)^i (seed 000 §3.3).
+    """Landweber iteration / L2 boosting: g_t(σ) = τ Σ_{i<t} (1 − τσ)^i ([BRBV11] §3.3).
 
     Recurrence: Cⁱ = Cⁱ⁻¹ + τ (rhs − (Γ/n) Cⁱ⁻¹), C⁰ = 0. Converges for τσ_max < 2.
     """
@@ -191,7 +191,7 @@ class Landweber(IterativeFilter):
 
 
 class NuMethod(IterativeFilter):
-    """The ν-method (accelerated Landweber) of seed 000 §3.3 / seed 004 §5.2.
+    """The ν-method (accelerated Landweber) of [BRBV11] §3.3 / [LRODV08] §5.2.
 
     Cⁱ = Cⁱ⁻¹ + u_i (Cⁱ⁻¹ − Cⁱ⁻²) + τ ω_i (rhs − (Γ/n) Cⁱ⁻¹), with
     u_i = (i−1)(2i−3)(2i+2ν−1) / ((i+2ν−1)(2i+4ν−1)(2i+2ν−3)) and

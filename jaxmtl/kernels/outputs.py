@@ -1,8 +1,8 @@
-r"""Output matrices A for separable kernels Γ(x, x') = K(x, x')·A (seed 000 §4.1; seed 003).
+r"""Output matrices A for separable kernels Γ(x, x') = K(x, x')·A ([BRBV11] §4.1; [MP04]).
 
 Each function validates its arguments in plain Python and returns a symmetric PSD (d, d)
 array in JAX's default float dtype. The RKHS norm of Γ is Σ_{ℓq} A†_{ℓq}⟨f^ℓ, f^q⟩_K
-(seed 000 Prop. 1), so a regularizer with matrix G gives A = G†.
+([BRBV11] Prop. 1), so a regularizer with matrix G gives A = G†.
 
 Example:
     >>> common_similarity(3, 0.5)[0]
@@ -60,7 +60,7 @@ def independent(d: int):
 
 
 def common_similarity(d: int, omega: float):
-    """A = ω·11ᵀ + (1 − ω)·I (seed 000 eq. 18): ω = 0 independent, ω = 1 pooled.
+    """A = ω·11ᵀ + (1 − ω)·I ([BRBV11] eq. 18): ω = 0 independent, ω = 1 pooled.
 
     Example:
         >>> common_similarity(2, 1.0)
@@ -119,7 +119,7 @@ def common_similarity_eigh(d: int, omegas):
 
 
 def graph_regularization(M):
-    """A = L† with L = D − M, D_ℓq = δ_ℓq (Σ_h M_ℓh + M_ℓq) (seed 000 eqs. 22–23).
+    """A = L† with L = D − M, D_ℓq = δ_ℓq (Σ_h M_ℓh + M_ℓq) ([BRBV11] eqs. 22–23).
 
     Args:
       M: (d, d) symmetric matrix of non-negative weights between outputs; the diagonal M_ℓℓ
@@ -150,7 +150,7 @@ def graph_regularization(M):
 
 
 def output_clusters(assignments, eps1: float, eps2: float):
-    """A = G† with G = ε₁I + (ε₂ − ε₁)M, M = E(EᵀE)⁻¹Eᵀ (seed 000 eq. 24).
+    """A = G† with G = ε₁I + (ε₂ − ε₁)M, M = E(EᵀE)⁻¹Eᵀ ([BRBV11] eq. 24).
 
     Args:
       assignments: (d,) cluster label of each output (any sortable labels: ints, strings).

@@ -324,7 +324,7 @@ class Matern(Kernel):
 
 
 class SobolevSpline(Kernel):
-    """Linear-spline kernel of the Sobolev space on [0, 1] with f(0) = f(1) = 0 (seed 004 §6.1).
+    """Linear-spline kernel of the Sobolev space on [0, 1] with f(0) = f(1) = 0 ([LRODV08] §6.1).
 
     K(x, s) = Θ(x ≥ s)(1 − x)s + Θ(x ≤ s)(1 − s)x = min(x, s)·(1 − max(x, s)).
     Inputs have exactly one feature (shape (n, 1) or (n,)), values in [0, 1]; more features
@@ -383,7 +383,7 @@ def median_heuristic(X, max_points: int = 1000) -> float:
 def knn_width(X, k: int, block_size: int = 1024) -> float:
     """Mean over points of the mean distance to their k nearest other points.
 
-    The Gaussian width of the School protocol (seed 000 §7.2: "the mean distance of the k
+    The Gaussian width of the School protocol ([BRBV11] §7.2: "the mean distance of the k
     nearest neighbors to each training point"). Each point is excluded from its own
     neighbours; duplicates of it count (at distance 0). Computed in NumPy in row blocks of
     ``block_size`` rows, so memory is O(block_size · n).

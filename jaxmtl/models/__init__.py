@@ -4,7 +4,7 @@
 module                     estimator
 =========================  ================================================================
 :mod:`.vector_valued`      :class:`VectorValuedRegressor` — f: ℝᵖ → ℝᵈ, Γ = K·A, eigen path
-:mod:`.multiclass`         :class:`MultiClassClassifier` — classes coded as vectors (seed 000 §5)
+:mod:`.multiclass`         :class:`MultiClassClassifier` — classes coded as vectors ([BRBV11] §5)
 :mod:`.multitask`          :class:`MultiTaskRegressor` — long-form data, different inputs per task
 :mod:`.fields`             :class:`VectorFieldRegressor` — divergence-free / curl-free fields
 =========================  ================================================================

@@ -1,7 +1,7 @@
 r"""Estimators in scikit-learn's conventions over the separable eigen path.
 
 :class:`VectorValuedRegressor` learns f: ℝᵖ → ℝᵈ with Γ(x, x') = K(x, x')·A and a spectral
-filter; :class:`MultiClassClassifier` codes the labels as vectors (seed 000 eq. 30), regresses
+filter; :class:`MultiClassClassifier` codes the labels as vectors ([BRBV11] eq. 30), regresses
 and classifies by the argmax rule (31).
 
 Model selection is one compiled call: for every kernel of a grid (``lax.map``), every output

@@ -1,4 +1,4 @@
-r"""Vector-field regression with divergence-free and curl-free kernels (seed 000 §4.1, §7.1).
+r"""Vector-field regression with divergence-free and curl-free kernels ([BRBV11] §4.1, §7.1).
 
 A field v: ℝᵖ → ℝᵖ is learned with Γ_γ = γ·Γ_cf + (1−γ)·Γ_df, the Gaussian curl-free (27) and
 divergence-free (26) kernels, by an iterative filter on the matrix-free operator; γ is chosen on
@@ -50,7 +50,7 @@ def _parts(sigma, gamma, X_new, X_fit, coef):
 
 
 def angular_error(V_true, V_pred) -> float:
-    """Mean angular error (seed 000 eq. 33) between fields, in radians.
+    """Mean angular error ([BRBV11] eq. 33) between fields, in radians.
 
     arccos of ⟨(v, 1), (v̂, 1)⟩ / (‖(v, 1)‖‖(v̂, 1)‖), averaged over points.
     """

@@ -1,4 +1,4 @@
-r"""MultiClassClassifier: multi-class classification as vector-valued regression (seed 000 §5, eqs. 30–31)."""
+r"""MultiClassClassifier: multi-class classification as vector-valued regression ([BRBV11] §5, eqs. 30–31)."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def _fit_softmax_scale(F: np.ndarray, codes: np.ndarray, gap: float) -> float:
 
 
 class MultiClassClassifier(ClassifierMixin, PredictorMixin, _SpectralEstimator):
-    """Multi-class classification as vector-valued regression (seed 000 §5).
+    """Multi-class classification as vector-valued regression ([BRBV11] §5).
 
     Each class k is coded by ℓ_k = (b, …, a, …, b) (eq. 30) — one-vs-all a = 1, b = 0, or
     simplex/sum-to-zero a = 1, b = −1/(c−1) — a vector-valued model is fitted with the spectral

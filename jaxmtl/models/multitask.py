@@ -1,4 +1,4 @@
-r"""Multi-task regression with different inputs per task (seed 000 §6).
+r"""Multi-task regression with different inputs per task ([BRBV11] §6).
 
 Data in long form (xᵢ, tᵢ, yᵢ); the joint kernel Q((x,t),(x',t')) = K(x,x')·A_ω[t,t'] with the
 common-similarity family A_ω = ω11ᵀ + (1−ω)I (eq. 18). Q is not a Kronecker product, so the

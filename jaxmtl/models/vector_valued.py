@@ -1,4 +1,4 @@
-r"""VectorValuedRegressor: f: ℝᵖ → ℝᵈ with Γ(x, x') = K(x, x')·A and a spectral filter (seed 000 §2–4)."""
+r"""VectorValuedRegressor: f: ℝᵖ → ℝᵈ with Γ(x, x') = K(x, x')·A and a spectral filter ([BRBV11] §2–4)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class VectorValuedRegressor(RegressorMixin, PredictorMixin, _SpectralEstimator):
     Args:
       kernel: a :class:`~jaxmtl.kernels.Kernel`; None selects a Gaussian width from
         ``median_distance × width_factors``.
-      output: 'common_similarity' (ω chosen on ``omegas``, seed 000 eq. 18), 'independent'
+      output: 'common_similarity' (ω chosen on ``omegas``, [BRBV11] eq. 18), 'independent'
         (A = I), or a (d, d) symmetric PSD matrix (see :mod:`jaxmtl.outputs`).
       filter: a :class:`~jaxmtl.filters.SpectralFilter` or its name.
       selection: 'kfold', 'loo' (closed form), 'gcv', 'holdout', or a predefined split given as

@@ -4,7 +4,7 @@ An operator acts on a coefficient matrix C of shape ``(n, d)`` (row i holds c_i 
 returns Γ C in the same shape, where vec is row-major: ``(Γ C)_i = Σ_j Γ(x_i, x_j) c_j``.
 
 * :class:`SeparableOperator` — Γ = K ⊗ A, product ``K C A`` (A symmetric), eigendecomposition
-  from ``eigh(K)`` and ``eigh(A)`` (seed 000 §4.2), never forming the nd×nd matrix.
+  from ``eigh(K)`` and ``eigh(A)`` ([BRBV11] §4.2), never forming the nd×nd matrix.
 * :class:`DenseOperator` — an explicit nd×nd matrix; the reference the tests compare against.
 
 Example:

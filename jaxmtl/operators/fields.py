@@ -1,4 +1,4 @@
-r"""Vector fields ℝᵖ → ℝᵖ: the Gaussian divergence-free (26) and curl-free (27) kernels (seed 000 §4.1).
+r"""Vector fields ℝᵖ → ℝᵖ: the Gaussian divergence-free (26) and curl-free (27) kernels ([BRBV11] §4.1).
 
 :class:`DivCurlOperator` is the Gram operator of γ·Γ_cf + (1 − γ)·Γ_df. It computes a product
 as ONE dense (m × n) @ (n × (p² + 3p + 1)) GEMM with the Gaussian weights stored once — the

@@ -1,7 +1,7 @@
 r"""Sums of separable kernels and transformable kernels, as products only.
 
-* :class:`SumOfSeparableOperator` — Σᵢ Kᵢ ⊗ Bᵢ (seed 003 eq. 3.10; seed 000 §4.1).
-* :class:`TransformableOperator` — Γ(x, x')_{pq} = K(T_p x, T_q x') from transformed inputs (seed 000 §4.1).
+* :class:`SumOfSeparableOperator` — Σᵢ Kᵢ ⊗ Bᵢ ([MP04] eq. 3.10; [BRBV11] §4.1).
+* :class:`TransformableOperator` — Γ(x, x')_{pq} = K(T_p x, T_q x') from transformed inputs ([BRBV11] §4.1).
 
 Constructors (:func:`sum_of_separable_operator`, :func:`transformable_operator`) validate in plain Python, before tracing.
 """
@@ -23,7 +23,7 @@ Array = jax.Array
 
 
 class SumOfSeparableOperator(GramOperator):
-    """Σᵢ Kᵢ ⊗ Bᵢ (seed 003 eq. 3.10): product Σᵢ Kᵢ C Bᵢ.
+    """Σᵢ Kᵢ ⊗ Bᵢ ([MP04] eq. 3.10): product Σᵢ Kᵢ C Bᵢ.
 
     Args:
       Ks: (q, m, n) scalar Gram matrices; Bs: (q, d, d) symmetric PSD output matrices.
@@ -41,7 +41,7 @@ class SumOfSeparableOperator(GramOperator):
 
 
 class TransformableOperator(GramOperator):
-    """Γ(x, x')_{pq} = K(T_p x, T_q x') from transformed inputs (seed 000 §4.1).
+    """Γ(x, x')_{pq} = K(T_p x, T_q x') from transformed inputs ([BRBV11] §4.1).
 
     Args:
       kernel: the scalar kernel K.
@@ -65,7 +65,7 @@ class TransformableOperator(GramOperator):
 
 
 def sum_of_separable_operator(Ks, Bs) -> SumOfSeparableOperator:
-    """Validated Σᵢ Kᵢ ⊗ Bᵢ (seed 003 eq. 3.10; seed 000 §4.1): product Σᵢ Kᵢ C Bᵢ.
+    """Validated Σᵢ Kᵢ ⊗ Bᵢ ([MP04] eq. 3.10; [BRBV11] §4.1): product Σᵢ Kᵢ C Bᵢ.
 
     Args:
       Ks: (q, n, n) scalar Gram matrices; Bs: (q, d, d) symmetric PSD output matrices.
@@ -83,7 +83,7 @@ def sum_of_separable_operator(Ks, Bs) -> SumOfSeparableOperator:
 
 
 def transformable_operator(kernel: Kernel, X, shifts=None, *, Z=None, X_rows=None) -> TransformableOperator:
-    """Validated transformable kernel Γ(x, x')_{pq} = K(T_p x, T_q x') (seed 000 §4.1).
+    """Validated transformable kernel Γ(x, x')_{pq} = K(T_p x, T_q x') ([BRBV11] §4.1).
 
     Give either ``shifts`` (d, p) for T_q x = x + τ_q, or the transformed inputs ``Z`` (d, n, p)
     directly. Products are computed block-wise over the d × d output pairs.

@@ -1,4 +1,4 @@
-r"""Task-indexed Gram operators: multi-task data with different inputs per task (seed 000 §6).
+r"""Task-indexed Gram operators: multi-task data with different inputs per task ([BRBV11] §6).
 
 Each operator maps coefficients C to Γ C without forming the full Gram matrix of the
 matrix-valued kernel. Operators take row and column inputs, so the same class gives the

@@ -1,7 +1,7 @@
-r"""The eigen regularization path for separable kernels Γ = K ⊗ A (seed 000 §4.2–4.3).
+r"""The eigen regularization path for separable kernels Γ = K ⊗ A ([BRBV11] §4.2–4.3).
 
 With K = U diag(s) Uᵀ and A = V diag(a) Vᵀ the eigenvalues of Γ/n are σ = s aᵀ / n and
-(seed 000 eq. 28)
+([BRBV11] eq. 28)
 
     C = U [ g(σ) ∘ (Uᵀ Y V) ] Vᵀ / n,       F_train = U [ σ g(σ) ∘ (Uᵀ Y V) ] Vᵀ,
 
@@ -55,7 +55,7 @@ def mse_loss(F: Array, Y: Array, w: Array) -> Array:
 
 
 def classification_loss(F: Array, Y: Array, w: Array) -> Array:
-    """Weighted misclassification rate of the argmax rule (seed 000 eq. 31) against coded Y."""
+    """Weighted misclassification rate of the argmax rule ([BRBV11] eq. 31) against coded Y."""
     return jnp.sum(w * (jnp.argmax(F, axis=1) != jnp.argmax(Y, axis=1)))
 
 
@@ -63,7 +63,7 @@ def code_losses(F: Array, Y: Array, w: Array) -> Array:
     """(2,) [squared loss on the codes, misclassification rate of the argmax rule] (weighted).
 
     The selection loss of the classifiers: the smooth squared loss ranks the path, and the
-    argmax rule (seed 000 eq. 31) breaks near-ties. Callers pass F and Y with the intercept
+    argmax rule ([BRBV11] eq. 31) breaks near-ties. Callers pass F and Y with the intercept
     added back, so the rule scored is the rule ``predict`` applies.
     """
     return jnp.stack([mse_loss(F, Y, w), classification_loss(F, Y, w)])

@@ -4,7 +4,7 @@ This module completes :mod:`jaxmtl.paths.scan` (the general Landweber / ν-metho
 :class:`~jaxmtl.operators.GramOperator`, re-exported here as :func:`iterative_path`,
 :func:`landweber_path`, :func:`nu_method_path`) with two specialised paths.
 
-Iterated Tikhonov (seed 004 §5.4)
+Iterated Tikhonov ([LRODV08] §5.4)
 ---------------------------------
 With the library's normalisation (filters act on Γ/n, coefficients C = g(Γ/n) Y / n) the
 iterated Tikhonov filter of order ν is the recurrence

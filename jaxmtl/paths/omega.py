@@ -1,6 +1,6 @@
 r"""Batched common-similarity paths: every ω of A_ω = ω11ᵀ + (1 − ω)I in one scan.
 
-For the family A_ω = ω 11ᵀ + (1 − ω) I (seed 000 eq. 18) the coefficients of every ω are kept
+For the family A_ω = ω 11ᵀ + (1 − ω) I ([BRBV11] eq. 18) the coefficients of every ω are kept
 side by side in one (n, Ω, d) array, and each step does ONE product
 ``K @ C.reshape(n, Ω·d)`` followed by the O(nΩd) map Z ↦ Z A_ω = ω (Z1)1ᵀ + (1 − ω) Z. This
 is what ``jax.vmap`` over ω of a separable path also produces — JAX's batching rule for

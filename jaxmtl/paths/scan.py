@@ -1,7 +1,7 @@
 r"""Matrix-free regularization paths: Landweber and the ν-method as one ``lax.scan``.
 
 Any :class:`~jaxmtl.operators.GramOperator` that can multiply a coefficient matrix is enough:
-the iterative filters' recurrences (``IterativeFilter.update``, seed 000 §3.3) run with
+the iterative filters' recurrences (``IterativeFilter.update``, [BRBV11] §3.3) run with
 ``matvec = Γ/n`` and ``rhs = Y/n``, so step t gives exactly C_t = g_t(Γ/n) Y / n — the same
 numbers as the eigen path of a separable kernel, without an eigendecomposition.
 

@@ -11,7 +11,7 @@ leave-one-input-out residuals e_i = (I − B_i)⁻¹ (y_i − f_i) are
     E = ((Y − F) V ⊘ (1 − D)) Vᵀ,
 
 O(n²d) per parameter. For Tikhonov this is *exactly* leave-one-out with the penalty nλ held
-fixed (Rifkin & Lippert 2007; seed 000 §4.3); for the other filters it is the standard
+fixed (Rifkin & Lippert 2007; [BRBV11] §4.3); for the other filters it is the standard
 linear-smoother approximation (their fit on n−1 points is not a rank-one update).
 
 GCV: ‖Y − F‖² / (nd) / (1 − tr H / (nd))².
