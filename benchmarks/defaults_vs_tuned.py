@@ -154,6 +154,8 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(prog="python benchmarks/defaults_vs_tuned.py", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="reduced sets, folds and splits (for the tests)")
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated subset of {PARTS}")
+    parser.add_argument("--folds", type=int, default=5, help="outer folds of the Mulan part (default 5)")
+    parser.add_argument("--splits", type=int, default=10, help="IDA splits per set (default 10, all bundled)")
     parser.add_argument("--out", default=None, help="results file name (default defaults_vs_tuned[_quick])")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
@@ -166,9 +168,9 @@ def main(argv=None) -> dict:
     results = {}
     start = time.perf_counter()
     if "mulan" in parts:
-        results["mulan"] = mulan(["slump", "edm"] if args.quick else list(mulan_names()), 2 if args.quick else 5)
+        results["mulan"] = mulan(["slump", "edm"] if args.quick else list(mulan_names()), 2 if args.quick else args.folds)
     if "ida" in parts:
-        results["ida"] = ida(["heart"] if args.quick else list(IDA_PAPER), 2 if args.quick else 10)
+        results["ida"] = ida(["heart"] if args.quick else list(IDA_PAPER), 2 if args.quick else args.splits)
     if "imbalanced" in parts:
         results["imbalanced"] = imbalanced(1 if args.quick else 5, 150 if args.quick else 600)
     if "digits" in parts and not args.quick:
@@ -177,7 +179,7 @@ def main(argv=None) -> dict:
     for c in claims:
         print(f"{'PASS' if c['pass'] else 'FAIL'}  {c['claim']}  ({c['value']:.4g})")
     name = args.out or ("defaults_vs_tuned" + ("_quick" if args.quick else ""))
-    write(name, {"quick": args.quick, "parts": parts, "dtype": "float32 (JAX default)",
+    write(name, {"quick": args.quick, "parts": parts, "mulan_folds": args.folds, "ida_splits": args.splits, "dtype": "float32 (JAX default)",
                  "seconds": time.perf_counter() - start, "results": results, "claims": claims})
     return results
 

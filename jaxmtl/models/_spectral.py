@@ -42,6 +42,7 @@ from .._checks import (
     check_random_state,
     check_unit_interval,
 )
+from .._progress import StageReporter
 from ..errors import GridEdgeWarning, ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter, get_filter
 from ..kernels import outputs as _outputs
@@ -60,7 +61,7 @@ WIDTH_EXTENSIONS = 2
 # Above this many rows the width grid is searched on a random subsample of this size first.
 WIDTH_SUBSAMPLE = 400
 DEFAULT_STEPS = {"nu_method": 300, "landweber": 3000}
-# A default path whose best step is its last is doubled up to this many times.
+# A default path whose best step is its last is continued to 2**STEP_DOUBLINGS times its length.
 STEP_DOUBLINGS = 3
 SELECTIONS = ("kfold", "loo", "gcv", "holdout")
 
@@ -157,15 +158,22 @@ def _refine_widths(kernels, widths, scores, score):
     return [kernels[i] for i in order], widths[order], scores[order]
 
 
-def _continue_path(steps, scores, score):
-    """Double a default iterative path while its best step is its last (``STEP_DOUBLINGS`` times
-    at most): a path cut short selects its last step, which is no selection at all."""
-    for _ in range(STEP_DOUBLINGS):
-        if _best_index(scores)[2] != len(steps) - 1:
-            break
-        steps = np.arange(1, 2 * len(steps) + 1)
-        scores = score(steps)
-    return steps, scores
+def _continue_path(kernels, steps, scores, score):
+    """Continue a default iterative path whose best step is its last to 2^STEP_DOUBLINGS times its
+    length, in one call: a path cut short selects its last step, which is no selection at all.
+
+    Only the selected kernel's path is continued (every ω): the other kernels keep their losses
+    up to the original length, +inf beyond. Returns (kernels, steps, scores).
+    """
+    iw = _best_index(scores)[0]
+    if _best_index(scores)[2] != len(steps) - 1:
+        return kernels, steps, scores
+    steps = np.arange(1, 2**STEP_DOUBLINGS * len(steps) + 1)  # one longer path: one compilation
+    best_row = score([kernels[iw]], steps)
+    padded = np.full(scores.shape[:2] + (len(steps),) + scores.shape[3:], np.inf)
+    padded[:, :, : scores.shape[2]] = scores
+    padded[iw] = best_row[0]
+    return kernels, steps, padded
 
 
 def _warn_on_edges(width, grid, params, ip, filt, defaults: bool) -> None:
@@ -259,6 +267,7 @@ class _SpectralEstimator(_GridSelection):
         validation_fraction: float = 0.2,
         fit_intercept: bool = True,
         random_state: int = 0,
+        verbose: bool = False,
     ):
         self.kernel = kernel
         self.output = output
@@ -272,6 +281,7 @@ class _SpectralEstimator(_GridSelection):
         self.validation_fraction = validation_fraction
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.verbose = verbose
 
     def _resolve_output(self, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(a (Ω, d), V (d, d), omegas or None)."""
@@ -330,6 +340,8 @@ class _SpectralEstimator(_GridSelection):
                                           jnp.asarray(steps_or_lambdas, pj.dtype), mode, jnp.asarray(masks),
                                           type(self)._loss, jnp.asarray(self.y_mean_, dtype)))
 
+        report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
+        grid = f"{len(a)} ω × {len(params)} {'steps' if filt.iterative else 'λ'} × {len(masks)} folds"
         search_grid = widths
         if widths is not None and self.width_factors is None:
             if n > WIDTH_SUBSAMPLE and isinstance(self.selection, str):  # widths on a subsample first, then the 3 around the best on all rows
@@ -341,19 +353,25 @@ class _SpectralEstimator(_GridSelection):
                     return np.asarray(_score_grid(_stack(kerns), Xj[rows], Yc[rows], aj, Vj, filt, pj, mode,
                                                   sub_masks, type(self)._loss, jnp.asarray(self.y_mean_, dtype)))
 
-                sub_kernels, search_grid, sub_scores = _refine_widths(kernels, widths, score_sub(kernels), score_sub)
+                with report.stage(f"width search on {WIDTH_SUBSAMPLE} of {n} rows: {len(widths)}+ widths × {grid}"):
+                    sub_kernels, search_grid, sub_scores = _refine_widths(kernels, widths, score_sub(kernels),
+                                                                          score_sub)
                 best = search_grid[_best_index(sub_scores)[0]]
                 widths = best * np.array([0.5, 1.0, 2.0])
                 kernels = [Gaussian(float(w)) for w in widths]
-                scores = score(kernels, params)
+                with report.stage(f"all {n} rows: 3 widths × {grid}"):
+                    scores = score(kernels, params)
             else:
-                kernels, widths, scores = _refine_widths(kernels, widths, score(kernels, params),
-                                                         lambda k: score(k, params))
+                with report.stage(f"{len(widths)}+ widths × {grid}"):
+                    kernels, widths, scores = _refine_widths(kernels, widths, score(kernels, params),
+                                                             lambda k: score(k, params))
                 search_grid = widths
         else:
-            scores = score(kernels, params)  # (W, Ω, P), or (W, Ω, P, 2) for the classifiers' code losses
+            with report.stage(f"{len(kernels)} kernel(s) × {grid}"):
+                scores = score(kernels, params)  # (W, Ω, P), or (W, Ω, P, 2) for the classifiers' code losses
         if filt.iterative and self.n_steps is None:
-            params, scores = _continue_path(params, scores, lambda p: score(kernels, p))
+            with report.stage("continuing the path while its best step is the last"):
+                kernels, params, scores = _continue_path(kernels, params, scores, score)
         iw, io, ip = _best_index(scores)
         _warn_on_edges(None if widths is None else widths[iw], search_grid, params, ip, filt,
                        self.width_factors is None and self.n_steps is None)

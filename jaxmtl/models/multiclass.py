@@ -102,9 +102,9 @@ class MultiClassClassifier(ClassifierMixin, PredictorMixin, _SpectralEstimator):
     def __init__(self, kernel=None, output="common_similarity", filter="nu_method",
                  selection="kfold", n_folds=5, n_steps=None, lambdas=None, omegas=None,
                  width_factors=None, validation_fraction=0.2, fit_intercept=True,
-                 random_state=0, coding="one_vs_all"):
+                 random_state=0, verbose=False, coding="one_vs_all"):
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
-                         width_factors, validation_fraction, fit_intercept, random_state)
+                         width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.coding = coding
 
     def _resolve_output(self, d: int):

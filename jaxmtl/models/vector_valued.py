@@ -31,7 +31,8 @@ class VectorValuedRegressor(RegressorMixin, PredictorMixin, _SpectralEstimator):
       width_factors: multipliers of the median distance for the default kernel.
       validation_fraction: held-out share for 'holdout'.
       fit_intercept: centre the outputs on their training mean.
-      random_state: seed of the fold / hold-out split.
+      random_state: seed of the fold / hold-out split (and of the width-search subsample).
+      verbose: print each stage of the fit (each one compiled call) with its time, on stderr.
 
     Attributes (after fit):
       coef_ (n, d), output_matrix_ (d, d), kernel_, filter_, best_params_, best_score_,
