@@ -11,16 +11,18 @@ Layout (each folder is one layer of the architecture; see docs/design.md):
   paths       eigen path, matrix-free scan, iterated Tikhonov, stacked ω paths
   selection   hold-out, k-fold, leave-one-out and GCV on the path
   models      the estimators, one module per family
+  mixed_effect mixed-effect multi-task kernels, Algorithm 4, the client-server online learner
   io          save / load fitted estimators (portable .npz, no pickle)
   datasets    bundled real data and the papers' synthetic problems
   errors      the exception hierarchy
 """
 
-from . import datasets, errors, filters, io, kernels, models, operators, paths, selection
+from . import datasets, errors, filters, io, kernels, mixed_effect, models, operators, paths, selection
 from .filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
 from .io import load, save
 from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline, outputs
-from .models import MultiClassClassifier, MultiTaskRegressor, VectorFieldRegressor, VectorValuedRegressor
+from .models import (MixedEffectRegressor, MultiClassClassifier, MultiTaskRegressor, VectorFieldRegressor,
+                     VectorValuedRegressor)
 from .paths import spectral_path
 
 __version__ = "0.2.0"
@@ -31,6 +33,7 @@ __all__ = [
     "filters",
     "io",
     "kernels",
+    "mixed_effect",
     "models",
     "operators",
     "outputs",
@@ -39,6 +42,7 @@ __all__ = [
     "VectorValuedRegressor",
     "MultiTaskRegressor",
     "VectorFieldRegressor",
+    "MixedEffectRegressor",
     "MultiClassClassifier",
     "Tikhonov",
     "IteratedTikhonov",

@@ -102,6 +102,9 @@ MULAN_SHAPES = {
     "edm": (154, 16, 2),
     "wq": (1060, 16, 14),
     "atp1d": (337, 411, 6),
+    "osales": (639, 401, 12),   # shapes from the provenance note
+    "scpf": (1137, 23, 3),
+    "sf1": (323, 10, 3),
 }
 
 

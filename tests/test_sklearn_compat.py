@@ -20,7 +20,7 @@ from jaxmtl import MultiClassClassifier, VectorValuedRegressor
 from jaxmtl.errors import NotFittedError
 
 # Short paths keep the ~50 fits of each check suite quick; the defaults are exercised elsewhere.
-FAST = {"n_steps": 30}
+FAST = {"n_steps": 30, "width_factors": (0.5, 1.0, 2.0)}
 
 # Checks that cannot apply, with the reason (scikit-learn's convention for third-party estimators).
 EXPECTED_FAILED_CHECKS: dict[str, str] = {}

@@ -309,7 +309,16 @@ def save(model, path) -> None:
       PersistenceError: the model holds something without a portable representation (labels
         that are not str/int/float/bool, a user-defined kernel class, …) or is not a jaxmtl
         estimator.
+
+    A :class:`jaxmtl.mixed_effect.Server` is saved in its own format (its disclosed database and
+    undisclosed records; see :mod:`jaxmtl.mixed_effect.state`).
     """
+    from ..mixed_effect.server import Server
+
+    if isinstance(model, Server):
+        from ..mixed_effect.state import save_server
+
+        return save_server(model, path)
     from .. import __version__
 
     cls = type(model)
@@ -398,6 +407,10 @@ def load(path):
         newer format version, or names classes that jaxmtl does not know.
     """
     meta, arrays = _read(path)
+    if meta.get("format") == "jaxmtl-mixed-effect-server":
+        from ..mixed_effect.state import load_server
+
+        return load_server(path)
     fmt, version = meta.get("format"), meta.get("format_version")
     if fmt != FORMAT_NAME:
         raise PersistenceError(f"unknown file format {fmt!r}; expected {FORMAT_NAME!r}.")

@@ -7,6 +7,7 @@ module                     estimator
 :mod:`.multiclass`         :class:`MultiClassClassifier` — classes coded as vectors ([BRBV11] §5)
 :mod:`.multitask`          :class:`MultiTaskRegressor` — long-form data, different inputs per task
 :mod:`.fields`             :class:`VectorFieldRegressor` — divergence-free / curl-free fields
+:mod:`.mixed_effect`       :class:`MixedEffectRegressor` — common + individual functions ([Din11] ch. 5)
 =========================  ================================================================
 
 Fitted models as pytrees: :mod:`.predictors` (``model.predictor()``, for jit / vmap / grad).
@@ -16,10 +17,11 @@ selection on the eigen path), :mod:`._matrix_free` (grid selection on matrix-fre
 """
 
 from .fields import VectorFieldRegressor, angular_error
+from .mixed_effect import MixedEffectRegressor
 from .multiclass import MultiClassClassifier
 from .multitask import MultiTaskRegressor
 from .predictors import SeparablePredictor
 from .vector_valued import VectorValuedRegressor
 
 __all__ = ["VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor", "VectorFieldRegressor",
-           "angular_error", "SeparablePredictor"]
+           "angular_error", "SeparablePredictor", "MixedEffectRegressor"]

@@ -1,0 +1,24 @@
+r"""Mixed-effect multi-task learning ([Din11] ch. 5): a common function plus a shift per task.
+
+==================  ========================================================================
+module              content
+==================  ========================================================================
+:mod:`.kernel`      the kernel (5.2)/(5.5), :class:`ExponentialDot`, α / λ checks
+:mod:`.centralized` Algorithm 4: (K + λW)c = y in O(Σⱼ ℓⱼ³ + n³) over n distinct inputs
+:mod:`.online`      Algorithms 5–9: the incremental updates (three cases), client-side solve
+:mod:`.server`      :class:`Server`, :class:`Client`, :class:`PassiveClient`, the disclosed database
+:mod:`.state`       save / load of a server's state (portable ``.npz``, no pickle)
+==================  ========================================================================
+
+The estimator in scikit-learn's conventions is :class:`jaxmtl.models.mixed_effect.MixedEffectRegressor`.
+
+[Din11] F. Dinuzzo, *Learning functions with kernel methods*, PhD thesis, Università di Pavia, 2011.
+"""
+
+from .centralized import MixedEffectSolution, algorithm4
+from .kernel import ExponentialDot, mixed_effect_gram
+from .server import Client, DisclosedDatabase, PassiveClient, Server
+from .state import load_server, save_server
+
+__all__ = ["Server", "Client", "PassiveClient", "DisclosedDatabase", "algorithm4", "MixedEffectSolution",
+           "ExponentialDot", "mixed_effect_gram", "save_server", "load_server"]

@@ -1,0 +1,275 @@
+r"""Client-server online mixed-effect multi-task learning with private data ([Din11] §5.3).
+
+One :class:`Server` collects examples (xᵢ, yᵢ, wᵢ) one at a time from clients — one client per
+task — and keeps, after every example, exactly the quantities of Algorithm 4 lines 1–6
+(Algorithm 5 and its three cases, :mod:`.online`). Its state is split as the thesis prescribes:
+
+=====================  ======================================================================
+undisclosed            for each task j: hʲ (which distinct inputs it used), yʲ, wʲ (its
+                       outputs and weights, repeated inputs merged) and Rʲ (its (ℓⱼ, ℓⱼ) inverse)
+disclosed database     x̌ (n, p) the distinct inputs of all tasks, y̌ (n,) = Σⱼ Lᵀ(:, hʲ)Rʲyʲ,
+                       H (n, n) = (D⁻¹ + α Σⱼ Lᵀ(:, hʲ)RʲL(hʲ, :))⁻¹; with ``fit_intercept``
+                       also y̌₁ (n,) = Σⱼ Lᵀ(:, hʲ)Rʲ1 and a (2,) = Σⱼ 1ᵀRʲ[yʲ, 1]
+=====================  ======================================================================
+
+:meth:`Server.disclosed` returns the disclosed database and nothing else; it does not even say
+how many tasks there are, nor which task used which input. A :class:`Client` computes its
+estimate with Algorithm 9 from the disclosed database plus its *own* record; a
+:class:`PassiveClient` never sends anything: it runs Algorithm 5 on a local copy of the disclosed
+database with its private data, then Algorithm 9. What the disclosed database hides: y̌ and a are
+sums over tasks of Rʲyʲ, so outputs of different tasks that move in opposite directions leave
+them unchanged, and H, y̌₁ do not depend on any output at all (tested).
+
+Every estimate equals the centralized solution of (5.4) (:mod:`.centralized`) on the examples
+received so far, in any order of arrival. A send that fails validation raises before anything
+changes. :meth:`Server.save` / :meth:`Server.load` store the whole state in a portable ``.npz``
+(no pickle; :mod:`.state`), and a stream resumed from a saved state ends bit-identical to an
+uninterrupted one.
+
+A client here is an object of this process: authenticating the clients of a deployment (so that
+``server.client(j)`` is only handed to task j) is the transport's job, not this module's.
+
+[Din11] F. Dinuzzo, *Learning functions with kernel methods*, PhD thesis, Università di Pavia, 2011.
+
+Example:
+    >>> import numpy as np
+    >>> from jaxmtl.kernels import Gaussian
+    >>> server = Server(alpha=0.5, lam=0.1, kernel=Gaussian(1.0))
+    >>> alice, bob = server.client("alice"), server.client("bob")
+    >>> alice.send([0.0], 1.0); bob.send([1.0], 2.0); alice.send([1.0], 1.5)
+    >>> alice.predict(np.array([[0.5]])).shape
+    (1,)
+    >>> sorted(server.disclosed()._fields)
+    ['H', 'X', 'a', 'alpha', 'fit_intercept', 'kernel', 'lam', 'y', 'y_ones']
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._checks import as_float_array, check_bool, check_inputs
+from ..errors import NotFittedError, ParameterError, ShapeError, TaskError
+from ..kernels.scalar import Kernel
+from .centralized import check_weights
+from .kernel import check_alpha, check_kernel, check_lam, resolve_task_kernel
+from .online import Database, TaskRecord, estimate, ldl_factors, receive
+
+__all__ = ["Server", "Client", "PassiveClient", "DisclosedDatabase"]
+
+
+class DisclosedDatabase(NamedTuple):
+    """What any client may download (copies): x̌ (n, p), y̌ (n,), H (n, n); y̌₁ (n,) and a (2,)
+    when the server fits a bias (else None); and the public settings α, λ, K̄, fit_intercept."""
+
+    X: np.ndarray
+    y: np.ndarray
+    H: np.ndarray
+    y_ones: np.ndarray | None
+    a: np.ndarray | None
+    alpha: float
+    lam: float
+    kernel: Kernel
+    fit_intercept: bool
+
+
+def check_task_label(task: Any):
+    """A task id usable as a key and storable portably: int or str (NumPy scalars converted)."""
+    if isinstance(task, np.generic):
+        task = task.item()
+    if isinstance(task, bool) or not isinstance(task, (int, str)):
+        raise TaskError(f"a task id must be an int or a str; received {task!r} of type {type(task).__name__}.")
+    return task
+
+
+class Server:
+    """The server of [Din11] §5.3: receives examples, keeps Algorithm 4's state online.
+
+    Args:
+      alpha: α in [0, 1] of the kernel (5.2) (0: separate tasks, 1: one pooled task).
+      lam: λ > 0 of (5.4), unnormalised.
+      kernel: K̄, the common kernel; must be strictly positive definite on distinct inputs
+        (Case 3 of Algorithm 5 extends a Cholesky factor; a Gaussian or :class:`ExponentialDot`
+        on distinct points is).
+      task_kernel: K̃ʲ: None (= ``kernel``), one kernel for every task, or a mapping task → kernel.
+      fit_intercept: add an unpenalized bias b common to all tasks (default False: (5.4) exactly).
+
+    Attributes:
+      n_inputs: n, the number of distinct inputs received; n_tasks: tasks that sent data;
+      n_received: accepted examples.
+    """
+
+    def __init__(self, alpha: float, lam: float, kernel: Kernel, task_kernel: Any = None,
+                 fit_intercept: bool = False):
+        self._alpha, self._lam = check_alpha(alpha), check_lam(lam)
+        check_kernel(kernel, "kernel")
+        self._lookup, self._mapping = resolve_task_kernel(task_kernel, kernel)
+        self._kernel, self._task_kernel = kernel, task_kernel
+        self._fit_intercept = check_bool(fit_intercept, "fit_intercept")
+        self._db = Database(kernel, self._alpha, self._lam)
+        self._records: dict = {}
+        self._n_features: int | None = None
+        self.n_received = 0
+        self._version = 0
+
+    alpha = property(lambda self: self._alpha)
+    lam = property(lambda self: self._lam)
+    kernel = property(lambda self: self._kernel)
+    task_kernel = property(lambda self: self._task_kernel)
+    fit_intercept = property(lambda self: self._fit_intercept)
+    n_inputs = property(lambda self: self._db.n)
+    n_tasks = property(lambda self: len(self._records))
+
+    def client(self, task) -> "Client":
+        """The (active) client of ``task``: it sends its examples and predicts."""
+        task = check_task_label(task)
+        self._lookup(task)
+        return Client(self, task)
+
+    def passive_client(self, X, y, w=None, task=None) -> "PassiveClient":
+        """A client that keeps its data (X (ℓ, p), y (ℓ,), w (ℓ,)) and only downloads.
+
+        ``task`` names its individual kernel when ``task_kernel`` is a mapping; it must not be a
+        task that already sent data to this server (its examples would count twice).
+        """
+        if task is not None:
+            task = check_task_label(task)
+            if task in self._records:
+                raise TaskError(f"task {task!r} has sent data to this server; a passive client of it would "
+                                "count its examples twice. Use server.client(task) instead.")
+        elif self._mapping is not None:
+            raise TaskError("task_kernel is a mapping task -> kernel: pass task= to passive_client to "
+                            "choose the individual kernel.")
+        X = check_inputs(X, "X", allow_1d=False)
+        y = as_float_array(y, "y", ndim=1)
+        if y.shape[0] != X.shape[0]:
+            raise ShapeError(f"y must have one entry per row of X: expected {X.shape[0]}, received {y.shape}.")
+        w = np.ones(len(y)) if w is None else check_weights(w, len(y), "w")
+        self._check_features(X.shape[1], "X")
+        return PassiveClient(self, task, X.astype(np.float64), y.astype(np.float64), w, self._lookup(task))
+
+    def disclosed(self) -> DisclosedDatabase:
+        """The disclosed database (copies of x̌, y̌, H, and y̌₁, a with a bias)."""
+        arr = self._db.arrays()
+        if not arr:
+            p = self._n_features or 0
+            arr = {"X": np.zeros((0, p)), "H": np.zeros((0, 0)), "Y": np.zeros((0, 2)), "a": np.zeros(2)}
+        fi = self._fit_intercept
+        return DisclosedDatabase(arr["X"], arr["Y"][:, 0].copy(), arr["H"], arr["Y"][:, 1].copy() if fi else None,
+                                 arr["a"] if fi else None, self._alpha, self._lam, self._kernel, fi)
+
+    # ------------------------------------------------------------------ internals
+    def _check_features(self, p: int, name: str) -> None:
+        if self._n_features is not None and p != self._n_features:
+            raise ShapeError(f"{name} has {p} feature(s); this server's inputs have {self._n_features}.")
+
+    def _receive(self, task, x, y, w) -> None:
+        """Validate one triple, then run Algorithm 5; on any error nothing has changed."""
+        x = as_float_array(x, "x", ndim=(1, 2))
+        if x.ndim == 2 and x.shape[0] != 1:
+            raise ShapeError(f"x must be one input of shape (p,) or (1, p); received shape {x.shape}.")
+        x = x.reshape(-1).astype(np.float64)
+        self._check_features(x.shape[0], "x")
+        y = as_float_array(y, "y", ndim=(0, 1))
+        if y.size != 1:
+            raise ShapeError(f"y must be one number; received shape {y.shape}.")
+        w = check_weights(w, 1, "w")[0]
+        rec = self._records.get(task)
+        new = rec is None
+        if new:
+            rec = TaskRecord(self._lookup(task))
+        receive(self._db, rec, x, float(y.reshape(())), float(w))
+        if new:
+            self._records[task] = rec
+        self._n_features = x.shape[0]
+        self.n_received += 1
+        self._version += 1
+
+    def _own_record(self, task) -> TaskRecord | None:
+        rec = self._records.get(task)
+        return None if rec is None else rec.copy()
+
+    def save(self, path) -> None:
+        """Save the whole state (disclosed and undisclosed) to a portable ``.npz``; see :mod:`.state`."""
+        from .state import save_server
+
+        save_server(self, path)
+
+    @classmethod
+    def load(cls, path) -> "Server":
+        """A server restored from :meth:`save`, bit-identical to the saved one."""
+        from .state import load_server
+
+        return load_server(path)
+
+
+class _Predicting:
+    """Input checks and ``predict`` shared by active and passive clients."""
+
+    def _query(self, X) -> np.ndarray:
+        X = check_inputs(X, "X", allow_1d=False)
+        self._server._check_features(X.shape[1], "X")
+        return X.astype(np.float64)
+
+    def predict(self, X) -> np.ndarray:
+        """(q,) estimates ĝ_j(x) = ḡ(x) + g̃_j(x) (5.3) at X (q, p)."""
+        g_bar, g_tilde = self.predict_parts(X)
+        return g_bar + g_tilde
+
+
+class Client(_Predicting):
+    """An active client (task j): ``send`` examples, ``predict`` with Algorithm 9."""
+
+    def __init__(self, server: Server, task):
+        self._server, self._task = server, task
+
+    task = property(lambda self: self._task)
+
+    def send(self, x, y, w: float = 1.0) -> None:
+        """Send one example (x (p,), y, w > 0) to the server (Algorithm 5)."""
+        self._server._receive(self._task, x, y, w)
+
+    def predict_parts(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """(ḡ(X) (with the bias), g̃_j(X)): the average task and this task's shift (5.3)."""
+        Xq = self._query(X)
+        s = self._server
+        if s.n_inputs == 0:
+            raise NotFittedError("the server has received no examples yet: nothing to predict from.")
+        db = s.disclosed()
+        Y = np.c_[db.y, db.y_ones if db.fit_intercept else np.zeros_like(db.y)]
+        a = db.a if db.fit_intercept else np.zeros(2)
+        return estimate(db.kernel, s._lookup(self._task), db.alpha, db.X, db.H, Y, a,
+                        s._own_record(self._task), db.fit_intercept, Xq)
+
+
+class PassiveClient(_Predicting):
+    """A client that never sends: Algorithm 9 with the 'Passive' branch (lines 8–11)."""
+
+    def __init__(self, server: Server, task, X, y, w, task_kernel: Kernel):
+        self._server, self._task = server, task
+        self._X, self._y, self._w, self._task_kernel = X, y, w, task_kernel
+
+    task = property(lambda self: self._task)
+
+    def predict_parts(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """(ḡ, g̃_j) at X, as if this client's data had been sent, without sending it."""
+        Xq = self._query(X)
+        db = self._server.disclosed()
+        n = db.X.shape[0]
+        Y = np.c_[db.y, db.y_ones if db.fit_intercept else np.zeros(n)]
+        a = db.a if db.fit_intercept else np.zeros(2)
+        if n:                                                       # lines 1–7
+            L, D = (np.asarray(v) for v in ldl_factors(db.kernel(jnp.asarray(db.X), jnp.asarray(db.X))))
+        else:
+            L, D = np.zeros((0, 0)), np.zeros(0)
+        cap = max(16, 1 << (n + len(self._y)).bit_length())
+        local = Database.restore(db.kernel, db.alpha, db.lam, db.X.reshape(n, -1) if n else
+                                 np.zeros((0, self._X.shape[1])), L, D, db.H, Y, a, cap)
+        rec = TaskRecord(self._task_kernel)
+        for x, y, w in zip(self._X, self._y, self._w):              # lines 8–11: Algorithm 5, locally
+            receive(local, rec, x, float(y), float(w))
+        arr = local.arrays()
+        return estimate(db.kernel, self._task_kernel, db.alpha, arr["X"], arr["H"], arr["Y"], arr["a"], rec,
+                        db.fit_intercept, Xq)

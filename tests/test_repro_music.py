@@ -1,0 +1,29 @@
+"""benchmarks/repro_music.py --quick ([Din11] §5.4) runs, checks its quick claims and writes its JSON."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # the quick run takes about 1.5 min on 2 cores
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_repro_music_quick(tmp_path):
+    env = {**os.environ, "JAXMTL_RESULTS_DIR": str(tmp_path), "MPLBACKEND": "Agg"}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "repro_music.py"), "--quick"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    payload = json.loads((tmp_path / "repro_music_quick.json").read_text())
+    assert payload["mode"] == "quick" and payload["command"] == "python benchmarks/repro_music.py --quick"
+    statuses = {c["claim"]: c["status"] for c in payload["claims"]}
+    assert set(statuses.values()) <= {"pass", "skipped (quick)"}, payload["claims"]
+    assert sum(s == "pass" for s in statuses.values()) >= 2          # α claim and online = centralized
+    ours = payload["ours"]
+    assert len(ours["rmse"]) == 3 and len(ours["rmse"][0]) == 3
+    assert ours["online_max_diff"] <= 1e-8
+    assert (tmp_path / "repro_music_grid_quick.png").exists() and (tmp_path / "repro_music_tags_quick.npz").exists()
