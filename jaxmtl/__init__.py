@@ -11,17 +11,18 @@ Layout (each folder is one layer of the architecture; see docs/design.md):
   paths       eigen path, matrix-free scan, iterated Tikhonov, stacked ω paths
   selection   hold-out, k-fold, leave-one-out and GCV on the path
   models      the estimators, one module per family
+  solvers     fixed-point and coordinate-descent solvers for any convex loss (resolvents)
   mixed_effect mixed-effect multi-task kernels, Algorithm 4, the client-server online learner
   io          save / load fitted estimators (portable .npz, no pickle)
   datasets    bundled real data and the papers' synthetic problems
   errors      the exception hierarchy
 """
 
-from . import datasets, errors, filters, io, kernels, mixed_effect, models, operators, paths, selection
+from . import datasets, errors, filters, io, kernels, mixed_effect, models, operators, paths, selection, solvers
 from .filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
 from .io import load, save
 from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline, outputs
-from .models import (MixedEffectRegressor, MultiClassClassifier, MultiTaskRegressor, VectorFieldRegressor,
+from .models import (KernelMachine, KernelMachineClassifier, MixedEffectRegressor, MultiClassClassifier, MultiTaskRegressor, VectorFieldRegressor,
                      VectorValuedRegressor)
 from .paths import spectral_path
 
@@ -39,10 +40,13 @@ __all__ = [
     "outputs",
     "paths",
     "selection",
+    "solvers",
     "VectorValuedRegressor",
     "MultiTaskRegressor",
     "VectorFieldRegressor",
     "MixedEffectRegressor",
+    "KernelMachine",
+    "KernelMachineClassifier",
     "MultiClassClassifier",
     "Tikhonov",
     "IteratedTikhonov",

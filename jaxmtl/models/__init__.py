@@ -7,6 +7,7 @@ module                     estimator
 :mod:`.multiclass`         :class:`MultiClassClassifier` — classes coded as vectors ([BRBV11] §5)
 :mod:`.multitask`          :class:`MultiTaskRegressor` — long-form data, different inputs per task
 :mod:`.fields`             :class:`VectorFieldRegressor` — divergence-free / curl-free fields
+:mod:`.kernel_machine`     :class:`KernelMachine`, :class:`KernelMachineClassifier` — any convex loss ([Din11] ch. 2)
 :mod:`.mixed_effect`       :class:`MixedEffectRegressor` — common + individual functions ([Din11] ch. 5)
 =========================  ================================================================
 
@@ -17,6 +18,7 @@ selection on the eigen path), :mod:`._matrix_free` (grid selection on matrix-fre
 """
 
 from .fields import VectorFieldRegressor, angular_error
+from .kernel_machine import KernelMachine, KernelMachineClassifier
 from .mixed_effect import MixedEffectRegressor
 from .multiclass import MultiClassClassifier
 from .multitask import MultiTaskRegressor
@@ -24,4 +26,5 @@ from .predictors import SeparablePredictor
 from .vector_valued import VectorValuedRegressor
 
 __all__ = ["VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor", "VectorFieldRegressor",
-           "angular_error", "SeparablePredictor", "MixedEffectRegressor"]
+           "angular_error", "SeparablePredictor", "MixedEffectRegressor",
+           "KernelMachine", "KernelMachineClassifier"]
