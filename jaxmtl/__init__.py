@@ -12,18 +12,41 @@ Layout (each folder is one layer of the architecture; see docs/design.md):
   selection   hold-out, k-fold, leave-one-out and GCV on the path
   models      the estimators, one module per family
   solvers     fixed-point and coordinate-descent solvers for any convex loss (resolvents)
+  mkl         RLS2: multiple kernel learning with the square loss, basis-kernel dictionaries
   mixed_effect mixed-effect multi-task kernels, Algorithm 4, the client-server online learner
   io          save / load fitted estimators (portable .npz, no pickle)
   datasets    bundled real data and the papers' synthetic problems
   errors      the exception hierarchy
 """
 
-from . import datasets, errors, filters, io, kernels, mixed_effect, models, operators, paths, selection, solvers
+from . import (
+                     datasets,
+                     errors,
+                     filters,
+                     io,
+                     kernels,
+                     mixed_effect,
+                     mkl,
+                     models,
+                     operators,
+                     paths,
+                     selection,
+                     solvers,
+)
 from .filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
 from .io import load, save
 from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline, outputs
-from .models import (KernelMachine, KernelMachineClassifier, MixedEffectRegressor, MultiClassClassifier, MultiTaskRegressor, VectorFieldRegressor,
-                     VectorValuedRegressor)
+from .models import (
+                     KernelMachine,
+                     KernelMachineClassifier,
+                     MixedEffectRegressor,
+                     MultiClassClassifier,
+                     MultiTaskRegressor,
+                     RLS2Classifier,
+                     RLS2Regressor,
+                     VectorFieldRegressor,
+                     VectorValuedRegressor,
+)
 from .paths import spectral_path
 
 __version__ = "0.2.0"
@@ -35,6 +58,7 @@ __all__ = [
     "io",
     "kernels",
     "mixed_effect",
+    "mkl",
     "models",
     "operators",
     "outputs",
@@ -47,6 +71,8 @@ __all__ = [
     "MixedEffectRegressor",
     "KernelMachine",
     "KernelMachineClassifier",
+    "RLS2Regressor",
+    "RLS2Classifier",
     "MultiClassClassifier",
     "Tikhonov",
     "IteratedTikhonov",

@@ -43,6 +43,7 @@ from ._synthetic import (
     vector_field_1,
     vector_field_2,
 )
+from ._uci import UCI_STANDARDIZE, UCIData, load_uci, uci_names
 
 __all__ = [
     # real data
@@ -58,6 +59,10 @@ __all__ = [
     "mulan_names",
     "load_mulan",
     "parse_arff",
+    "UCIData",
+    "UCI_STANDARDIZE",
+    "load_uci",
+    "uci_names",
     # synthetic
     "ToyData",
     "TOY_TASK_WEIGHTS",

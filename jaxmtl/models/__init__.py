@@ -8,6 +8,7 @@ module                     estimator
 :mod:`.multitask`          :class:`MultiTaskRegressor` — long-form data, different inputs per task
 :mod:`.fields`             :class:`VectorFieldRegressor` — divergence-free / curl-free fields
 :mod:`.kernel_machine`     :class:`KernelMachine`, :class:`KernelMachineClassifier` — any convex loss ([Din11] ch. 2)
+:mod:`.rls2`               :class:`RLS2Regressor`, :class:`RLS2Classifier` — sparse multiple kernel learning ([Din11] ch. 3–4)
 :mod:`.mixed_effect`       :class:`MixedEffectRegressor` — common + individual functions ([Din11] ch. 5)
 =========================  ================================================================
 
@@ -22,9 +23,10 @@ from .kernel_machine import KernelMachine, KernelMachineClassifier
 from .mixed_effect import MixedEffectRegressor
 from .multiclass import MultiClassClassifier
 from .multitask import MultiTaskRegressor
+from .rls2 import RLS2Classifier, RLS2Regressor
 from .predictors import SeparablePredictor
 from .vector_valued import VectorValuedRegressor
 
 __all__ = ["VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor", "VectorFieldRegressor",
            "angular_error", "SeparablePredictor", "MixedEffectRegressor",
-           "KernelMachine", "KernelMachineClassifier"]
+           "KernelMachine", "KernelMachineClassifier", "RLS2Regressor", "RLS2Classifier"]

@@ -1,0 +1,307 @@
+"""RLS2 ([Din11] ch. 3–4) against independent references: NumPy loops and closed forms, scipy's SLSQP,
+scikit-learn's KernelRidge, Lasso and GaussianProcessRegressor."""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from jaxmtl.datasets._uci import load_uci, uci_names  # noqa: E402
+from jaxmtl.errors import LabelError, NonFiniteError, NotFittedError, ParameterError, ShapeError  # noqa: E402
+from jaxmtl.kernels import Gaussian, Polynomial  # noqa: E402
+from jaxmtl.mkl.bayes import degrees_of_freedom, plot_profiles, predictive  # noqa: E402
+from jaxmtl.mkl.dictionaries import dictionary, linear_dictionary, standard_dictionary  # noqa: E402
+from jaxmtl.mkl.rls2 import (  # noqa: E402
+    kkt_conditions,
+    linear_coefficients,
+    rls2_path,
+    rls2_solve,
+    rls2_step,
+)
+from jaxmtl.mkl.simplex import simplex_qp  # noqa: E402
+from jaxmtl.models.rls2 import RLS2Classifier, RLS2Regressor  # noqa: E402
+
+TIGHT = dict(tol=1e-12, max_iter=20_000, smo_tol=1e-14)
+
+
+def numpy_grams(D, X, scale):
+    out = []
+    for k, b in enumerate(D):
+        Z = X if b.columns is None else X[:, list(b.columns)]
+        out.append(scale[k] * np.asarray(b.kernel(Z, Z)))
+    return np.stack(out)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] ** 2 + 0.1 * rng.normal(size=30)
+    y = y - y.mean()
+    D = standard_dictionary(2)
+    s = D.scaling(X)
+    return X, y, D, s, D.stack(X, scale=s), numpy_grams(D, X, s)
+
+
+def objective(Ks, y, lam, d, c):  # (4.1) in NumPy
+    K = np.einsum("k,kij->ij", d, Ks)
+    return np.sum((y - K @ c) ** 2) / (2 * lam) + 0.5 * c @ K @ c
+
+
+# ---- dictionaries ----
+def test_standard_dictionary_sizes_match_table_4_2():
+    assert [len(standard_dictionary(p)) for p in (13, 8, 33, 60)] == [182, 117, 442, 793]
+
+
+def test_stacks_equal_numpy_loop_dense_and_lazy(problem):
+    X, _, D, s, st, Ks = problem
+    np.testing.assert_allclose(np.asarray(st.dense), Ks, atol=1e-13)
+    lazy = D.stack(X, scale=s, store="lazy")
+    C = np.random.default_rng(1).normal(size=(30, 2))
+    np.testing.assert_allclose(np.asarray(lazy.products(C)), np.einsum("kij,jt->kit", Ks, C), atol=1e-12)
+    d = np.random.default_rng(2).random(len(D))
+    np.testing.assert_allclose(np.asarray(lazy.combine(d)), np.einsum("k,kij->ij", d, Ks), atol=1e-12)
+    np.testing.assert_allclose(np.trace(Ks, axis1=1, axis2=2), 1.0, atol=1e-12)  # rule (4.14)
+
+
+def test_scalings_follow_section_4_4(problem):
+    X = problem[0]
+    np.testing.assert_allclose(linear_dictionary(2).scaling(X), 1 / np.sum(X**2, 0))  # (4.12)
+    D = dictionary([Polynomial(2)])
+    K = np.asarray(Polynomial(2)(X, X))
+    np.testing.assert_allclose(D.scaling(X, "centered_trace"), [1 / (np.trace(K) - K.mean() * 30)])
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    ref = 0.0
+    for c in (1, -1):
+        idx = np.flatnonzero(y == c)
+        ref += np.mean([K[i, i] - np.mean(K[i, idx]) for i in idx])
+    np.testing.assert_allclose(D.scaling(X, "fisher", y=y), [1 / ref])
+
+
+def test_simplex_qp_matches_slsqp():
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(3)
+    V = rng.normal(size=(12, 6))
+    u = rng.normal(size=12)
+    Q, b = V.T @ V, V.T @ u
+    d = np.asarray(simplex_qp(jnp.asarray(Q), jnp.asarray(b), jnp.ones(6) / 6, tol=1e-14))
+    ref = minimize(lambda x: np.sum((V @ x - u) ** 2), np.ones(6) / 6, method="SLSQP", bounds=[(0, 1)] * 6,
+                   constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1}], options={"ftol": 1e-15}).x
+    np.testing.assert_allclose(d, ref, atol=1e-6)
+    assert abs(d.sum() - 1) < 1e-14 and d.min() >= 0
+
+
+# ---- Algorithm 3 ----
+def test_each_alternation_does_not_increase_the_objective(problem):
+    _, y, _, _, st, Ks = problem
+    lam = 0.05
+    step = jax.jit(lambda d: rls2_step(st, jnp.asarray(y)[:, None], lam, d, smo_tol=1e-14))
+    d = np.ones(len(Ks)) / len(Ks)
+    values = []
+    for _ in range(8):
+        d_new, C, _ = step(jnp.asarray(d))
+        c = np.asarray(C)[:, 0]
+        np.testing.assert_allclose(c, np.linalg.solve(np.einsum("k,kij->ij", d, Ks) + lam * np.eye(30), y), atol=1e-9)
+        values += [objective(Ks, y, lam, d, c), objective(Ks, y, lam, np.asarray(d_new), c)]
+        d = np.asarray(d_new)
+    assert np.all(np.diff(values) <= 1e-10 * abs(values[0]))
+    assert values[-1] < values[0]
+
+
+def test_kkt_conditions_hold_at_convergence(problem):
+    _, y, _, _, st, Ks = problem
+    lam = 0.05
+    r = rls2_solve(st, y[:, None], lam, **TIGHT)
+    d, c = np.asarray(r.d), np.asarray(r.C)[:, 0]
+    kkt = kkt_conditions(st, y[:, None], lam, r.d, r.C)
+    assert kkt["stationarity"] < 1e-10 and kkt["simplex"] < 1e-12 and kkt["negativity"] == 0
+    assert kkt["alignment_gap"] < 1e-6
+    align = np.einsum("i,kij,j->k", c, Ks, c)  # independent: gradient −aₖ/2 of (4.3)
+    assert np.all(align[d > 0] >= align.max() * (1 - 1e-6)) and 0 < np.count_nonzero(d) < len(d)
+
+
+def test_one_basis_kernel_is_kernel_ridge_regression(problem):
+    from sklearn.kernel_ridge import KernelRidge
+
+    X, y, *_ = problem
+    D = dictionary([Gaussian(0.8)])
+    K = np.asarray(Gaussian(0.8)(X, X))
+    r = rls2_solve(D.stack(X), y[:, None], 0.3, **TIGHT)
+    ref = KernelRidge(alpha=0.3, kernel="precomputed").fit(K, y)
+    np.testing.assert_allclose(np.asarray(r.C)[:, 0], ref.dual_coef_, atol=1e-10)
+    assert float(r.d[0]) == 1.0
+
+
+def test_linear_rls2_is_the_weighted_lasso_of_scikit_learn():
+    from sklearn.linear_model import Lasso
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 6)) * np.array([1, 3, 0.5, 1, 2, 1])
+    y = X[:, 0] - 0.5 * X[:, 1] + 0.2 * rng.normal(size=40)
+    y = y - y.mean()
+    D = linear_dictionary(6)
+    s = D.scaling(X)
+    lam = 0.2
+    r = rls2_solve(D.stack(X, scale=s), y[:, None], lam, **TIGHT)
+    w = linear_coefficients(X, s, r.d, r.C)[:, 0]
+    tau = np.sum(np.abs(w) / np.sqrt(s))  # (4.9): the squared ℓ1 penalty's subgradient is τ·∂‖·‖₁
+    ref = Lasso(alpha=lam * tau / 40, fit_intercept=False, tol=1e-14, max_iter=10**6).fit(X * np.sqrt(s), y)
+    np.testing.assert_allclose(w, ref.coef_ * np.sqrt(s), atol=1e-6)
+    sel = np.asarray(r.d) > 0  # Lemma 8 (4.10): ridge on the selected, rescaled features
+    Xt = X[:, sel] * (s * np.asarray(r.d))[sel]
+    wt = np.linalg.solve(Xt.T @ Xt + lam * np.diag((s * np.asarray(r.d))[sel]), Xt.T @ y)
+    np.testing.assert_allclose(Xt @ wt, X @ w, atol=1e-8)
+
+
+def test_warm_started_path_equals_cold_starts(problem):
+    _, y, _, _, st, _ = problem
+    lams = np.geomspace(10.0, 1e-3, 5)
+    p = rls2_path(st, y[:, None], lams, **TIGHT)
+    for i, lam in enumerate(np.asarray(p.lambdas)):
+        cold = rls2_solve(st, y[:, None], lam, **TIGHT)
+        np.testing.assert_allclose(np.asarray(p.C[i]), np.asarray(cold.C), atol=1e-6 * np.abs(cold.C).max())
+    assert np.all(np.diff(np.asarray(p.lambdas)) < 0)
+
+
+def test_multi_output_kernels_k_kron_a_against_dense_kronecker(problem):
+    X, y, D, s, st, Ks = problem
+    Y = np.stack([y, np.cos(X[:, 1])], 1)
+    A = np.array([[1.0, 0.5], [0.5, 2.0]])
+    lam = 0.1
+    r = rls2_solve(st, Y, lam, A=A, **TIGHT)
+    d = np.asarray(r.d)
+    G = np.kron(np.einsum("k,kij->ij", d, Ks), A)  # row-major vec: Γ = K ⊗ A
+    np.testing.assert_allclose(np.asarray(r.C).ravel(), np.linalg.solve(G + lam * np.eye(60), Y.ravel()), atol=1e-9)
+    c = np.asarray(r.C).ravel()
+    align = np.array([c @ np.kron(K, A) @ c for K in Ks])
+    assert np.all(align[d > 0] >= align.max() * (1 - 1e-6))
+
+
+# ---- Bayesian view (§4.2) and degrees of freedom (4.11) ----
+def test_predictive_variance_matches_gaussian_process_regression(problem):
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF
+
+    X, y, *_ = problem
+    D = dictionary([Gaussian(0.8)])
+    lam = 0.2
+    Xn = np.linspace(-2, 2, 7)[:, None] * np.ones((1, 2))
+    r = rls2_solve(D.stack(X), y[:, None], lam, **TIGHT)
+    post = predictive(D.stack(X), D.stack(Xn, X), D.diagonal(Xn), r.d, y[:, None], lam)
+    gp = GaussianProcessRegressor(RBF(0.8), alpha=lam, optimizer=None).fit(X, y)
+    mean, sd = gp.predict(Xn, return_std=True)
+    np.testing.assert_allclose(np.asarray(post.mean)[:, 0], mean, atol=1e-9)
+    np.testing.assert_allclose(np.sqrt(np.asarray(post.var_f))[:, 0], sd, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(post.var_y) - np.asarray(post.var_f), lam)
+
+
+def test_degrees_of_freedom_equal_formula_4_11():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(25, 4))
+    y = X[:, 0] + 0.1 * rng.normal(size=25)
+    D = linear_dictionary(4)
+    s = D.scaling(X)
+    st = D.stack(X, scale=s)
+    lam = 0.05
+    r = rls2_solve(st, y[:, None], lam, **TIGHT)
+    g = s * np.asarray(r.d)
+    sel = g > 0
+    Xt = X[:, sel] * g[sel]
+    ref = np.trace(Xt @ np.linalg.solve(Xt.T @ Xt + lam * np.diag(g[sel]), Xt.T))
+    assert abs(float(degrees_of_freedom(st, r.d, lam)) - ref) < 1e-9
+    assert 0 <= ref <= 4
+
+
+def test_plot_profiles_draws_one_line_per_selected_coefficient():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = plot_profiles([0.5, 1.0, 2.0], np.array([[0, 0.1], [0, 0.3], [0.2, 0.5]]), names=["a", "b"], chosen_df=1.0)
+    assert len(ax.get_lines()) == 2 + 2  # two profiles, the zero line and the chosen model
+
+
+# ---- estimators ----
+def test_regressor_selects_lambda_by_cross_validation_and_predicts():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(40, 2))
+    y = 3 + np.sin(2 * X[:, 0]) + 0.05 * rng.normal(size=40)
+    m = RLS2Regressor(n_lambdas=6, cv=3).fit(X, y)
+    assert m.fit(X, y) is m and m.n_features_in_ == 2 and m.d_.shape == (39,)
+    assert abs(m.d_.sum() - 1) < 1e-9 and m.n_kernels_ == np.count_nonzero(m.d_)
+    assert m.path_["best_index"] == int(np.argmin(m.path_["cv_score"]))
+    assert m.lambda_ == m.path_["lambdas"][m.path_["best_index"]]
+    # independent prediction: the dictionary's kernels evaluated in NumPy on standardised inputs
+    Xs = (X - X.mean(0)) / X.std(0)
+    Kx = np.einsum("k,kij->ij", m.d_, numpy_grams(m.dictionary_, Xs, m.scale_))
+    np.testing.assert_allclose(m.predict(X), Kx @ m.dual_coef_[:, 0] + y.mean(), atol=1e-8)
+    assert m.score(X, y) > 0.95
+    mean, sd = m.predict(X[:3], return_std=True)
+    np.testing.assert_allclose(mean, m.predict(X[:3]))
+    assert np.all(sd >= np.sqrt(m.lambda_))
+
+
+@pytest.mark.slow  # two more compilations of the fold-vmapped path (~30 s on 2 busy cores)
+def test_classifier_binary_and_one_versus_all():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(36, 2))
+    y = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
+    c = RLS2Classifier(n_lambdas=5, cv=3).fit(X, y)
+    assert list(c.classes_) == ["no", "yes"] and c.predict(X).dtype == y.dtype
+    np.testing.assert_array_equal(c.predict(X), np.where(c.decision_function(X) >= 0, "yes", "no"))
+    assert c.score(X, y) > 0.9
+    y3 = np.digitize(X[:, 0], [-0.5, 0.5])
+    c3 = RLS2Classifier(n_lambdas=5, cv=3).fit(X, y3)
+    F = c3.decision_function(X)
+    assert c3.d_.shape == (3, 39) and F.shape == (36, 3)
+    np.testing.assert_array_equal(c3.predict(X), np.argmax(F, 1))
+    assert c3.score(X, y3) > 0.8
+
+
+def test_bad_input_raises_named_errors_before_fitting():
+    X, y = np.random.default_rng(8).normal(size=(10, 2)), np.arange(10.0)
+    with pytest.raises(ParameterError, match="lam"):
+        RLS2Regressor(lam=-1).fit(X, y)
+    with pytest.raises(ParameterError, match="kernels"):
+        RLS2Regressor(kernels="cubic").fit(X, y)
+    with pytest.raises(ParameterError, match="store"):
+        RLS2Regressor(store="disk").fit(X, y)
+    with pytest.raises(ParameterError, match="cv"):
+        RLS2Regressor(cv=11).fit(X, y)
+    with pytest.raises(ParameterError, match="lambda_range"):
+        RLS2Regressor(lambda_range=(1.0, 0.1)).fit(X, y)
+    with pytest.raises(ShapeError, match="column 5"):
+        RLS2Regressor(kernels=[(Gaussian(1.0), 5)]).fit(X, y)
+    with pytest.raises(NonFiniteError):
+        RLS2Regressor().fit(np.where(X > 1, np.nan, X), y)
+    with pytest.raises(ShapeError, match="rows"):
+        RLS2Regressor().fit(X, y[:5])
+    with pytest.raises(LabelError, match="single class"):
+        RLS2Classifier().fit(X, np.ones(10))
+    with pytest.raises(NotFittedError):
+        RLS2Regressor().predict(X)
+    with pytest.raises(ParameterError, match="scale"):
+        standard_dictionary(2).stack(X, scale=np.ones(3))
+    with pytest.raises(ParameterError, match="constant"):
+        linear_dictionary(2).scaling(np.zeros((4, 2)))
+
+
+def test_predict_checks_the_number_of_features():
+    X, y = np.random.default_rng(9).normal(size=(12, 2)), np.arange(12.0)
+    m = RLS2Regressor(kernels="linear", lam=0.1).fit(X, y)
+    with pytest.raises(ShapeError, match="features"):
+        m.predict(np.ones((3, 3)))
+
+
+# ---- bundled data ----
+def test_uci_loaders_give_the_feature_counts_of_table_4_2():
+    shapes = {n: load_uci(n).X.shape for n in uci_names()}
+    assert shapes == {"heart": (303, 13), "housing": (506, 13), "ionosphere": (351, 33), "pima": (768, 8),
+                      "sonar": (208, 60)}
+    assert set(np.unique(load_uci("sonar").y)) == {-1.0, 1.0}
+    assert abs(load_uci("housing").y.mean() - 22.5328) < 1e-3  # the Boston housing median values
+    with pytest.raises(ParameterError, match="valid names"):
+        load_uci("autompg")
