@@ -35,7 +35,8 @@ def setup() -> None:
 
 def parse(description: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--quick", action="store_true", help="reduced run (seconds); cheap claims only")
+    parser.add_argument("--quick", action="store_true",
+                        help="reduced run (about a minute) that still checks the claims marked quick")
     return parser.parse_args()
 
 
@@ -88,25 +89,86 @@ def _clean(obj):
     return obj
 
 
+def se(values) -> float:
+    """Standard error of a mean, std(ddof=1)/√k (0 for a single value)."""
+    v = np.asarray(values, float)
+    return float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
+
+
+def mean_vs_published(values, paper_mean: float, paper_std: float, paper_k: int, z: float = 2.0) -> dict:
+    """Our mean over ``len(values)`` splits against a published mean ± std over ``paper_k`` splits.
+
+    Two-sided: pass when |ours − paper| ≤ z·√(SE_ours² + SE_paper²), SE = std/√splits (z = 2 ≈ a 95 %
+    interval for the difference of two independent means). Returns the figures and the verdict.
+    """
+    v = np.asarray(values, float)
+    s_o, s_p = se(v), paper_std / np.sqrt(paper_k)
+    tol = z * float(np.hypot(s_o, s_p))
+    diff = float(v.mean() - paper_mean)
+    return {"ours": float(v.mean()), "ours_se": s_o, "ours_k": len(v), "paper": paper_mean, "paper_se": float(s_p),
+            "paper_k": paper_k, "difference": diff, "tolerance": tol, "ok": abs(diff) <= tol}
+
+
+def paired(a, b, z: float = 2.0) -> dict:
+    """Paired comparison of a and b over the same runs: mean of a − b, its SE, and whether a is
+    significantly below b (mean(a − b) < −z·SE) or indistinguishable (|mean| ≤ z·SE)."""
+    d = np.asarray(a, float) - np.asarray(b, float)
+    m, s = float(d.mean()), se(d)
+    return {"mean_difference": m, "se": s, "runs": len(d), "below": m < -z * s if len(d) > 1 else m < 0,
+            "indistinguishable": abs(m) <= z * s}
+
+
 class Claims:
-    """Published claims checked by a script; ``full_only`` claims are skipped in --quick mode."""
+    """The claims a script checks, each recorded with the paper's statement, the tolerance and the figures.
+
+    ``check(claim, ok, paper=…, ours=…, tolerance=…)`` records one claim: ``claim`` is the paper's
+    statement (with its section), ``paper`` the published figure(s), ``ours`` ours, ``tolerance`` how
+    they are compared (two-sided unless the paper's statement is one-sided), ``explanation`` what is
+    known about a failure (kept with the claim: a failing claim stays in the table as FAIL).
+    ``quick=True`` marks claims also checked by ``--quick`` runs (on the reduced problem the quick
+    run describes); the others are reported as "skipped (quick)". ``sanity`` records a check that is
+    not a paper claim (finite outputs, an identity); the README lists those apart.
+    """
 
     def __init__(self, quick: bool):
         self.quick = quick
         self.items: list[dict] = []
 
-    def check(self, name: str, ok, detail: str = "", full_only: bool = True) -> None:
-        if full_only and self.quick:
-            self.items.append({"claim": name, "status": "skipped (quick)", "detail": detail})
+    def check(self, claim: str, ok, detail: str = "", *, paper="", ours="", tolerance: str = "",
+              quick: bool | None = None, explanation: str = "", kind: str = "paper",
+              full_only: bool = True) -> None:
+        if quick is None:  # the older form: full_only=False marks a claim checked by quick runs too
+            quick = not full_only
+        if self.quick and not quick:
+            status = "skipped (quick)"
         else:
-            self.items.append({"claim": name, "status": "pass" if bool(ok) else "FAIL", "detail": detail})
+            status = "pass" if bool(ok) else "FAIL"
+        item = {"claim": claim, "kind": kind, "status": status, "paper": _clean(paper), "ours": _clean(ours),
+                "tolerance": tolerance, "detail": detail}
+        if explanation:
+            item["explanation"] = explanation
+        self.items.append(item)
+
+    def sanity(self, name: str, ok, detail: str = "") -> None:
+        """A check that is not a paper claim (always run, quick or full)."""
+        self.check(name, ok, detail=detail, quick=True, kind="sanity")
 
     @property
     def failed(self) -> list[dict]:
         return [c for c in self.items if c["status"] == "FAIL"]
 
     def report(self) -> str:
-        return "\n".join(f"  [{c['status']}] {c['claim']}  {c['detail']}" for c in self.items)
+        lines = []
+        for c in self.items:
+            line = f"  [{c['status']}] {c['claim']}"
+            if c["kind"] != "sanity":
+                line += f"\n      paper: {c['paper']} | ours: {c['ours']} | tolerance: {c['tolerance']}"
+            if c.get("detail"):
+                line += f"\n      {c['detail']}"
+            if c["status"] == "FAIL" and c.get("explanation"):
+                line += f"\n      why: {c['explanation']}"
+            lines.append(line)
+        return "\n".join(lines)
 
 
 def finish(name: str, args, start: float, paper: dict, protocol: dict, seeds, ours: dict,
