@@ -18,6 +18,10 @@ class _MatrixFreeEstimator(_GridSelection):
     """Fits by an iterative filter over a Gram operator: grid of kernels × operator parameters
     × folds × steps in one compiled call, then a refit on all data at the chosen triple."""
 
+    # The matrix-free estimators keep the narrower grid median × (1/4 … 4): their paths are long and
+    # one width costs a full path, and their width search is not refined (see docs/defaults.md).
+    _default_width_factors = (0.25, 0.5, 1.0, 2.0, 4.0)
+
     def _select_and_fit(self, X: np.ndarray, Y: np.ndarray, build: Callable, params: np.ndarray,
                         data) -> None:
         if isinstance(self.selection, str) and self.selection not in ("kfold", "holdout"):

@@ -200,10 +200,12 @@ class _GridSelection(BaseEstimator):
     ``validation_fraction`` and ``random_state``.
     """
 
+    _default_width_factors = DEFAULT_WIDTH_FACTORS
+
     def _resolve_kernels(self, X: np.ndarray) -> tuple[list[Kernel], np.ndarray | None]:
         if self.kernel is None:
             factors = check_positive_array(
-                DEFAULT_WIDTH_FACTORS if self.width_factors is None else self.width_factors,
+                type(self)._default_width_factors if self.width_factors is None else self.width_factors,
                 "width_factors",
             )
             base = median_heuristic(X)
