@@ -18,7 +18,21 @@ Landweber needs can be reported without running 10⁶ scan steps.
 
 Peer: scikit-learn SVC (RBF), C and γ by 5-fold GridSearchCV under the same median protocol.
 
-Usage: python benchmarks/repro_ida.py [--quick]
+Step counts. Our iterative filters act on K/n with step τ = 1/σ_max(K/n) (≥ 1); the paper's use
+τ = 1 with κ = sup K(x, x) = 1, so its t is not our t. For Landweber the filter depends on τ·t, for
+the ν-method on τ·t² (λ ≈ 1/(τt²)), so the "Selected parameters" table shows our t beside its
+value in the paper's normalisation, t·τ (Landweber) and t·√τ (ν-method), τ measured on the first
+partition's training Gram at the selected σ.
+
+Claims: each published mean error (Table 2, and the SVM column of Table 3) against ours two-sided,
+within 2 standard errors of the difference, √(SE_ours² + SE_paper²) with SE = std/√splits (10
+splits here, 100 in the paper); "the ν-method … converges to a solution in fewer iterations", "we
+just need the square root of the number of iterations needed by Landweber" (§5, §7.1) in the
+paper's normalisation. Failing claims stay in the table, with the SVM on the same partitions as a
+control (how far our 10 partitions lie from the paper's 100 for a method we do not implement).
+
+Usage: python benchmarks/repro_ida.py [--quick]   (--quick: heart only, 3 widths, 2 selection
+partitions, 300 ν-method steps; the heart claims are checked)
 """
 
 from __future__ import annotations
@@ -179,6 +193,11 @@ def main():
                     for sp in splits]
             res[f] = {"sigma": s_med, "param": p_med, "per_split_choice": chosen[f],
                       "errors": errs, "mean": 100 * np.mean(errs), "std": 100 * np.std(errs, ddof=1)}
+            if f in ("nu_method", "landweber"):  # τ = 1/σ_max(K/n) on the first partition, t in the paper's τ = 1
+                K = np.asarray(Gaussian(s_med)(jnp.asarray(splits[0].X_train), jnp.asarray(splits[0].X_train)))
+                tau = len(K) / float(np.linalg.eigvalsh(K)[-1])
+                res[f]["tau"] = tau
+                res[f]["param_paper_normalisation"] = p_med * (np.sqrt(tau) if f == "nu_method" else tau)
         svm = svm_peer(splits, n_select, factors, base)
         res["svm"] = {**svm, "mean": 100 * np.mean(svm["errors"]), "std": 100 * np.std(svm["errors"], ddof=1)}
         per_dataset_time[name] = time.perf_counter() - t0
@@ -188,26 +207,65 @@ def main():
         print(f"{name}: {per_dataset_time[name]:.1f} s", flush=True)
 
     header = ["dataset"] + [f"{f} ours (paper)" for f in NAMES + ("svm",)]
-    t1 = "Test error % (mean ± std over 10 splits; paper: 100 splits)\n" + _repro.table(header, rows)
-    prow = [[n, ours[n]["nu_method"]["param"], f"{ours[n]['nu_method']['sigma']:.3g}",
-             f"{PAPER_NU_PARAMS[n][0]} / {PAPER_NU_PARAMS[n][1]}", f"{ours[n]['landweber']['param']:.0f}",
-             f"{ours[n]['landweber']['param'] / max(ours[n]['nu_method']['param'], 1):.1f}"] for n in datasets]
-    t2 = "Selected parameters\n" + _repro.table(
-        ["dataset", "ν-method t", "ν-method σ", "paper t / σ", "Landweber t", "Landweber t / ν t"], prow)
+    t1 = ("Test error % (mean ± std over 10 splits; paper: 100 splits); models trained on each partition's "
+          "training set, parameters by the median protocol\n" + _repro.table(header, rows))
+    prow = []
+    for n in datasets:
+        nu, lw = ours[n]["nu_method"], ours[n]["landweber"]
+        prow.append([n, f"{PAPER_NU_PARAMS[n][0]} / {PAPER_NU_PARAMS[n][1]}", nu["param"], f"{nu['tau']:.2f}",
+                     f"{nu['param_paper_normalisation']:.0f}", f"{nu['sigma']:.3g}", f"{lw['param']:.0f}",
+                     f"{lw['tau']:.2f}", f"{lw['param_paper_normalisation']:.0f}"])
+    t2 = ("Selected parameters. Our t uses τ = 1/σ_max(K/n); the paper's t uses τ = 1 (κ = 1): comparable "
+          "figures are t·√τ (ν-method) and t·τ (Landweber)\n" + _repro.table(
+              ["dataset", "paper ν t / σ", "ν t (ours)", "ν τ", "ν t·√τ", "ν σ (ours)", "Landweber t (ours)",
+               "Landweber τ", "Landweber t·τ"], prow))
 
     claims = _repro.Claims(quick)
     for n in datasets:
         for f in NAMES + ("svm",):
-            claims.check(f"{n}/{f}: finite errors in [0, 1]", all(0 <= e <= 1 for e in ours[n][f]["errors"]),
-                         full_only=False)
-        pm_, ps_ = PAPER[n]["nu_method"]
-        ok = ours[n]["nu_method"]["mean"] <= pm_ + ps_
-        claims.check(f"{n}: ν-method mean error within one published std of {pm_} ± {ps_} or better", ok,
-                     f"ours {ours[n]['nu_method']['mean']:.2f}")
-    lw_more = [ours[n]["landweber"]["param"] > ours[n]["nu_method"]["param"] for n in datasets
-               if ours[n]["nu_method"]["param"] > 1]
-    claims.check("Landweber selects more steps than the ν-method (every dataset where ν-method t > 1)",
-                 all(lw_more) and len(lw_more) > 0, f"{sum(lw_more)}/{len(lw_more)}")
+            claims.sanity(f"{n}/{f}: finite errors in [0, 1]", all(0 <= e <= 1 for e in ours[n][f]["errors"]))
+    svm_gap = {n: ours[n]["svm"]["mean"] - PAPER[n]["svm"][0] for n in datasets}
+    for n in datasets:
+        cmp = _repro.mean_vs_published(100 * np.asarray(ours[n]["nu_method"]["errors"]), *PAPER[n]["nu_method"], 100)
+        claims.check(f"{n}: ν-method test error (Table 2) reproduced", cmp["ok"],
+                     paper=f"{PAPER[n]['nu_method'][0]} ± {PAPER[n]['nu_method'][1]} % (100 splits)",
+                     ours=f"{cmp['ours']:.2f} ± {ours[n]['nu_method']['std']:.2f} % (10 splits)",
+                     tolerance=f"two-sided |ours − paper| ≤ 2·√(SE_ours² + SE_paper²) = {cmp['tolerance']:.2f}",
+                     detail=f"difference {cmp['difference']:+.2f}", quick=True,
+                     explanation=f"our 10 partitions are not the paper's 100: the SVM control on the same "
+                                 f"partitions differs from its published mean by {svm_gap[n]:+.2f} points")
+    for f in NAMES + ("svm",):
+        if f == "nu_method":
+            continue
+        outside = {}
+        for n in datasets:
+            cmp = _repro.mean_vs_published(100 * np.asarray(ours[n][f]["errors"]), *PAPER[n][f], 100)
+            if not cmp["ok"]:
+                outside[n] = f"{cmp['ours']:.2f} vs {cmp['paper']} (tol {cmp['tolerance']:.2f})"
+        table = "Table 3, SVM column" if f == "svm" else f"Table 2, {f} column"
+        claims.check(f"{f}: test errors ({table}) reproduced on every dataset", not outside,
+                     paper={n: f"{PAPER[n][f][0]} ± {PAPER[n][f][1]}" for n in datasets},
+                     ours={n: f"{ours[n][f]['mean']:.2f} ± {ours[n][f]['std']:.2f}" for n in datasets},
+                     tolerance="two-sided, 2·√(SE_ours² + SE_paper²) per dataset",
+                     detail=f"outside: {outside}" if outside else "", quick=True,
+                     explanation="see the SVM control in the per-dataset ν-method claims" if f != "svm" else
+                     "scikit-learn SVC with our (C, γ) grid, not the benchmark page's SVM; partitions 1–10 only")
+    steps = {n: (ours[n]["nu_method"]["param_paper_normalisation"], ours[n]["landweber"]["param_paper_normalisation"])
+             for n in datasets}
+    fewer = {n: lw > nu for n, (nu, lw) in steps.items()}
+    claims.check("\"The ν-method … converges to a solution in fewer iterations\" than Landweber (§7.1), every dataset",
+                 all(fewer.values()), paper="fewer iterations on every dataset",
+                 ours={n: f"ν {nu:.0f}, Landweber {lw:.0f}" for n, (nu, lw) in steps.items()},
+                 tolerance="strict, paper's normalisation (t·√τ vs t·τ)", quick=True)
+    square = {n: float(np.log(lw) / np.log(nu)) for n, (nu, lw) in steps.items() if nu >= 4}
+    claims.check("\"we just need the square root of the number of iterations needed by Landweber\" (§5.2; Table 2): "
+                 "log t_Landweber / log t_ν ≈ 2", bool(square) and all(1.5 <= r <= 2.5 for r in square.values()),
+                 paper="exponent 2", ours={n: round(r, 2) for n, r in square.items()},
+                 tolerance="exponent in [1.5, 2.5] on every dataset with t_ν ≥ 4 (paper's normalisation)",
+                 explanation="the selection criterion is the misclassification rate, flat over long stretches of "
+                             "the path: each filter stops at the first step of a wide plateau, not at matched "
+                             "regularisation; the √ relation holds for the filters' λ ≈ 1/(τt) and 1/(τt²) "
+                             "(tests/test_filters.py), not for these selected steps")
     protocol = {"cv_folds": 5, "selection_partitions": n_select, "evaluation_partitions": 10,
                 "sigma_grid": "median pairwise distance × " + str(factors.tolist()),
                 "nu_method": {"nu": 5.0, "max_steps": T}, "iterated_tikhonov_order": 5,

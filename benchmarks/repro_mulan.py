@@ -13,7 +13,17 @@ standardised on each training part (predictions mapped back); score: average rel
 aRRMSE = mean over targets of sqrt(Σ(y − ŷ)² / Σ(y − ȳ_train)²) over the test part, averaged
 over the 10 folds (lower is better; 1 = predicting the training mean).
 
-Usage: python benchmarks/repro_mulan.py [--quick]
+Claims. The source papers report no figure on these sets, so the claims are their general
+statements, checked per data set with the paired fold differences (same outer folds for every
+method; SE = std of the differences/√folds): spectral filters "match (and sometime improve)"
+tuned Tikhonov-type learners ([LRODV08] §1, §7; [BRBV11] §7.1 "the performance of the spectral
+filters is very similar") — ours (A_ω, ν-method) not worse than scikit-learn's KernelRidge tuned
+per target: mean(ours − KernelRidge) ≤ 2·SE; and the coupling chosen by validation does not hurt
+([BRBV11] §7.1: no gain, no loss, in the vector-valued setting) — A_ω not worse than A = I:
+mean(A_ω − A_I) ≤ 2·SE. Both one-sided, as the statements are.
+
+Usage: python benchmarks/repro_mulan.py [--quick]   (--quick: edm and jura, 3 outer folds, 150
+steps; the claims are checked on them)
 """
 
 from __future__ import annotations
@@ -70,7 +80,7 @@ def krr_per_target(Xtr, Ytr, Xte, seed):
 def main():
     args = _repro.parse(__doc__.splitlines()[0])
     start = time.perf_counter()
-    names = ["edm", "slump"] if args.quick else list(mulan_names())
+    names = ["edm", "jura"] if args.quick else list(mulan_names())
     n_outer = 3 if args.quick else 10
     n_steps = 150 if args.quick else 300
     ours, rows = {}, []
@@ -108,23 +118,43 @@ def main():
                     + [_repro.pm(ours[name][k]["mean"], ours[name][k]["std"], digits=3) for k in scores]
                     + [f"{np.median(omegas):.1f}"])
         print(f"{name}: {sum(secs.values()):.1f} s", flush=True)
-    t1 = (f"aRRMSE ({n_outer}-fold CV, mean ± std over folds; lower is better)\n"
+    t1 = (f"aRRMSE ({n_outer}-fold CV, mean ± std over folds; lower is better). Every model is trained on the "
+          f"training folds of each split (inner 5-fold CV on them, then refit on all of them) and scored on the "
+          f"held-out fold\n"
           + _repro.table(["set (n×p→d)", "ours A=I (ν-method)", "ours A_ω (ν-method)", "KernelRidge per target",
                           "median ω"], rows))
     claims = _repro.Claims(args.quick)
     for name in names:
         for k in ("independent", "common_similarity", "krr_per_target"):
-            claims.check(f"{name}/{k}: finite aRRMSE", np.isfinite(ours[name][k]["mean"]), full_only=False)
-    # Not a published claim: recorded for the reader, not asserted.
-    wins = [n for n in names if ours[n]["common_similarity"]["mean"] <= ours[n]["independent"]["mean"] + 1e-3]
+            claims.sanity(f"{name}/{k}: finite aRRMSE", np.isfinite(ours[name][k]["mean"]))
+    for other, label, statement in (
+            ("krr_per_target", "KernelRidge tuned per target",
+             "spectral filters \"match (and sometime improve)\" tuned kernel ridge ([LRODV08] §1, §7; "
+             "[BRBV11] §7.1)"),
+            ("independent", "independent outputs (A = I)",
+             "the output coupling chosen by validation does not hurt ([BRBV11] §7.1)")):
+        figs, worse = {}, []
+        for name in names:
+            pr = _repro.paired(ours[name]["common_similarity"]["per_fold"], ours[name][other]["per_fold"])
+            figs[name] = (f"{ours[name]['common_similarity']['mean']:.3f} vs {ours[name][other]['mean']:.3f}, "
+                          f"difference {pr['mean_difference']:+.3f} (SE {pr['se']:.3f})")
+            if pr["mean_difference"] > 2 * pr["se"]:
+                worse.append(name)
+        claims.check(f"A_ω (ν-method) not worse than {label}: {statement}", not worse,
+                     paper="no published figure on these sets", ours=figs,
+                     tolerance="paired over the outer folds, one-sided: mean(A_ω − other) ≤ 2·SE, every set",
+                     detail=f"worse on: {worse}" if worse else "", quick=True,
+                     explanation="on the failing sets the selected width or step count sits at the edge of its "
+                                 "grid (GridEdgeWarning in the run's output): the ν-method path, capped at "
+                                 f"{n_steps} steps over median × {FACTORS[0]}…{FACTORS[-1]} widths, stops short of the "
+                                 "weak regularisation KernelRidge's smallest α reaches")
     protocol = {"outer_folds": n_outer, "inner_folds": 5, "filter": "nu_method (ν=1)", "n_steps": n_steps,
                 "width_factors_of_median": list(FACTORS), "omegas": "0, 0.1, …, 1",
                 "krr_grid": {"gamma": "1/(2 (median·factor)²)", "alpha": np.logspace(-4, 1, 6).tolist()},
                 "standardisation": "X and Y standardised on each training part"}
     _repro.finish("repro_mulan", args, start, {"note": "no published figure for these sets in the source papers; "
                                                        "peer column: scikit-learn KernelRidge per target"},
-                  protocol, {"outer_folds_seed": 0, "inner_folds_seed": "outer fold index"}, ours, claims, [t1],
-                  {"common_similarity_not_worse_on": wins})
+                  protocol, {"outer_folds_seed": 0, "inner_folds_seed": "outer fold index"}, ours, claims, [t1])
 
 
 if __name__ == "__main__":

@@ -9,10 +9,14 @@ distance of each training point to its k nearest neighbours, k = 20% of the trai
 ω and the regularization parameter on the validation set; explained variance
 1 − MSE/Var(y_test) on the test set; outputs centred on the training mean.
 
+Every model is trained on the training set only (≈ 3124 students, 20 %), its parameters chosen
+on the validation set (another 20 %), as the paper ("trained only on 20% of the available data,
+plus an additional 20% for parameter selection"); nothing is refitted on training + validation.
+
 ν-method (≤ 150 steps): the matrix-free path over the task-indexed operator
-(``CommonSimilarityTaskOperator`` with the same-task part as per-task blocks,
-``jaxmtl.paths.path_scan``), all 11 ω vmapped in one
-compiled call, per-step validation loss, best coefficients kept in the carry. Its
+(``jaxmtl.demo.school_paths``: ``CommonSimilarityTaskOperator`` with the same-task part as
+per-task blocks, ``jaxmtl.paths.path_scan``), all 11 ω vmapped in one compiled call, per-step
+validation loss, best coefficients kept in the carry. Its
 model-selection time excludes the kernel matrices (as the paper) and compilation (first rep
 reported separately). ω = 0 (independent) and ω = 1 (pooled) are reported from the same path.
 
@@ -24,15 +28,22 @@ the validation set. Landweber and Tikhonov run on the first 3 repetitions of the
 costs minutes per repetition on a 2-core machine; the ν-method runs on all 10); their
 model-selection times are measured, not extrapolated, in the same process as the ν-method's.
 
+Claims (§7.2): each explained variance of Table 1 against ours two-sided within 2 standard errors
+of the difference (SE = std/√repetitions: 10 in the paper; ours 10 for the ν-method, 3 for
+Landweber and Tikhonov); "the three algorithms perform consistently" (paired differences on the
+same repetitions within 2 SE); "improve on … 26.4%" (one-sided, as stated); "almost two orders
+of magnitude faster than Tikhonov" (≥ 10^1.5 = 32×) and "more than one order of magnitude faster
+than Landweber" (≥ 10×), measured in one process.
+
 Usage: python benchmarks/repro_school.py [--quick]   (--quick: 40 schools, one repetition,
-30 λ × 3 ω for Tikhonov)
+Landweber ≤ 300 steps, 30 λ × 3 ω for Tikhonov; checks that the ν-method and Tikhonov agree on
+the split — the timing claims need the full problem: 90 refits of ≈ 900 points are cheap)
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -46,10 +57,10 @@ import numpy as np  # noqa: E402
 
 from jaxmtl import Gaussian  # noqa: E402
 from jaxmtl.datasets import load_school  # noqa: E402
-from jaxmtl.filters import Landweber, NuMethod
-from jaxmtl.kernels import knn_width
-from jaxmtl.paths import path_scan
-from jaxmtl.operators import CommonSimilarityTaskOperator, task_block_index, task_blocks
+from jaxmtl.demo import school_paths, school_split  # noqa: E402 - the demo runs one split of this protocol
+from jaxmtl.filters import Landweber, NuMethod  # noqa: E402
+from jaxmtl.kernels import knn_width  # noqa: E402
+from jaxmtl.operators import task_block_index  # noqa: E402
 
 OMEGAS = np.round(np.linspace(0, 1, 11), 2)
 PAPER = {"nu_method": {"ev": (31, 3), "seconds": (106, 4), "max_steps": 150},
@@ -59,22 +70,6 @@ PAPER = {"nu_method": {"ev": (31, 3), "seconds": (106, 4), "max_steps": 150},
          "hardware": "2 GHz Core 2 Duo, MATLAB, 2011"}
 
 
-@partial(jax.jit, static_argnames=("filt", "T"))
-def omega_paths(K, Kv, index, index_v, y, yv, omegas, filt, T):
-    """One compiled path per ω (vmapped): validation loss per step, best coefficients.
-
-    The same-task parts K∘S are per-task blocks (:class:`jaxmtl.operators.TaskBlocks`).
-    """
-    KS, KSv = task_blocks(K, *index), task_blocks(Kv, *index_v)
-
-    def one(om):
-        op = CommonSimilarityTaskOperator(K, KS, om)
-        ev = CommonSimilarityTaskOperator(Kv, KSv, om)
-        return path_scan(op, y, filt, T, ev, yv)
-
-    return jax.vmap(one)(omegas)
-
-
 @jax.jit
 def tikhonov_solve(K, KS, Kv, KSv, y, yv, om, lam):
     """One refit: (validation MSE, coefficients) of Tikhonov with Q_ω + nλI."""
@@ -82,16 +77,6 @@ def tikhonov_solve(K, KS, Kv, KSv, y, yv, om, lam):
     Q = om * K + (1 - om) * KS
     C = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(Q + n * lam * jnp.eye(n)), y)
     return jnp.mean(((om * Kv + (1 - om) * KSv) @ C - yv) ** 2), C
-
-
-def split(tasks, rng):
-    parts = ([], [], [])
-    for t in np.unique(tasks):
-        idx = rng.permutation(np.flatnonzero(tasks == t))
-        m = int(round(0.2 * len(idx)))
-        for j in range(3):
-            parts[j].append(idx[j * m:(j + 1) * m])
-    return [np.concatenate(p) for p in parts]
 
 
 def explained_variance(Kt, KSt, om, C, ym, y_test):
@@ -122,7 +107,7 @@ def main():
     paths = {}
     jo = jnp.asarray(OMEGAS)
     for r in range(reps):
-        tr, va, te = split(tasks, np.random.default_rng(r))
+        tr, va, te = school_split(tasks, np.random.default_rng(r))
         width = knn_width(X[tr], max(1, int(0.2 * len(tr))))
         kern = Gaussian(width)
         Xtr = jnp.asarray(X[tr])
@@ -140,10 +125,10 @@ def main():
                 continue
             if name not in compile_s:
                 t0 = time.perf_counter()
-                jax.block_until_ready(omega_paths(*path_args, jo, filt, T))
+                jax.block_until_ready(school_paths(*path_args, jo, filt, T))
                 compile_s[name] = time.perf_counter() - t0  # compilation + one run
             t0 = time.perf_counter()
-            res = jax.block_until_ready(omega_paths(*path_args, jo, filt, T))
+            res = jax.block_until_ready(school_paths(*path_args, jo, filt, T))
             secs[name].append(time.perf_counter() - t0)
             io = int(np.argmin(np.asarray(res.losses).min(axis=1)))
             ev[name].append(explained_variance(Kt, KSt, OMEGAS[io], res.best_coef[io], ym, y[te]))
@@ -190,23 +175,47 @@ def main():
             ["independent (ω = 0), ν-method", s("independent"), "—", "same call as ν", "—"],
             ["pooled (ω = 1), ν-method", s("pooled"), "—", "same call as ν", "—"],
             ["Argyriou et al. 2008 (75% training)", "—", "26.4 ± 1.9 %", "—", "—"]]
-    t1 = ("School: explained variance (mean ± std over repetitions) and model-selection time (median s; "
+    t1 = ("School: explained variance on the test set (mean ± std over repetitions) of models trained on the "
+          "training set (20 %), parameters on the validation set (20 %); model-selection time (median s; "
           "paper: 2 GHz Core 2 Duo, MATLAB, 2011)\n"
           + _repro.table(["method", "ours EV", "paper EV", "ours time (s)", "paper time (s)"], rows))
     claims = _repro.Claims(quick)
     allev = [v for k in keys for v in ev[k]]
-    claims.check("explained variances finite and in (-1, 1)", all(-1 < v < 1 for v in allev), full_only=False)
-    claims.check("selected ω in the grid", all(w in OMEGAS for w, _ in sel["nu_method"]), full_only=False)
-    mean_ev = 100 * np.mean(ev["nu_method"])
-    claims.check("ν-method explained variance ≥ 31 − 3 % (within the paper's ±1 std or better)", mean_ev >= 28,
-                 f"ours {mean_ev:.1f} %")
-    claims.check("ν-method selection ≥ 20× faster than Tikhonov-by-refit (same run)",
-                 ours["speedup_tikhonov_refit_over_nu"] >= 20, f"{ours['speedup_tikhonov_refit_over_nu']:.0f}×")
-    claims.check("ν-method at least as accurate as Landweber and Tikhonov within 1 std (same repetitions)",
-                 all(np.mean(ev["nu_method"][:slow_reps]) >= np.mean(ev[k]) - np.std(ev["nu_method"]) - 0.01
-                     for k in ("landweber", "tikhonov")),
-                 f"ν {100 * np.mean(ev['nu_method'][:slow_reps]):.1f} %, Landweber "
-                 f"{100 * np.mean(ev['landweber']):.1f} %, Tikhonov {100 * np.mean(ev['tikhonov']):.1f} %")
+    claims.sanity("explained variances finite and in (-1, 1)", all(-1 < v < 1 for v in allev))
+    claims.sanity("selected ω in the grid", all(w in OMEGAS for w, _ in sel["nu_method"]))
+    for k, label in (("nu_method", "ν-method"), ("landweber", "Landweber"), ("tikhonov", "Tikhonov")):
+        pm_, ps_ = PAPER[k]["ev"]
+        cmp = _repro.mean_vs_published(100 * np.asarray(ev[k]), pm_, ps_, 10)
+        claims.check(f"{label}: explained variance (Table 1) reproduced", cmp["ok"],
+                     paper=f"{pm_} ± {ps_} % (10 repetitions)", ours=f"{cmp['ours']:.1f} ± "
+                     f"{100 * np.std(ev[k], ddof=1) if len(ev[k]) > 1 else 0:.1f} % ({cmp['ours_k']} repetitions)",
+                     tolerance=f"two-sided |ours − paper| ≤ 2·√(SE_ours² + SE_paper²) = {cmp['tolerance']:.1f} points",
+                     detail=f"difference {cmp['difference']:+.1f} points",
+                     explanation="our 3069 training students per split come from the bundled School data "
+                                 "(15362 students); the independent (ω = 0) and pooled (ω = 1) rows show where "
+                                 "the selected ω sits")
+        claims.check(f"{label}: \"improve on the results reported in (Argyriou et al, 2008a) … 26.4% ± 1.9%\"",
+                     np.mean(ev[k]) - 2 * _repro.se(ev[k]) > 0.264, paper="> 26.4 %",
+                     ours=f"{100 * np.mean(ev[k]):.1f} % (SE {100 * _repro.se(ev[k]):.1f})",
+                     tolerance="one-sided, as stated: mean − 2·SE > 26.4 %")
+    for k, label in (("landweber", "Landweber"), ("tikhonov", "Tikhonov")):
+        pr = _repro.paired(ev["nu_method"][:slow_reps], ev[k], z=2.0)
+        ok = pr["indistinguishable"] if slow_reps > 1 else abs(pr["mean_difference"]) <= 0.03
+        claims.check(f"\"The three algorithms perform consistently\": ν-method vs {label} on the same splits",
+                     ok, paper="31 vs 32 ± 3–4 %", ours=f"ν − {label} = {100 * pr['mean_difference']:+.2f} points "
+                     f"(SE {100 * pr['se']:.2f}, {pr['runs']} splits)",
+                     tolerance="paired, |mean difference| ≤ 2·SE" if slow_reps > 1 else
+                     "one split: |difference| ≤ 3 points (the paper's per-split std)",
+                     quick=(k == "tikhonov"),
+                     explanation="quick: Landweber stops at 300 steps (the paper's 3000 in the full run)")
+    tik_x, lw_x = ours["speedup_tikhonov_refit_over_nu"], ours["speedup_landweber_over_nu"]
+    claims.check("\"the ν-method is almost two orders of magnitude faster than Tikhonov\" (model selection)",
+                 tik_x >= 10 ** 1.5, paper="5900 / 106 s = 56×",
+                 ours=f"{med['tikhonov']:.1f} / {med['nu_method']:.2f} s = {tik_x:.0f}× ({n_tik} refits)",
+                 tolerance="≥ 10^1.5 = 32×")
+    claims.check("\"… and more than one order of magnitude faster than Landweber\"", lw_x >= 10,
+                 paper="2015 / 106 s = 19×", ours=f"{med['landweber']:.1f} / {med['nu_method']:.2f} s = {lw_x:.0f}×",
+                 tolerance="≥ 10×")
     _repro.finish("repro_school", args, start, PAPER,
                   {"fraction_per_school": 0.6, "split": "train/val/test 20/20/20 % per school", "features": 19,
                    "width": "knn_width(k = 20% of n_train)", "omegas": OMEGAS.tolist(), "nu_max_steps": T_nu,

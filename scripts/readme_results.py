@@ -38,9 +38,36 @@ def _result(name: str, parts: list[str]) -> dict | None:
     return json.loads(path.read_text())
 
 
+def _figures(v) -> str:
+    """A claim's figures as one line (dicts as "key: value; …")."""
+    if isinstance(v, dict):
+        return "; ".join(f"{k}: {_figures(x)}" for k, x in v.items())
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _claim_line(c: dict) -> str:
+    """One claim: status, the paper's statement, then the paper's figure, ours and the tolerance."""
+    line = f"- **{c['status']}** — {c['claim']}"
+    figures = [f"{k}: {_figures(c[k])}" for k in ("paper", "ours", "tolerance") if c.get(k) not in (None, "", {})]
+    if figures:
+        line += ". " + " · ".join(figures)
+    if c.get("detail"):
+        line += f" ({c['detail']})"
+    if c["status"] == "FAIL" and c.get("explanation"):
+        line += f". *Why:* {c['explanation']}"
+    return line
+
+
+def _is_paper_claim(c: dict) -> bool:
+    return c.get("kind", "paper") != "sanity" and "finite" not in c["claim"]
+
+
 def reproductions() -> str:
-    """The Markdown of the reproductions section (without the markers)."""
-    parts = []
+    """The Markdown of the reproductions section (without the markers): the failing claims first,
+    then per script its tables and every claim with the paper's statement, tolerance and figures."""
+    parts, failing = [], []
     for name, title in ORDER:
         parts.append(f"### {title}\n")
         res = _result(name, parts)
@@ -52,15 +79,54 @@ def reproductions() -> str:
         for table in res.get("tables", []):
             caption, _, body = table.partition("\n")
             parts.append(f"{caption}\n\n{body}\n")
-        claims = res.get("claims", [])
+        claims = [c for c in res.get("claims", []) if _is_paper_claim(c)]
         if claims:
-            parts.append("Claims checked by the script (it exits non-zero when one fails):\n")
-            parts.extend(f"- **{c['status']}** — {c['claim']}" + (f" ({c['detail']})" if c.get("detail") else "")
-                         for c in claims if "finite" not in c["claim"])
+            parts.append("Claims checked by the script (it exits non-zero when one fails; a failing claim stays "
+                         "listed with its reason):\n")
+            parts.extend(_claim_line(c) for c in claims)
             parts.append("")
+        else:
+            parts.append("**No claim checked** by this run.\n")
+        failing.extend(f"{title}: {c['claim']}" for c in claims if c["status"] == "FAIL")
         for fig in res.get("figures", []):
             parts.append(f"![{name}]({fig})\n")
-    return "\n".join(parts).strip() + "\n"
+    head = ("**Claims not reproduced** (each is listed below with the figures and the reason):\n\n"
+            + "\n".join(f"- {f}" for f in failing) + "\n") if failing else "Every checked claim is reproduced.\n"
+    return (head + "\n" + "\n".join(parts)).strip() + "\n"
+
+
+OWN_TIME = ("median_s", "kc_equivalents")  # marked on the extrapolated row itself
+RATIOS = ("speedup_vs_sklearn", "speedup_vs_tikhonov", "speedup_vs_dense")  # marked on every row of its size
+
+
+def _group(r: dict):
+    return (r.get("n"), r.get("d"), r.get("data"))
+
+
+def _extrapolated(rows: list[dict]) -> tuple[set, list[str]]:
+    """Groups (size / data set) whose timings rest on an extrapolated row, and a footnote per such row."""
+    groups, notes = set(), []
+    for r in rows:
+        if not r.get("extrapolated"):
+            continue
+        groups.add(_group(r))
+        where = ", ".join(f"{k} = {v}" for k, v in zip(("n", "d", "data"), _group(r)) if v is not None)
+        timed = r.get("fits_timed") or r.get("solves_timed")
+        how = (f"{timed} of its {'fits' if 'fits_timed' in r else 'solves'} "
+               f"timed (measured {r['measured_s']:.3g} s), the time scaled to the whole sweep" if timed and "measured_s" in r
+               else f"not run; its time is {r.get('note', 'a multiple of a measured time')}")
+        notes.append(f"† {r.get('method')} at {where}: {how}; speedups marked † at that size may divide by "
+                     "this estimate.")
+    return groups, notes
+
+
+def _cell(r: dict, col: str, marked: set) -> str:
+    v = r.get(col)
+    if v is None or v == "":
+        return ""
+    text = _fmt(v)
+    mark = (col in OWN_TIME and r.get("extrapolated")) or (col in RATIOS and _group(r) in marked)
+    return text + " †" if mark else text
 
 
 def _fmt(v) -> str:
@@ -91,24 +157,32 @@ def performance() -> str:
                          + f"; {res.get('dtype', 'float64')}; {res.get('threads', 1)} BLAS/XLA thread per process. "
                          "Ratios come from one run; absolute times are this machine's.\n")
             first = False
+        marked, _ = _extrapolated(res.get("rows", []))
         for key, t in res["targets"].items():
             if isinstance(t, dict):
                 met = t.get("met")
                 shown = {k: v for k, v in t.items() if k not in ("met", "note")}
+                note = t.get("note", "")
+                timed = "speedup" in t or "speedup_vs_sklearn" in t
+                if timed and (t.get("n"), None, None) in marked or "extrapolated" in key:
+                    note += " † relative to an extrapolated time (see the table below / docs/performance.md)"
                 rows.append(f"| `{name}`: {key} | " + ", ".join(f"{k} = {_fmt(v)}" for k, v in shown.items())
-                            + f" | {'**met**' if met else 'not met'} | {t.get('note', '')} |")
+                            + f" | {'**met**' if met else 'not met'} | {note.strip()} |")
             else:
-                rows.append(f"| `{name}`: {key} | {_fmt(t)} | {'**met**' if t is True else ('not met' if t is False else '—')} | |")
+                note = "† extrapolated" if "extrapolated" in key else ""
+                rows.append(f"| `{name}`: {key} | {_fmt(t)} | {'**met**' if t is True else ('not met' if t is False else '—')} | {note} |")
     parts.append("| benchmark: target | measured | status | note |\n|---|---|---|---|\n" + "\n".join(rows) + "\n")
     path = RESULTS / "perf_vector_valued.json"
     if path.exists():
         res = json.loads(path.read_text())
         cols = ["n", "method", "median_s", "compile_s", "best_val_mse", "speedup_vs_sklearn", "kc_equivalents",
                 "peak_alloc_mb", "alloc_over_ref"]
+        marked, notes = _extrapolated(res["rows"])
         lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         for r in res["rows"]:
             if "median_s" in r:
-                lines.append("| " + " | ".join(_fmt(r.get(c, "")) for c in cols) + " |")
+                lines.append("| " + " | ".join(_cell(r, c, marked) for c in cols) + " |")
+        lines.extend([""] + notes if notes else [])
         parts.append("Vector-valued regression, Gaussian kernel, d = 10, A = I, 30 λ / 150 ν-method / 1000 "
                      "Landweber steps, validation n/4 (`python benchmarks/perf_vector_valued.py`; "
                      "`kc_equivalents` = time / one bare K @ C; `alloc_over_ref` = peak allocation of the "
@@ -147,10 +221,11 @@ def benchmark_tables() -> str:
         limits = res.get("limits") or {"gemm_gflops": res.get("gemm_gflops")}
         parts.append(f"`python benchmarks/{name}.py`; limits measured in the same run: "
                      + json.dumps(limits, default=_fmt)[:400] + "\n")
+        marked, notes = _extrapolated(res["rows"])
         lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         for r in res["rows"]:
-            lines.append("| " + " | ".join(_fmt(r.get(c, "")) if r.get(c) is not None else "" for c in cols) + " |")
-        parts.append("\n".join(lines) + "\n")
+            lines.append("| " + " | ".join(_cell(r, c, marked) for c in cols) + " |")
+        parts.append("\n".join(lines + ([""] + notes if notes else [])) + "\n")
     return "\n".join(parts).strip() + "\n"
 
 

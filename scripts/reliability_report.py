@@ -6,6 +6,10 @@ degenerate-data cases with their expected behaviour, and round-trips / corrupts 
 Prints the figures and exits non-zero when a must-be-zero figure is not zero:
 
 * unexpected exceptions (anything that is not a documented ``jaxmtl.errors.JaxmtlError``),
+* valid inputs rejected: a ``JaxmtlError`` raised on an input the documentation accepts — every
+  case of the ``must_accept`` list, and fuzz trials whose arrays and settings were all drawn from
+  the valid choices (a library error is counted "rejected as documented" only for an input that
+  is in fact invalid),
 * non-finite results returned (NaN / inf in a prediction or score),
 * degenerate-data cases whose expectation failed,
 * persistence round trips whose predictions are not bit-identical,
@@ -15,7 +19,7 @@ Usage::
 
     python scripts/reliability_report.py [--budget 300] [--seed 0] [--x64] [--verbose]
 
-The suites are importable (``fuzz``, ``degenerate``, ``persistence``) and run with small budgets
+The suites are importable (``fuzz``, ``must_accept``, ``degenerate``, ``persistence``) and run with small budgets
 by ``tests/test_reliability.py``.
 """
 
@@ -44,7 +48,8 @@ class Tally:
 
     tried: int = 0
     succeeded: int = 0
-    documented_errors: int = 0
+    documented_errors: int = 0  # rejected as documented: a JaxmtlError on an invalid input
+    rejected_valid: int = 0  # a JaxmtlError on an input that must be accepted
     unexpected: int = 0
     non_finite: int = 0
     failed_expectations: int = 0
@@ -58,6 +63,7 @@ class Tally:
     @property
     def ok(self) -> bool:
         return (self.unexpected == 0 and self.non_finite == 0 and self.failed_expectations == 0
+                and self.rejected_valid == 0
                 and self.round_trips_identical == self.round_trips
                 and self.corrupted_rejected == self.corrupted)
 
@@ -85,9 +91,10 @@ def _finite(value) -> bool:
     return True
 
 
-def _attempt(tally: Tally, case: str, fn: Callable[[], Any]) -> Any:
+def _attempt(tally: Tally, case: str, fn: Callable[[], Any], valid: bool = False) -> Any:
     """Run ``fn``; count a finite success, a documented error, an unexpected exception or a
-    non-finite result. Returns fn's value or None."""
+    non-finite result. With ``valid=True`` the input is one the documentation accepts, and a
+    library error counts as a valid input rejected. Returns fn's value or None."""
     from jaxmtl.errors import JaxmtlError
 
     tally.tried += 1
@@ -96,6 +103,10 @@ def _attempt(tally: Tally, case: str, fn: Callable[[], Any]) -> Any:
             warnings.simplefilter("ignore")
             out = fn()
     except JaxmtlError as exc:
+        if valid:
+            tally.rejected_valid += 1
+            tally.problems.append((case, f"valid input rejected: {type(exc).__name__}: {exc}"))
+            return None
         tally.documented_errors += 1
         name = type(exc).__name__
         tally.errors_by_type[name] = tally.errors_by_type.get(name, 0) + 1
@@ -198,13 +209,29 @@ def _kernels(p):
                          Polynomial(2), Matern(1.5, 2.0), SobolevSpline(), "rbf", 3]
 
 
+VALID_KINDS = ("ok", "float32", "int", "list")  # array forms the documentation accepts
+
+
 def _draw(rng, choices):
-    """Small, fast settings with each option replaced by a (possibly bad) value with chance 1/4."""
+    """Small, fast settings with each option replaced by a (possibly bad) value with chance 1/4.
+
+    Each option's list starts with its valid default repeated; ``params["_valid"]`` records
+    whether every drawn value is such a default (then the settings are valid by construction)."""
     params = {"n_steps": 8, "n_folds": 2}
+    valid = True
     for name, values in choices.items():
         if rng.random() < 0.25:
-            params[name] = _pick(rng, values)
+            value = _pick(rng, values)
+            valid &= _same(value, values[0])
+            params[name] = value
+    params["_valid"] = valid
     return params
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return False
+    return type(a) is type(b) and a == b
 
 
 def _spectral_params(rng, d, n):
@@ -236,14 +263,17 @@ def _fuzz_vector_valued(rng, tally):
     from jaxmtl import VectorValuedRegressor
 
     n, p, d = _pick(rng, N_CHOICES), int(rng.integers(1, 3)), int(rng.integers(1, 3))
-    X = _bad_array(rng, (n, p), _kind(rng))
-    Y = _bad_array(rng, (n, d) if rng.random() < 0.7 else (n,), _kind(rng))
+    kx, ky, kn = _kind(rng), _kind(rng), _kind(rng)
+    X = _bad_array(rng, (n, p), kx)
+    Y = _bad_array(rng, (n, d) if rng.random() < 0.7 else (n,), ky)
     params = _spectral_params(rng, d, n)
-    model = _attempt(tally, f"VectorValuedRegressor({params}).fit", lambda: VectorValuedRegressor(**params).fit(X, Y))
-    Xn = _bad_array(rng, (int(rng.integers(1, 4)), p), _kind(rng))
+    valid = params.pop("_valid") and n >= 6 and {kx, ky} <= set(VALID_KINDS)
+    model = _attempt(tally, f"VectorValuedRegressor({params}).fit", lambda: VectorValuedRegressor(**params).fit(X, Y),
+                     valid)
+    Xn = _bad_array(rng, (int(rng.integers(1, 4)), p), kn)
     if model is not None:
-        _attempt(tally, "VectorValuedRegressor.predict", lambda: model.predict(Xn))
-        _attempt(tally, "VectorValuedRegressor.score", lambda: model.score(X, Y))
+        _attempt(tally, "VectorValuedRegressor.predict", lambda: model.predict(Xn), valid and kn in VALID_KINDS)
+        _attempt(tally, "VectorValuedRegressor.score", lambda: model.score(X, Y), valid)
     elif rng.random() < 0.2:
         _attempt(tally, "VectorValuedRegressor.predict (unfitted)", lambda: VectorValuedRegressor().predict(Xn))
 
@@ -282,14 +312,18 @@ def _fuzz_classifier(rng, tally):
     from jaxmtl import MultiClassClassifier
 
     n, p = _pick(rng, N_CHOICES), int(rng.integers(1, 3))
-    X = _bad_array(rng, (n, p), _kind(rng))
+    kx = _kind(rng)
+    X = _bad_array(rng, (n, p), kx)
     labels = _labels(rng, n)
     params = _spectral_params(rng, 3, n)
     params.pop("output", None)
+    valid = params.pop("_valid") and n >= 6 and kx in VALID_KINDS and isinstance(labels, np.ndarray) \
+        and labels.ndim == 1 and labels.dtype.kind in "iUb" and len(np.unique(labels)) >= 2
     if rng.random() < 0.3:
         params["coding"] = _pick(rng, ("one_vs_all", "simplex", (1.0, -1.0), (0.0, 1.0), "x", 3, (1.0,)))
+        valid &= params["coding"] in ("one_vs_all", "simplex")
     model = _attempt(tally, f"MultiClassClassifier({params}).fit",
-                     lambda: MultiClassClassifier(**params).fit(X, labels))
+                     lambda: MultiClassClassifier(**params).fit(X, labels), valid)
     if model is not None:
         Xn = _bad_array(rng, (int(rng.integers(1, 4)), p), _kind(rng))
 
@@ -348,13 +382,18 @@ def _fuzz_multitask(rng, tally):
     from jaxmtl import MultiTaskRegressor
 
     n, p = _pick(rng, N_CHOICES[1:]), int(rng.integers(1, 3))
-    X = _bad_array(rng, (n, p), _kind(rng))
-    y = _bad_array(rng, (n,) if rng.random() < 0.8 else (n, 2), _kind(rng))
+    kx, ky = _kind(rng), _kind(rng)
+    X = _bad_array(rng, (n, p), kx)
+    one_d = rng.random() < 0.8
+    y = _bad_array(rng, (n,) if one_d else (n, 2), ky)
     tasks = _tasks(rng, n)
     params = _matrix_free_params(rng, n, {"omegas": [None] * 4 + [[0.0, 1.0], [2.0], []],
                                           "fit_intercept": [True] * 4 + [False]})
+    valid = params.pop("_valid") and n >= 6 and one_d and {kx, ky} <= set(VALID_KINDS) \
+        and isinstance(tasks, np.ndarray) and tasks.ndim == 1 and len(tasks) == n and tasks.dtype.kind in "iU" \
+        and np.unique(tasks, return_counts=True)[1].min() >= 3
     model = _attempt(tally, f"MultiTaskRegressor({params}).fit",
-                     lambda: MultiTaskRegressor(**params).fit(X, y, tasks))
+                     lambda: MultiTaskRegressor(**params).fit(X, y, tasks), valid)
     if model is not None:
         m = int(rng.integers(1, 4))
         Xn = _bad_array(rng, (m, p), _kind(rng))
@@ -367,12 +406,16 @@ def _fuzz_vector_field(rng, tally):
     from jaxmtl import VectorFieldRegressor
 
     n, p = _pick(rng, N_CHOICES[1:]), int(rng.integers(1, 4))
-    X = _bad_array(rng, (n, p), _kind(rng))
-    V = _bad_array(rng, (n, p) if rng.random() < 0.8 else (n, p + 1), _kind(rng))
+    kx, kv = _kind(rng), _kind(rng)
+    X = _bad_array(rng, (n, p), kx)
+    square = rng.random() < 0.8
+    V = _bad_array(rng, (n, p) if square else (n, p + 1), kv)
     params = _matrix_free_params(rng, n, {"kind": ["div_curl"] * 4 + ["curl_free", "div_free", "independent", "x"],
                                           "gammas": [None] * 4 + [[0.5], [2.0], []]})
     params.setdefault("selection", "kfold")
-    model = _attempt(tally, f"VectorFieldRegressor({params}).fit", lambda: VectorFieldRegressor(**params).fit(X, V))
+    valid = params.pop("_valid") and n >= 6 and p >= 2 and square and {kx, kv} <= set(VALID_KINDS)
+    model = _attempt(tally, f"VectorFieldRegressor({params}).fit", lambda: VectorFieldRegressor(**params).fit(X, V),
+                     valid)
     if model is not None:
         Xn = _bad_array(rng, (int(rng.integers(1, 4)), p), _kind(rng))
         _attempt(tally, "VectorFieldRegressor.predict_parts", lambda: model.predict_parts(Xn))
@@ -434,6 +477,69 @@ def fuzz(budget: int = 200, seed: int = 0) -> Tally:
     tally = Tally()
     for i in range(budget):
         FUZZERS[i % len(FUZZERS)](rng, tally)
+    return tally
+
+
+# =========================================================================== valid inputs
+def _valid_cases():
+    """(case, estimator factory, fit args, predict args): inputs the documentation accepts."""
+    from jaxmtl import MultiClassClassifier, MultiTaskRegressor, NuMethod, VectorFieldRegressor, VectorValuedRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2))
+    Y = np.c_[np.sin(X[:, 0]), X[:, 1]]
+    fast = {"n_steps": 8, "n_folds": 3}
+    V = lambda **kw: (lambda: VectorValuedRegressor(**{**fast, **kw}))  # noqa: E731
+    cases = [
+        ("VectorValuedRegressor: defaults", V(), (X, Y), (X[:3],)),
+        ("VectorValuedRegressor: float32 X", V(), (X.astype(np.float32), Y), (X[:3].astype(np.float32),)),
+        ("VectorValuedRegressor: integer X", V(), (np.round(3 * X).astype(int), Y), (np.round(3 * X[:3]).astype(int),)),
+        ("VectorValuedRegressor: lists", V(), (X.tolist(), Y.tolist()), (X[:3].tolist(),)),
+        ("VectorValuedRegressor: 1-D y", V(), (X, Y[:, 0]), (X[:3],)),
+        ("VectorValuedRegressor: integer y", V(), (X, np.round(3 * Y).astype(int)), (X[:3],)),
+        ("VectorValuedRegressor: rank-one PSD output 11ᵀ", V(output=np.ones((2, 2))), (X, Y), (X[:3],)),
+        ("VectorValuedRegressor: output 'independent'", V(output="independent"), (X, Y), (X[:3],)),
+        ("VectorValuedRegressor: one ω", V(omegas=[1.0]), (X, Y), (X[:3],)),
+        ("VectorValuedRegressor: ν-method ν = 2", V(filter=NuMethod(2.0)), (X, Y), (X[:3],)),
+        ("VectorValuedRegressor: fit_intercept=False, random_state=None",
+         V(fit_intercept=False, random_state=None), (X, Y), (X[:3],)),
+        ("VectorValuedRegressor: boolean hold-out mask", V(selection=np.arange(12) % 3 > 0), (X, Y), (X[:3],)),
+        ("VectorValuedRegressor: 2 folds on 6 samples", V(n_folds=2), (X[:6], Y[:6]), (X[:3],)),
+    ]
+    for filt in ("tikhonov", "iterated_tikhonov", "tsvd", "landweber"):
+        cases.append((f"VectorValuedRegressor: filter {filt!r}", V(filter=filt), (X, Y), (X[:3],)))
+    for sel in ("loo", "gcv", "holdout"):
+        cases.append((f"VectorValuedRegressor: selection {sel!r} (Tikhonov)", V(filter="tikhonov", selection=sel),
+                      (X, Y), (X[:3],)))
+    labels = np.array(["cat", "dog", "eel"])[np.arange(12) % 3]
+    for name, y in (("string", labels), ("integer", np.arange(12) % 3 + 10), ("boolean", np.arange(12) % 2 == 0)):
+        for coding in ("one_vs_all", "simplex"):
+            cases.append((f"MultiClassClassifier: {name} labels, {coding}",
+                          lambda coding=coding: MultiClassClassifier(coding=coding, **fast), (X, y), (X[:3],)))
+    tasks = np.array(["north", "south", "east"])[np.arange(12) % 3]
+    y1 = Y[:, 0]
+    for name, t in (("string tasks", tasks), ("integer tasks 10, 20, 30", (np.arange(12) % 3 + 1) * 10),
+                    ("unequal tasks", np.r_[np.zeros(6, int), np.ones(3, int), 2 * np.ones(3, int)])):
+        cases.append((f"MultiTaskRegressor: {name}", lambda: MultiTaskRegressor(n_steps=8), (X, y1, t), (X[:3], t[:3])))
+    cases.append(("MultiTaskRegressor: k-fold", lambda: MultiTaskRegressor(n_steps=8, selection="kfold", n_folds=3),
+                  (X, y1, tasks), (X[:3], tasks[:3])))
+    X3 = rng.normal(size=(12, 3))
+    for kind in ("div_curl", "curl_free", "div_free", "independent"):
+        cases.append((f"VectorFieldRegressor: kind {kind!r}", lambda kind=kind: VectorFieldRegressor(kind=kind, n_steps=8),
+                      (X, Y), (X[:3],)))
+    cases.append(("VectorFieldRegressor: p = 3, one γ", lambda: VectorFieldRegressor(gammas=[0.5], n_steps=8),
+                  (X3, np.sin(X3)), (X3[:3],)))
+    return cases
+
+
+def must_accept(cases=None) -> Tally:
+    """Every valid input (default: all of ``_valid_cases()``) must fit and predict finitely: a
+    library error there is a valid input rejected (must be 0), not a documented rejection."""
+    tally = Tally()
+    for case, make, fit_args, predict_args in (_valid_cases() if cases is None else cases):
+        model = _attempt(tally, case + " — fit", lambda: make().fit(*fit_args), valid=True)
+        if model is not None:
+            _attempt(tally, case + " — predict", lambda: model.predict(*predict_args), valid=True)
     return tally
 
 
@@ -813,6 +919,7 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     fz = fuzz(args.budget, args.seed)
+    ma = must_accept()
     t1 = time.perf_counter()
     dg = degenerate()
     t2 = time.perf_counter()
@@ -825,11 +932,17 @@ def main(argv=None) -> int:
     print(f"  trials                       {args.budget}")
     print(f"  inputs tried (calls)         {fz.tried}")
     print(f"  succeeded with finite output {fz.succeeded}")
-    print(f"  documented errors raised     {fz.documented_errors}   "
-          + ", ".join(f"{k} {v}" for k, v in sorted(fz.errors_by_type.items())))
+    print(f"  rejected as documented       {fz.documented_errors}   (invalid inputs; "
+          + ", ".join(f"{k} {v}" for k, v in sorted(fz.errors_by_type.items())) + ")")
+    print(f"  rejected though valid        {fz.rejected_valid}   (must be 0: trials drawn only from valid choices)")
     print(f"  unexpected exceptions        {fz.unexpected}   (must be 0)")
     print(f"  non-finite results returned  {fz.non_finite}   (must be 0)")
-    print(f"  time                         {t1 - t0:.1f} s")
+    print("\nValid inputs that must be accepted (fit and predict)")
+    print(f"  calls                        {ma.tried}")
+    print(f"  accepted with finite output  {ma.succeeded}")
+    print(f"  rejected though valid        {ma.rejected_valid}   (must be 0)")
+    print(f"  unexpected exceptions        {ma.unexpected}   (must be 0)")
+    print(f"  time (fuzz + valid inputs)   {t1 - t0:.1f} s")
     print("\nDegenerate data (each case with its documented outcome)")
     print(f"  cases                        {dg.tried}")
     print(f"  as documented                {dg.tried - dg.failed_expectations - dg.unexpected - dg.non_finite}")
@@ -844,7 +957,7 @@ def main(argv=None) -> int:
           f"{ps.corrupted_rejected}   (must be all)")
     print(f"  unexpected exceptions        {ps.unexpected}   (must be 0)")
     print(f"  time                         {t3 - t2:.1f} s")
-    total = Tally().merge(fz).merge(dg).merge(ps)
+    total = Tally().merge(fz).merge(ma).merge(dg).merge(ps)
     if total.problems:
         print("\nProblems:")
         for case, detail in total.problems:

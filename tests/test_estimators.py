@@ -1,4 +1,5 @@
-"""Estimators: conventions, selection against brute force, defaults that work, bad input."""
+"""Estimators: conventions, defaults that work, bad input (selection against brute force:
+tests/test_selection_bruteforce.py)."""
 
 import jax
 
@@ -7,7 +8,6 @@ jax.config.update("jax_enable_x64", True)
 import numpy as np
 import pytest
 
-from _reference import gaussian_gram
 from jaxmtl import Gaussian, MultiClassClassifier, Tikhonov, VectorValuedRegressor
 from jaxmtl.errors import LabelError, NonFiniteError, NotFittedError, OutputMatrixError, ParameterError, ShapeError
 
@@ -51,27 +51,8 @@ def test_tikhonov_estimator_matches_sklearn_kernel_ridge():
     np.testing.assert_allclose(model.predict(Xt), ref.predict(Xt), rtol=1e-7, atol=1e-9)
 
 
-@pytest.mark.parametrize("selection", ["kfold", "loo", "gcv", "holdout"])
-def test_selected_parameter_is_the_argmin_of_brute_force_scores(selection):
-    """The chosen λ minimises the selection score recomputed by explicit refits."""
-    X, Y = regression_data(40)
-    lams = np.geomspace(1e-4, 1, 6)
-    model = VectorValuedRegressor(kernel=Gaussian(1.0), output="independent", filter=Tikhonov(),
-                                  lambdas=lams, selection=selection, n_folds=4).fit(X, Y)
-    scores = model.cv_scores_[0, 0]
-    assert model.best_params_["param"] == pytest.approx(model.path_params_[np.argmin(scores)])
-    if selection == "kfold":
-        from jaxmtl.selection import kfold_masks
-
-        Yc = Y - Y.mean(0)
-        K = gaussian_gram(X, X, 1.0)
-        for k, lam in enumerate(model.path_params_):
-            errs = []
-            for m in kfold_masks(40, 4, 0):
-                tr, va = np.where(m)[0], np.where(~m)[0]
-                C = np.linalg.solve(K[np.ix_(tr, tr)] + len(tr) * lam * np.eye(len(tr)), Yc[tr])
-                errs.append(((K[np.ix_(va, tr)] @ C - Yc[va]) ** 2).mean())
-            assert scores[k] == pytest.approx(np.mean(errs), rel=1e-7)
+# Selection against brute-force refits (k-fold, LOO, GCV, hold-out; Tikhonov and the ν-method):
+# tests/test_selection_bruteforce.py.
 
 
 def test_get_set_params_and_not_fitted():
