@@ -37,6 +37,7 @@ from .filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedS
 from .io import load, save
 from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline, outputs
 from .models import (
+                     ApproximateKernelRegressor,
                      KernelMachine,
                      KernelMachineClassifier,
                      MixedEffectRegressor,
@@ -73,6 +74,7 @@ __all__ = [
     "KernelMachineClassifier",
     "RLS2Regressor",
     "RLS2Classifier",
+    "ApproximateKernelRegressor",
     "MultiClassClassifier",
     "Tikhonov",
     "IteratedTikhonov",

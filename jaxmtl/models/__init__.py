@@ -10,6 +10,7 @@ module                     estimator
 :mod:`.kernel_machine`     :class:`KernelMachine`, :class:`KernelMachineClassifier` — any convex loss ([Din11] ch. 2)
 :mod:`.rls2`               :class:`RLS2Regressor`, :class:`RLS2Classifier` — sparse multiple kernel learning ([Din11] ch. 3–4)
 :mod:`.mixed_effect`       :class:`MixedEffectRegressor` — common + individual functions ([Din11] ch. 5)
+:mod:`.approximate`        :class:`ApproximateKernelRegressor` — Nyström / random features ([Din11] §1.6)
 =========================  ================================================================
 
 Fitted models as pytrees: :mod:`.predictors` (``model.predictor()``, for jit / vmap / grad).
@@ -18,6 +19,7 @@ Shared machinery: :mod:`._base` (parameters, scikit-learn tags), :mod:`._spectra
 selection on the eigen path), :mod:`._matrix_free` (grid selection on matrix-free paths).
 """
 
+from .approximate import ApproximateKernelRegressor
 from .fields import VectorFieldRegressor, angular_error
 from .kernel_machine import KernelMachine, KernelMachineClassifier
 from .mixed_effect import MixedEffectRegressor
@@ -29,4 +31,5 @@ from .vector_valued import VectorValuedRegressor
 
 __all__ = ["VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor", "VectorFieldRegressor",
            "angular_error", "SeparablePredictor", "MixedEffectRegressor",
-           "KernelMachine", "KernelMachineClassifier", "RLS2Regressor", "RLS2Classifier"]
+           "KernelMachine", "KernelMachineClassifier", "RLS2Regressor", "RLS2Classifier",
+           "ApproximateKernelRegressor"]

@@ -7,6 +7,7 @@ module                 paths
 :mod:`.scan`           Landweber / ν-method over any Gram operator as one ``lax.scan``
 :mod:`.iterated`       iterated Tikhonov with one reused Cholesky; predictions along a path
 :mod:`.omega`          every ω of the common-similarity family in one stacked scan
+:mod:`.preconditioned` Falkon-preconditioned paths and the D × D feature-space path (Nyström, RFF)
 =====================  ===================================================================
 """
 
@@ -16,7 +17,9 @@ from .iterated import *  # noqa: F403
 from .iterated import __all__ as _iterated_all
 from .omega import *  # noqa: F403
 from .omega import __all__ as _omega_all
+from .preconditioned import *  # noqa: F403
+from .preconditioned import __all__ as _preconditioned_all
 from .scan import *  # noqa: F403
 from .scan import __all__ as _scan_all
 
-__all__ = [*_eigen_all, *_scan_all, *_iterated_all, *_omega_all]
+__all__ = [*_eigen_all, *_scan_all, *_iterated_all, *_omega_all, *_preconditioned_all]

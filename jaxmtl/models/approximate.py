@@ -1,0 +1,303 @@
+r"""Vector-valued kernel regression on Nyström or random-feature kernels, selection included.
+
+The kernel matrix is replaced by an approximate factorisation K ≈ ΦΦᵀ ([Din11] F. Dinuzzo,
+*Learning functions with kernel methods*, PhD thesis, 2011, §1.6.3): Nyström with m centres
+(:class:`~jaxmtl.operators.nystrom.NystromFeatures`) or D random Fourier features
+(:class:`~jaxmtl.operators.random_features.RandomFourierFeatures`). The separable kernel
+Φ Φᵀ ⊗ A, every spectral filter of [BRBV11] §3 and the common-similarity family then go
+through the D × D problem (:func:`~jaxmtl.paths.preconditioned.feature_kfold_losses`): per fold,
+the data enter only through ΦᵀΦ, ΦᵀY and YᵀY, accumulated in row blocks, so memory is
+O(block·D + k·D²) and time O(n·D² + k·D³ + grid·D²·d), linear in n.
+
+Selection (departure from the exact estimators, for speed): with the default Gaussian width
+grid, the width is searched (coarse-to-fine, as :class:`~jaxmtl.VectorValuedRegressor`) on a
+random subsample of ``WIDTH_SUBSAMPLE`` rows with at most ``WIDTH_COMPONENTS`` uniform centres; ω and the filter parameter
+are then chosen by k-fold on all rows with the requested approximation, and the final
+coefficients come from the same statistics summed over every fold (no second pass over the
+data).
+
+:class:`ApproximationMixin` holds this logic for any estimator that stores the
+:class:`~jaxmtl.VectorValuedRegressor` parameters plus ``approximation``, ``n_components``,
+``sampling`` and ``block_size``; :class:`ApproximateKernelRegressor` is the standalone
+estimator.
+
+Example:
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 3)); Y = np.c_[np.sin(X[:, 0]), np.cos(X[:, 1])]
+    >>> model = ApproximateKernelRegressor(n_components=60, filter="tikhonov").fit(X, Y)
+    >>> model.predict(X[:2]).shape
+    (2, 2)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._checks import check_bool, check_int, check_outputs, check_random_state
+from .._progress import StageReporter
+from ..errors import DivergenceError, ParameterError, ShapeError
+from ..filters.spectral import get_filter
+from ..kernels.scalar import Gaussian, Kernel, Laplacian, Matern
+from ..operators.blocked import pad_rows
+from ..operators.nystrom import (
+    SAMPLINGS,
+    FeatureMap,
+    NystromFeatures,
+    accumulate_statistics,
+    group_blocks,
+    nystrom_centres,
+)
+from ..operators.random_features import RandomFourierFeatures, spectral_samples
+from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
+from ._base import RegressorMixin
+from ._spectral import (
+    _best_index,
+    _refine_widths,
+    _SpectralEstimator,
+    _stack,
+    _warn_on_edges,
+)
+
+__all__ = ["APPROXIMATIONS", "ApproximateKernelRegressor", "ApproximationMixin"]
+
+APPROXIMATIONS = ("nystrom", "random_features")
+WIDTH_SUBSAMPLE = 4000  # rows of the width search (the exact estimators use 400: here n is large)
+WIDTH_COMPONENTS = 500  # at most this many components during the width search
+Array = jax.Array
+
+
+def _unit_kernel(kernel: Kernel) -> tuple[Kernel, str]:
+    """The same kernel family at width 1 and the name of its width attribute (random features)."""
+    if isinstance(kernel, Gaussian):
+        return Gaussian(1.0), "sigma"
+    if isinstance(kernel, Laplacian):
+        return Laplacian(1.0), "sigma"
+    if isinstance(kernel, Matern):
+        return Matern(kernel.nu, 1.0), "length_scale"
+    raise ParameterError("approximation='random_features' needs a Gaussian, Laplacian or Matern kernel; "
+                         f"received {type(kernel).__name__}.")
+
+
+def _feature_map(kernel: Kernel, basis: Array, approximation: str) -> FeatureMap:
+    """Nyström map on centres ``basis``, or random features with unit frequencies ``basis`` / width."""
+    if approximation == "nystrom":
+        return NystromFeatures.from_centres(kernel, basis)
+    width = getattr(kernel, _unit_kernel(kernel)[1])
+    return RandomFourierFeatures(basis / width)
+
+
+@jax.jit
+def _predict_blocks(fmap: FeatureMap, X: Array, W: Array) -> Array:
+    block = min(4096, X.shape[0])
+    Xp, nb = pad_rows(X, block)
+    F = jax.lax.map(lambda Xb: fmap(Xb) @ W, Xp.reshape(nb, block, -1))
+    return F.reshape(nb * block, -1)[: X.shape[0]]
+
+
+def _score(kernels, basis, X, Y, rows, ids, n_groups, a, V, filt, params, approximation):
+    """(W, k, Ω, P) fold losses for a stack of kernels (``lax.map``: one kernel's statistics at a time)."""
+
+    def one(kern):
+        fmap = _feature_map(kern, basis, approximation)
+        stats = accumulate_statistics(fmap, X, Y, rows, ids, n_groups)
+        return _feature_kfold_losses(stats, a, V, filt, params)
+
+    return jax.lax.map(one, kernels)
+
+
+_score_jit = jax.jit(_score, static_argnames=("n_groups", "filt", "approximation"))
+
+
+class ApproximationMixin:
+    """Fit and predict through a Nyström or random-feature approximation of the kernel.
+
+    Reads the estimator's ``kernel``, ``output``, ``filter``, ``selection`` ('kfold', 'holdout'
+    or boolean masks whose held-out rows are disjoint), ``n_folds``, ``n_steps``, ``lambdas``,
+    ``omegas``, ``width_factors``, ``validation_fraction``, ``fit_intercept``, ``random_state``,
+    ``verbose``, ``approximation``, ``n_components``, ``sampling`` ('uniform' | 'leverage',
+    Nyström only) and ``block_size``. Fitted attributes: ``feature_map_``, ``coef_`` (D, d) on
+    the features φ (f(x) = φ(x) coef_ A + y_mean_), ``output_matrix_``, ``kernel_``,
+    ``filter_``, ``best_params_``, ``best_score_``, ``cv_scores_`` (Ω, P), ``width_scores_``,
+    ``kernel_widths_``, ``omegas_``, ``path_params_``, ``y_mean_``.
+    """
+
+    def _approximation_settings(self, n: int) -> tuple[str, int, str, int]:
+        approx = self.approximation
+        if approx not in APPROXIMATIONS:
+            raise ParameterError(f"approximation must be one of {APPROXIMATIONS}; received {approx!r}.")
+        m = check_int(self.n_components, "n_components", minimum=2 if approx == "random_features" else 1)
+        if approx == "nystrom" and m > n:
+            raise ParameterError(f"n_components={m} Nyström centres exceed the n={n} training rows.")
+        if approx == "random_features" and m % 2:
+            raise ParameterError(f"n_components of random features must be even; received {m}.")
+        sampling = getattr(self, "sampling", "uniform")
+        if sampling not in SAMPLINGS:
+            raise ParameterError(f"sampling must be one of {SAMPLINGS}; received {sampling!r}.")
+        block = check_int(getattr(self, "block_size", 2048), "block_size", minimum=1)
+        return approx, m, sampling, block
+
+    def _groups(self, n: int) -> tuple[np.ndarray, int, np.ndarray]:
+        """Held-out group of every row (k: never held out), the number of groups, the scored groups."""
+        if isinstance(self.selection, str) and self.selection not in ("kfold", "holdout"):
+            raise ParameterError("selection must be 'kfold', 'holdout' or boolean masks with approximation="
+                                 f"{self.approximation!r}; received {self.selection!r}.")
+        held = ~self._masks(n)
+        if np.any(held.sum(axis=0) > 1):
+            raise ParameterError("selection masks must hold each row out at most once with an approximation "
+                                 "(their held-out rows must be disjoint).")
+        k = held.shape[0]
+        always = ~held.any(axis=0)  # rows no split holds out: an extra group, trained on, never scored
+        groups = np.where(always, k, np.argmax(held, axis=0))
+        return groups, k + int(always.any()), np.arange(k)
+
+    def _basis(self, kernel: Kernel, X: np.ndarray, approx: str, m: int, sampling: str, block: int, seed):
+        if approx == "nystrom":
+            return X[nystrom_centres(kernel, X, m, sampling, random_state=seed, block_size=block)]
+        unit, _ = _unit_kernel(kernel)
+        return spectral_samples(unit, X.shape[1], m // 2, seed).astype(X.dtype)
+
+    def _fit_approximate(self, X: np.ndarray, Y: np.ndarray):
+        n, d = Y.shape
+        if n < 2:
+            raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={n}.")
+        approx, m, sampling, block = self._approximation_settings(n)
+        filt = get_filter(self.filter)
+        kernels, widths = self._resolve_kernels(X)
+        if approx == "random_features":
+            _unit_kernel(kernels[0])
+        a, V, omegas = self._resolve_output(d)
+        params = self._resolve_params(filt, float(np.mean(np.asarray(kernels[0].diag(jnp.asarray(X[:100]))))))
+        groups, n_groups, scored = self._groups(n)
+        seed = check_random_state(self.random_state)
+        self.y_mean_ = Y.mean(axis=0) if check_bool(self.fit_intercept, "fit_intercept") else np.zeros(d, Y.dtype)
+        dtype = X.dtype
+        Yc = (Y - self.y_mean_).astype(dtype)
+        aj, Vj = jnp.asarray(a, dtype), jnp.asarray(V, dtype)
+        pj = jnp.asarray(params, jnp.int32 if filt.iterative else dtype)
+        report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
+        grid = f"{len(a)} ω × {len(params)} {'steps' if filt.iterative else 'λ'} × {len(scored)} folds"
+
+        search = widths
+        self.width_scores_ = None
+        if len(kernels) > 1:  # width grid on a subsample, uniform centres
+            rows_sub = np.sort(np.random.default_rng(seed).choice(n, min(n, WIDTH_SUBSAMPLE), replace=False))
+            m_sub = min(m, WIDTH_COMPONENTS, max(2, (rows_sub.size // 2) & ~1))
+            basis = jnp.asarray(self._basis(kernels[0], X[rows_sub], approx, m_sub, "uniform", block, seed))
+            rb, ib = group_blocks(groups[rows_sub], n_groups, rows_sub.size, block)
+            Xs, Ys = jnp.asarray(X[rows_sub]), jnp.asarray(Yc[rows_sub])
+
+            def score(kerns):
+                out = _score_jit(_stack(kerns), basis, Xs, Ys, jnp.asarray(rb), jnp.asarray(ib), n_groups,
+                                 aj, Vj, filt, pj, approx)
+                out = np.asarray(out)[:, scored].mean(axis=1)
+                return np.where(np.isfinite(out), out, np.inf)
+
+            with report.stage(f"width search on {rows_sub.size} of {n} rows, {m_sub} components: "
+                              f"{len(kernels)}{'+' if self.width_factors is None else ''} widths × {grid}"):
+                sub_scores = score(kernels)
+                if self.width_factors is None:  # coarse-to-fine, as the exact estimators
+                    kernels, search, sub_scores = _refine_widths(kernels, widths, sub_scores, score)
+            iw = _best_index(sub_scores)[0]
+            self.width_scores_ = sub_scores
+            kernels, widths = [kernels[iw]], np.array([search[iw]])
+        kernel = kernels[0]
+
+        with report.stage(f"{approx} with {m} components on {n} rows: statistics and {grid}"):
+            basis = jnp.asarray(self._basis(kernel, X, approx, m, sampling, block, seed))
+            fmap = _feature_map(kernel, basis, approx)
+            rb, ib = group_blocks(groups, n_groups, n, block)
+            Xj, Yj = jnp.asarray(X), jnp.asarray(Yc)
+            stats = accumulate_statistics(fmap, Xj, Yj, jnp.asarray(rb), jnp.asarray(ib), n_groups)
+            losses = np.asarray(_feature_kfold_losses(stats, aj, Vj, filt, pj))
+        scores = losses[scored].mean(axis=0)  # (Ω, P)
+        scores = np.where(np.isfinite(scores), scores, np.inf)
+        if not np.isfinite(scores).any():
+            raise DivergenceError("every path of the approximate grid produced non-finite losses.")
+        io, ip = np.unravel_index(int(np.argmin(scores)), scores.shape)
+        _warn_on_edges(None if search is None else float(widths[0]), search, params, ip, filt, False)
+        self.feature_map_ = fmap
+        self.kernel_ = kernel
+        self.filter_ = filt
+        self.output_matrix_ = jnp.asarray((V * a[io]) @ V.T, dtype)
+        self.coef_ = feature_coefficients(stats, aj[io], Vj, filt, pj[ip])
+        self.n_outputs_ = d
+        self.cv_scores_ = scores
+        self.path_params_ = params
+        self.kernel_widths_ = search
+        self.omegas_ = omegas
+        self.best_params_ = {
+            "kernel": kernel,
+            "kernel_width": None if search is None else float(widths[0]),
+            "omega": None if omegas is None else float(omegas[io]),
+            "param": int(params[ip]) if filt.iterative else float(params[ip]),
+        }
+        self.best_score_ = float(scores[io, ip])
+        return self
+
+    def _decision_approximate(self, X) -> np.ndarray:
+        X = self._validate_predict_inputs(X)
+        W = self.coef_ @ self.output_matrix_
+        F = _predict_blocks(self.feature_map_, jnp.asarray(X, W.dtype), W)
+        return np.asarray(F) + self.y_mean_
+
+
+class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEstimator):
+    """Vector-valued kernel regression with K ≈ ΦΦᵀ (Nyström or random features) and a spectral filter.
+
+    The parameters of :class:`~jaxmtl.VectorValuedRegressor` (kernel, output, filter, selection
+    'kfold' | 'holdout' | masks, n_folds, n_steps, lambdas, omegas, width_factors,
+    validation_fraction, fit_intercept, random_state, verbose), plus:
+
+    Args:
+      approximation: 'nystrom' (m centres drawn from the training rows) or 'random_features'
+        (Gaussian, Laplacian or Matérn kernels; n_components features, 2 per frequency).
+      n_components: m centres or D features.
+      sampling: Nyström centres 'uniform' or by approximate ridge 'leverage' scores.
+      block_size: rows of features evaluated at once (memory block_size × n_components).
+
+    Attributes (after fit): see :class:`ApproximationMixin`, and ``n_features_in_``.
+    """
+
+    def __init__(self, kernel: Kernel | None = None, approximation: str = "nystrom", n_components: int = 1000,
+                 sampling: str = "uniform", output: Any = "common_similarity", filter: Any = "nu_method",
+                 selection: Any = "kfold", n_folds: int = 5, n_steps: int | None = None, lambdas: Any = None,
+                 omegas: Any = None, width_factors: Any = None, validation_fraction: float = 0.2,
+                 fit_intercept: bool = True, block_size: int = 2048, random_state: int = 0,
+                 verbose: bool = False):
+        self.kernel = kernel
+        self.approximation = approximation
+        self.n_components = n_components
+        self.sampling = sampling
+        self.output = output
+        self.filter = filter
+        self.selection = selection
+        self.n_folds = n_folds
+        self.n_steps = n_steps
+        self.lambdas = lambdas
+        self.omegas = omegas
+        self.width_factors = width_factors
+        self.validation_fraction = validation_fraction
+        self.fit_intercept = fit_intercept
+        self.block_size = block_size
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y) -> ApproximateKernelRegressor:
+        """Select width, ω and the filter parameter on the approximate path; fit on all rows.
+
+        Args:
+          X: (n, p) inputs; y: (n, d) or (n,) outputs.
+        """
+        X = self._validate_fit_inputs(X)
+        Y, self._y_1d = check_outputs(y, X.shape[0], "y")
+        return self._fit_approximate(X, Y.astype(X.dtype))
+
+    def predict(self, X) -> np.ndarray:
+        """(m, d) predictions ((m,) if fitted on 1-D outputs), in row blocks."""
+        F = self._decision_approximate(X)
+        return F[:, 0] if self._y_1d else F
