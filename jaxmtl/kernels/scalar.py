@@ -201,12 +201,19 @@ class Kernel(eqx.Module):
 class Gaussian(Kernel):
     """Gaussian (RBF) kernel K(x, x') = exp(−‖x − x'‖² / (2σ²)).
 
+    With a vector of p widths (automatic relevance determination, ARD) the kernel is
+    exp(−Σ_j (x_j − x'_j)² / (2σ_j²)): one width per feature, learned by
+    ``search="gradient"``. A stacked batch of widths to ``vmap`` over is the same leaf with a
+    leading batch axis: inside ``vmap`` each member is a scalar (or, stacked (B, p), a vector).
+
     Args:
-      sigma: width σ > 0 (a scalar, or an array of widths to ``vmap`` over).
+      sigma: width σ > 0: a scalar, or a (p,) vector of per-feature widths (ARD).
 
     Example:
         >>> Gaussian(1.0)(jnp.array([[0.0]]), jnp.array([[0.0], [2.0]]))
         Array([[1.        , 0.13533528]], dtype=float32)
+        >>> Gaussian(jnp.array([1.0, 2.0]))(jnp.zeros((1, 2)), jnp.array([[0.0, 2.0]]))
+        Array([[0.60653067]], dtype=float32)
     """
 
     sigma: Array
@@ -215,6 +222,12 @@ class Gaussian(Kernel):
         self.sigma = _checked(sigma, "sigma")
 
     def __call__(self, X1, X2):
+        if jnp.ndim(self.sigma) == 1:  # ARD: scale each feature by its width
+            X1, X2 = _pair(X1, X2)
+            if self.sigma.shape[0] != X1.shape[1]:
+                raise ShapeError(f"Gaussian with per-feature widths needs inputs with {self.sigma.shape[0]} "
+                                 f"features (one per width); received {X1.shape[1]}.")
+            return jnp.exp(-squared_distances(X1 / self.sigma, X2 / self.sigma) / 2.0)
         return jnp.exp(-squared_distances(X1, X2) / (2.0 * self.sigma**2))
 
     def diag(self, X):
