@@ -84,7 +84,10 @@ def check_inputs(X: Any, name: str = "X", allow_1d: bool = True) -> np.ndarray:
     A 1-D array is read as n samples of one feature when ``allow_1d`` (the functional API);
     estimators pass ``allow_1d=False`` and ask for an explicit reshape, as scikit-learn does.
     """
-    arr = np.asarray(X) if isinstance(X, (list, tuple)) else X
+    try:
+        arr = np.asarray(X) if isinstance(X, (list, tuple)) else X
+    except ValueError:  # ragged lists: as_float_array below names the problem
+        arr = None
     if getattr(arr, "ndim", 2) == 2 and getattr(arr, "shape", (1, 1))[1] == 0:
         raise ShapeError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
     if getattr(arr, "ndim", 2) == 1 and not allow_1d:

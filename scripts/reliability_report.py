@@ -278,6 +278,37 @@ def _fuzz_vector_valued(rng, tally):
         _attempt(tally, "VectorValuedRegressor.predict (unfitted)", lambda: VectorValuedRegressor().predict(Xn))
 
 
+def _fuzz_approximate(rng, tally):
+    from jaxmtl import ApproximateKernelRegressor
+
+    n, p, d = _pick(rng, N_CHOICES), int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    kx, ky, kn = _kind(rng), _kind(rng), _kind(rng)
+    X = _bad_array(rng, (n, p), kx)
+    Y = _bad_array(rng, (n, d) if rng.random() < 0.7 else (n,), ky)
+    params = _spectral_params(rng, d, n)
+    extra = _draw(rng, {
+        "approximation": ["nystrom"] * 3 + ["random_features", "sketch", None, 3, ["nystrom"],
+                                            np.array(["nystrom"])],
+        "n_components": [2] * 4 + [4, 0, -1, n + 1, 10 ** 6, 2.5, "a", 3, None, True, np.int64(2)],
+        "sampling": ["uniform"] * 3 + ["leverage", "greedy", None, 1, np.array(["uniform"])],
+        "block_size": [2048] * 3 + [1, 3, 0, -1, 2.5, "a", None, True],
+    })
+    extra.pop("n_steps"), extra.pop("n_folds")
+    valid_extra = extra.pop("_valid")
+    valid = params.pop("_valid") and valid_extra and n >= 6 and {kx, ky} <= set(VALID_KINDS)
+    params.update(extra)
+    params.setdefault("n_components", 2)
+    model = _attempt(tally, f"ApproximateKernelRegressor({params}).fit",
+                     lambda: ApproximateKernelRegressor(**params).fit(X, Y), valid)
+    Xn = _bad_array(rng, (int(rng.integers(1, 4)), p), kn)
+    if model is not None:
+        _attempt(tally, "ApproximateKernelRegressor.predict", lambda: model.predict(Xn), valid and kn in VALID_KINDS)
+        _attempt(tally, "ApproximateKernelRegressor.score", lambda: model.score(X, Y), valid)
+    elif rng.random() < 0.2:
+        _attempt(tally, "ApproximateKernelRegressor.predict (unfitted)",
+                 lambda: ApproximateKernelRegressor().predict(Xn))
+
+
 def _labels(rng, n):
     kind = _pick(rng, ("int",) * 3 + ("str",) * 3 + ("float", "bool", "mixed", "single", "none", "nan",
                                                     "2d", "short", "empty", "object"))
@@ -468,7 +499,8 @@ def _fuzz_functions(rng, tally):
     _ = (paths, selection)
 
 
-FUZZERS = (_fuzz_vector_valued, _fuzz_classifier, _fuzz_multitask, _fuzz_vector_field, _fuzz_functions)
+FUZZERS = (_fuzz_vector_valued, _fuzz_classifier, _fuzz_multitask, _fuzz_vector_field, _fuzz_functions,
+           _fuzz_approximate)
 
 
 def fuzz(budget: int = 200, seed: int = 0) -> Tally:

@@ -128,15 +128,17 @@ class ApproximationMixin:
 
     def _approximation_settings(self, n: int) -> tuple[str, int, str, int]:
         approx = self.approximation
-        if approx not in APPROXIMATIONS:
+        if not (isinstance(approx, str) and approx in APPROXIMATIONS):
             raise ParameterError(f"approximation must be one of {APPROXIMATIONS}; received {approx!r}.")
         m = check_int(self.n_components, "n_components", minimum=2 if approx == "random_features" else 1)
         if approx == "nystrom" and m > n:
-            raise ParameterError(f"n_components={m} Nyström centres exceed the n={n} training rows.")
+            raise ParameterError(f"n_components must be an integer in [1, n={n}] (Nyström centres are training "
+                                 f"rows); received n_components={m} for the n={n} training rows.")
         if approx == "random_features" and m % 2:
-            raise ParameterError(f"n_components of random features must be even; received {m}.")
+            raise ParameterError(f"n_components of random features must be an even integer >= 2 (a cosine and a "
+                                 f"sine per frequency); received {m}.")
         sampling = getattr(self, "sampling", "uniform")
-        if sampling not in SAMPLINGS:
+        if not (isinstance(sampling, str) and sampling in SAMPLINGS):
             raise ParameterError(f"sampling must be one of {SAMPLINGS}; received {sampling!r}.")
         block = check_int(getattr(self, "block_size", 2048), "block_size", minimum=1)
         return approx, m, sampling, block
