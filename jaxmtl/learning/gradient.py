@@ -36,8 +36,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Callable
 
 import equinox as eqx
 import jax
@@ -46,23 +46,28 @@ import optax
 
 from ..errors import ParameterError
 from ..filters.spectral import IterativeFilter, Tikhonov
-from ..operators.base import GramOperator, SeparableEigh, max_eigenvalue, separable_solve
+from ..operators.base import (
+    GramOperator,
+    SeparableEigh,
+    max_eigenvalue,
+    separable_solve,
+)
 from ..operators.blocked import BlockedKernelOperator, pad_rows
 from ..paths.eigen import mse_loss
 from ..selection.criteria import gcv_path, loo_path
 
 __all__ = [
     "TRANSFORMS",
-    "constrain",
-    "unconstrain",
-    "tikhonov_solve",
-    "kfold_tikhonov_loss",
-    "soft_min",
-    "eigen_criterion",
     "RematKernelOperator",
     "checkpointed_path_losses",
+    "constrain",
+    "eigen_criterion",
+    "kfold_tikhonov_loss",
     "minimize",
     "partition_kernel",
+    "soft_min",
+    "tikhonov_solve",
+    "unconstrain",
 ]
 
 Array = jax.Array
@@ -164,19 +169,24 @@ def kfold_tikhonov_loss(K: Array, A: Array, Y: Array, lam, masks: Array, loss: C
 
 
 def soft_min(losses: Array, temperature=0.05) -> Array:
-    """Smooth minimum −τ log Σ_t exp(−ℓ_t/τ) with τ = temperature·min ℓ (a surrogate of the best step).
+    """Smooth minimum −τ log((1/T) Σ_t exp(−ℓ_t/τ)), τ = temperature·min ℓ (a surrogate of the best step).
 
-    Tends to min ℓ as ``temperature`` → 0; non-finite losses are ignored.
+    Tends to min ℓ as ``temperature`` → 0; non-finite losses are ignored. τ moves with min ℓ, and
+    ``jax.grad`` differentiates it too: the gradient is that of the value returned (away from a
+    change of the minimising step).
 
     Example:
         >>> float(soft_min(jnp.array([1.0, 1.0]), 1e-9)) == 1.0
         True
     """
     finite = jnp.isfinite(losses)
-    low = jax.lax.stop_gradient(jnp.min(jnp.where(finite, losses, jnp.inf)))
+    low = jnp.min(jnp.where(finite, losses, jnp.inf))
+    # τ follows min ℓ (so the gradient is that of the value returned); the shift by min ℓ only
+    # keeps the exponentials in range and cancels exactly, so it carries no gradient.
     tau = temperature * jnp.maximum(low, jnp.finfo(losses.dtype).tiny)
-    z = jnp.where(finite, -(losses - low) / tau, -jnp.inf)
-    return low - tau * (jax.nn.logsumexp(z) - jnp.log(jnp.sum(finite)))
+    shift = jax.lax.stop_gradient(low)
+    z = jnp.where(finite, -(jnp.where(finite, losses, shift) - shift) / tau, -jnp.inf)
+    return shift - tau * (jax.nn.logsumexp(z) - jnp.log(jnp.sum(finite)))
 
 
 def eigen_criterion(K: Array, a: Array, V: Array, Y: Array, param, filt=None, criterion: str = "loo",
@@ -246,7 +256,7 @@ def checkpointed_path_losses(op: GramOperator, Y: Array, filt: IterativeFilter, 
       chunk: steps per checkpointed chunk (static); loss: ``loss(F, Y, w)``.
     """
     dtype = Y.dtype
-    chunk = chunk or max(1, int(round(n_steps**0.5)))
+    chunk = chunk or max(1, round(n_steps**0.5))
     if n_steps % chunk:
         raise ParameterError(f"n_steps={n_steps} must be a multiple of chunk={chunk}.")
     m = jnp.ones((Y.shape[0], 1), dtype) if mask is None else mask.astype(dtype)[:, None]
@@ -314,7 +324,7 @@ def minimize(fun: Callable, raw0, optimizer: str = "adam", n_steps: int = 200, l
             best = jax.tree_util.tree_map(lambda r, b: jnp.where(better, r, b), raw, best)
             best_val = jnp.where(better, val, best_val)
             new_raw = optax.apply_updates(raw, updates)
-            keep = lambda new, old: jnp.where(finite, new, old)  # noqa: E731
+            keep = lambda new, old: jnp.where(finite, new, old)
             raw = jax.tree_util.tree_map(keep, new_raw, raw)
             state = jax.tree_util.tree_map(keep, new_state, state)
             return (raw, state, best, best_val), val
