@@ -253,6 +253,7 @@ def test_approximate_estimator_with_all_centres_equals_kernel_ridge():
     np.testing.assert_allclose(model.predict(Xe), kr.predict(gauss(Xe, X, 1.5)), atol=1e-6)
 
 
+@pytest.mark.slow  # two default width searches on 300 rows: ~30 s
 def test_approximate_estimator_default_grid_is_close_to_exact():
     rng = np.random.default_rng(5)
     Xtr, Xte = rng.normal(size=(300, 3)), rng.normal(size=(200, 3))
@@ -295,3 +296,73 @@ def test_perf_scale_quick_runs():
                           check=False, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "nystrom" in proc.stdout and "blocked" in proc.stdout
+
+
+# ----------------------------------------------------------------------------- the exact estimators' option
+def _exact_and_nystrom(**kw):
+    from jaxmtl import VectorValuedRegressor
+
+    exact = VectorValuedRegressor(n_folds=3, **kw).fit(X, Y)
+    approx = VectorValuedRegressor(n_folds=3, approximation="nystrom", n_components=60, **kw).fit(X, Y)
+    assert not exact.approximate_ and approx.approximate_
+    assert approx.best_params_ == exact.best_params_, kw
+    iw = 0 if exact.kernel_widths_ is None else list(exact.kernel_widths_).index(exact.best_params_["kernel_width"])
+    np.testing.assert_allclose(approx.cv_scores_, exact.cv_scores_[iw], rtol=1e-6)
+    Xe = RNG.normal(size=(9, 3))
+    np.testing.assert_allclose(approx.predict(Xe), exact.predict(Xe), atol=1e-7)
+    assert approx.score(X, Y) == pytest.approx(exact.score(X, Y), abs=1e-9)
+    return exact, approx
+
+
+@pytest.mark.slow  # the default coarse-to-fine width search and a 40-step ν-method path: ~30 s
+def test_vector_valued_nystrom_on_all_rows_equals_the_exact_estimator_default_widths():
+    _exact_and_nystrom(n_steps=40)
+
+
+def test_vector_valued_nystrom_on_all_rows_equals_the_exact_estimator():
+    _exact_and_nystrom(filter="tikhonov", width_factors=[0.5, 1.0, 2.0])  # a width grid, default λ and ω grids
+    exact, approx = _exact_and_nystrom(kernel=Gaussian(1.5), filter="tikhonov")
+    with pytest.raises(ParameterError, match="approximation='nystrom'"):
+        approx.predictor()
+    exact.set_params(approximation="random_features", n_components=40).fit(X, Y)  # refits switch cleanly
+    assert exact.approximate_ and exact.coef_.shape == (40, 3)
+    exact.set_params(approximation=None).fit(X, Y)
+    assert not exact.approximate_ and exact.coef_.shape == (60, 3)
+
+
+def test_classifier_nystrom_on_all_rows_equals_the_exact_classifier():
+    from jaxmtl import MultiClassClassifier
+
+    labels = np.array(["a", "b", "c"])[np.argmax(Y, axis=1)]
+    kw = {"kernel": Gaussian(1.5), "filter": "tikhonov", "lambdas": [1e-2], "omegas": [0.5], "n_folds": 3}
+    exact = MultiClassClassifier(**kw).fit(X, labels)
+    approx = MultiClassClassifier(approximation="nystrom", n_components=60, **kw).fit(X, labels)
+    Xe = RNG.normal(size=(20, 3))
+    np.testing.assert_allclose(approx.decision_function(Xe), exact.decision_function(Xe), atol=1e-7)
+    np.testing.assert_allclose(approx.predict_proba(Xe), exact.predict_proba(Xe), atol=1e-6)
+    assert (approx.predict(Xe) == exact.predict(Xe)).all()
+    rf = MultiClassClassifier(Gaussian(1.5), approximation="random_features", n_components=200, filter="tikhonov",
+                              n_folds=3).fit(X, labels)
+    assert rf.score(X, labels) > 0.7 and set(rf.predict(Xe)) <= set(labels)
+
+
+def test_approximation_option_with_scikit_learn():
+    from sklearn.base import clone
+    from sklearn.model_selection import cross_val_score
+
+    from jaxmtl import MultiClassClassifier, VectorValuedRegressor
+
+    for cls in (VectorValuedRegressor, MultiClassClassifier):
+        model = cls(approximation="nystrom", n_components=20)
+        params = clone(model).get_params()
+        assert params["approximation"] == "nystrom" and params["n_components"] == 20
+        assert cls().get_params()["approximation"] is None and cls().get_params()["n_components"] is None
+    scores = cross_val_score(VectorValuedRegressor(approximation="random_features", n_components=60,
+                                                   filter="tikhonov", n_folds=2), X, Y[:, 0], cv=2)
+    assert np.all(np.isfinite(scores))
+    with pytest.raises(ParameterError, match="selection"):
+        VectorValuedRegressor(approximation="nystrom", n_components=10, selection="loo").fit(X, Y)
+    with pytest.raises(ParameterError, match="n_components"):
+        VectorValuedRegressor(approximation="nystrom", n_components=61).fit(X, Y)
+    with pytest.raises(ParameterError, match="approximation"):
+        MultiClassClassifier(approximation="exact").fit(X, np.arange(60) % 2)

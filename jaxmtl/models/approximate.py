@@ -68,6 +68,7 @@ __all__ = ["APPROXIMATIONS", "ApproximateKernelRegressor", "ApproximationMixin"]
 APPROXIMATIONS = ("nystrom", "random_features")
 WIDTH_SUBSAMPLE = 4000  # rows of the width search (the exact estimators use 400: here n is large)
 WIDTH_COMPONENTS = 500  # at most this many components during the width search
+DEFAULT_COMPONENTS = 1000  # n_components=None: min(n, 1000) Nyström centres or 1000 random features
 Array = jax.Array
 
 
@@ -119,18 +120,31 @@ class ApproximationMixin:
     Reads the estimator's ``kernel``, ``output``, ``filter``, ``selection`` ('kfold', 'holdout'
     or boolean masks whose held-out rows are disjoint), ``n_folds``, ``n_steps``, ``lambdas``,
     ``omegas``, ``width_factors``, ``validation_fraction``, ``fit_intercept``, ``random_state``,
-    ``verbose``, ``approximation``, ``n_components``, ``sampling`` ('uniform' | 'leverage',
-    Nyström only) and ``block_size``. Fitted attributes: ``feature_map_``, ``coef_`` (D, d) on
+    ``verbose``, ``approximation``, ``n_components`` (None: min(n, 1000) centres or 1000
+    features), ``sampling`` ('uniform' | 'leverage', Nyström only; default 'uniform') and
+    ``block_size`` (default 2048). Fitted attributes: ``feature_map_``, ``coef_`` (D, d) on
     the features φ (f(x) = φ(x) coef_ A + y_mean_), ``output_matrix_``, ``kernel_``,
     ``filter_``, ``best_params_``, ``best_score_``, ``cv_scores_`` (Ω, P), ``width_scores_``,
-    ``kernel_widths_``, ``omegas_``, ``path_params_``, ``y_mean_``.
+    ``kernel_widths_``, ``omegas_``, ``path_params_``, ``y_mean_``, ``approximate_`` (True).
+
+    Estimators whose ``approximation`` may be None (:class:`~jaxmtl.VectorValuedRegressor`,
+    :class:`~jaxmtl.MultiClassClassifier`) fit through :meth:`_fit_exact_or_approximate`, and
+    their ``_decision`` follows the fit: the exact one when ``approximate_`` is False.
+    With a Nyström approximation on all rows (``n_components`` = n, n ≤ ``WIDTH_COMPONENTS``)
+    and a default width grid, the selection is that of the exact estimator on ≤ 400 rows, up
+    to round-off; the exact estimators also continue a default ν-method path whose best step is
+    its last, and the classifier breaks near-ties by misclassifications: the approximate fit
+    ranks its grid by the squared loss only.
     """
 
     def _approximation_settings(self, n: int) -> tuple[str, int, str, int]:
         approx = self.approximation
         if not (isinstance(approx, str) and approx in APPROXIMATIONS):
             raise ParameterError(f"approximation must be one of {APPROXIMATIONS}; received {approx!r}.")
-        m = check_int(self.n_components, "n_components", minimum=2 if approx == "random_features" else 1)
+        m = self.n_components
+        if m is None:  # the default of the exact estimators' approximation option
+            m = min(n, DEFAULT_COMPONENTS) if approx == "nystrom" else DEFAULT_COMPONENTS
+        m = check_int(m, "n_components", minimum=2 if approx == "random_features" else 1)
         if approx == "nystrom" and m > n:
             raise ParameterError(f"n_components must be an integer in [1, n={n}] (Nyström centres are training "
                                  f"rows); received n_components={m} for the n={n} training rows.")
@@ -188,7 +202,8 @@ class ApproximationMixin:
         self.width_scores_ = None
         if len(kernels) > 1:  # width grid on a subsample, uniform centres
             rows_sub = np.sort(np.random.default_rng(seed).choice(n, min(n, WIDTH_SUBSAMPLE), replace=False))
-            m_sub = min(m, WIDTH_COMPONENTS, max(2, (rows_sub.size // 2) & ~1))
+            cap = rows_sub.size if approx == "nystrom" else max(2, (rows_sub.size // 2) & ~1)
+            m_sub = min(m, WIDTH_COMPONENTS, cap)
             basis = jnp.asarray(self._basis(kernels[0], X[rows_sub], approx, m_sub, "uniform", block, seed))
             rb, ib = group_blocks(groups[rows_sub], n_groups, rows_sub.size, block)
             Xs, Ys = jnp.asarray(X[rows_sub]), jnp.asarray(Yc[rows_sub])
@@ -222,6 +237,7 @@ class ApproximationMixin:
             raise DivergenceError("every path of the approximate grid produced non-finite losses.")
         io, ip = np.unravel_index(int(np.argmin(scores)), scores.shape)
         _warn_on_edges(None if search is None else float(widths[0]), search, params, ip, filt, False)
+        self.approximate_ = True
         self.feature_map_ = fmap
         self.kernel_ = kernel
         self.filter_ = filt
@@ -240,6 +256,25 @@ class ApproximationMixin:
         }
         self.best_score_ = float(scores[io, ip])
         return self
+
+    def _fit_exact_or_approximate(self, X: np.ndarray, Y: np.ndarray):
+        """``approximation=None``: the exact estimator's fit (``_fit_coded``); else the approximate one."""
+        if self.approximation is None:
+            self.approximate_ = False
+            return self._fit_coded(X, Y)
+        return self._fit_approximate(X, Y)
+
+    def _decision(self, X) -> np.ndarray:
+        if getattr(self, "approximate_", False):
+            return self._decision_approximate(X)
+        return super()._decision(X)
+
+    def predictor(self):
+        """The fitted prediction function as a pytree (exact fits only; see ``PredictorMixin``)."""
+        if getattr(self, "approximate_", False):
+            raise ParameterError(f"predictor() needs an exact fit; this {type(self).__name__} was fitted with "
+                                 f"approximation={self.approximation!r} (predict in row blocks instead).")
+        return super().predictor()
 
     def _decision_approximate(self, X) -> np.ndarray:
         X = self._validate_predict_inputs(X)

@@ -11,6 +11,7 @@ from ..kernels import outputs as _outputs
 from ..paths.eigen import code_losses
 from ._base import ClassifierMixin
 from ._spectral import _SpectralEstimator
+from .approximate import ApproximationMixin
 from .predictors import PredictorMixin
 
 __all__ = ["MultiClassClassifier"]
@@ -75,7 +76,7 @@ def _fit_softmax_scale(F: np.ndarray, codes: np.ndarray, gap: float) -> float:
     return float(scales[int(np.argmax(logp))])
 
 
-class MultiClassClassifier(ClassifierMixin, PredictorMixin, _SpectralEstimator):
+class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, _SpectralEstimator):
     """Multi-class classification as vector-valued regression ([BRBV11] §5).
 
     Each class k is coded by ℓ_k = (b, …, a, …, b) (eq. 30) — one-vs-all a = 1, b = 0, or
@@ -92,6 +93,9 @@ class MultiClassClassifier(ClassifierMixin, PredictorMixin, _SpectralEstimator):
 
     Args:
       coding: 'one_vs_all', 'simplex', or a pair (a, b) with a > b.
+      approximation, n_components: None (exact), or 'nystrom' / 'random_features' with that
+        many components, as :class:`VectorValuedRegressor` (the grid is then ranked by the
+        squared loss on the codes only).
       (the other arguments as :class:`VectorValuedRegressor`)
 
     Attributes (after fit): classes_ plus those of :class:`VectorValuedRegressor`.
@@ -102,10 +106,12 @@ class MultiClassClassifier(ClassifierMixin, PredictorMixin, _SpectralEstimator):
     def __init__(self, kernel=None, output="common_similarity", filter="nu_method",
                  selection="kfold", n_folds=5, n_steps=None, lambdas=None, omegas=None,
                  width_factors=None, validation_fraction=0.2, fit_intercept=True,
-                 random_state=0, verbose=False, coding="one_vs_all"):
+                 random_state=0, verbose=False, coding="one_vs_all", approximation=None, n_components=None):
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.coding = coding
+        self.approximation = approximation
+        self.n_components = n_components
 
     def _resolve_output(self, d: int):
         a, V, omegas = super()._resolve_output(d)
@@ -153,7 +159,7 @@ class MultiClassClassifier(ClassifierMixin, PredictorMixin, _SpectralEstimator):
         Y = np.full((X.shape[0], len(classes)), b, dtype=X.dtype)
         Y[np.arange(X.shape[0]), codes] = a
         self.classes_ = classes
-        self._fit_coded(X, Y)
+        self._fit_exact_or_approximate(X, Y)
         self.proba_scale_ = _fit_softmax_scale(self._decision(X), codes, a - b)
         return self
 

@@ -7,12 +7,13 @@ import numpy as np
 from .._checks import check_outputs
 from ._base import RegressorMixin
 from ._spectral import _SpectralEstimator
+from .approximate import ApproximationMixin
 from .predictors import PredictorMixin
 
 __all__ = ["VectorValuedRegressor"]
 
 
-class VectorValuedRegressor(RegressorMixin, PredictorMixin, _SpectralEstimator):
+class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, _SpectralEstimator):
     """Vector-valued kernel regression with a separable kernel K(x, x')·A and a spectral filter.
 
     Args:
@@ -33,12 +34,28 @@ class VectorValuedRegressor(RegressorMixin, PredictorMixin, _SpectralEstimator):
       fit_intercept: centre the outputs on their training mean.
       random_state: seed of the fold / hold-out split (and of the width-search subsample).
       verbose: print each stage of the fit (each one compiled call) with its time, on stderr.
+      approximation: None (exact kernel), 'nystrom' or 'random_features': K ≈ ΦΦᵀ and the
+        selection and fit through the D × D problem (see
+        :class:`~jaxmtl.models.approximate.ApproximationMixin`; selection 'kfold', 'holdout'
+        or masks).
+      n_components: Nyström centres or random features (None: min(n, 1000) centres, 1000
+        features); ignored when ``approximation`` is None.
 
     Attributes (after fit):
       coef_ (n, d), output_matrix_ (d, d), kernel_, filter_, best_params_, best_score_,
       cv_scores_ (n_kernels, n_omegas, n_params) validation losses, path_params_, omegas_,
-      kernel_widths_, y_mean_, n_features_in_.
+      kernel_widths_, y_mean_, n_features_in_, approximate_. With an approximation: coef_ (D, d)
+      on the features ``feature_map_``, cv_scores_ (n_omegas, n_params).
     """
+
+    def __init__(self, kernel=None, output="common_similarity", filter="nu_method", selection="kfold",
+                 n_folds=5, n_steps=None, lambdas=None, omegas=None, width_factors=None,
+                 validation_fraction=0.2, fit_intercept=True, random_state=0, verbose=False,
+                 approximation=None, n_components=None):
+        super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
+                         width_factors, validation_fraction, fit_intercept, random_state, verbose)
+        self.approximation = approximation
+        self.n_components = n_components
 
     def fit(self, X, y) -> "VectorValuedRegressor":
         """Select the hyperparameters on the path and fit on all data.
@@ -49,7 +66,7 @@ class VectorValuedRegressor(RegressorMixin, PredictorMixin, _SpectralEstimator):
         X = self._validate_fit_inputs(X)
         Y, self._y_1d = check_outputs(y, X.shape[0], "y")
         Y = Y.astype(X.dtype)
-        return self._fit_coded(X, Y)
+        return self._fit_exact_or_approximate(X, Y)
 
     def predict(self, X) -> np.ndarray:
         """(m, d) predictions ((m,) if fitted on 1-D outputs)."""
