@@ -1,20 +1,27 @@
 """Scale: time, test error and peak memory against n for exact, blocked exact, Nyström and random features.
 
 Data: a smooth synthetic problem with p = 21 inputs and d = 3 correlated outputs (the shape of the
-issue's demand), 2 000 test rows, noise σ = 0.1. For n = 10³ … 10⁵ (``--quick``: 500, 1 000) every
-method fits one Gaussian kernel (width = median distance) with fixed regularisation, each in a
-fresh process (so the peak resident set of one does not mix with another's):
+issue's demand), 2 000 test rows, noise σ = 0.1; test RMSE against the noiseless outputs. For
+n = 10³ … 10⁵ (``--quick``: n = 300, in-process) every method fits one Gaussian kernel (width =
+median distance) with fixed regularisation, each in a fresh process (so the peak resident set of
+one does not mix with another's):
 
 * exact — stored K, ν-method path of ``STEPS`` steps (:func:`jaxmtl.paths.path_scan`), n ≤ 10⁴;
 * blocked — the same path on :class:`jaxmtl.operators.blocked.BlockedKernelOperator` (K never
-  stored, recomputed in row blocks every step);
-* nystrom-m — Nyström with m = 500 … 4000 centres, Tikhonov through the m × m problem
-  (statistics in row blocks: memory O(block·m + m²));
-* rff-D — random Fourier features, D = 1000, 4000.
+  stored, recomputed in row blocks every step), n ≤ 10⁴;
+* nystrom-m — Nyström with m = 500 … 4000 uniform centres, Tikhonov (λ = 10⁻⁵) through the
+  m × m problem (statistics in row blocks: memory O(block·m + m²)), n·m² ≤ ``FLOP_BUDGET``;
+* rff-D — random Fourier features, D = 1000, 2000 (GPU: 4000), the same λ and budget.
 
-The demo claim (full mode): ``ApproximateKernelRegressor(approximation="nystrom",
-n_components=2000)`` fits 40 000 rows with selection (width, ω, ν-method step, 5 folds) in ≤ 180 s
-and beats, on held-out data, the exact ``VectorValuedRegressor`` fitted on 6 000 rows.
+Timings are the second call in the process (the first compiles); "seconds" is the fit, not the
+prediction. On the CPU the libraries use their default threads (all cores).
+
+The claim (full mode, or ``--claim`` alone): ``VectorValuedRegressor(approximation="nystrom",
+n_components=2000)`` fits 40 000 rows with its default selection (width, ω, ν-method step,
+5 folds; first call, compilation included) in ≤ 180 s and beats, on 5 000 held-out rows, the
+exact ``VectorValuedRegressor`` fitted on 6 000 rows with its own width search and ω / step by
+hold-out (its fit time is recorded beside). ``--claim`` re-measures only this part and merges it
+into the last ``perf_scale.json`` (each measurement kept in ``claim_runs``).
 
 Falkon ([RCR17] Rudi, Carratino, Rosasco, NIPS 2017) states O(n√n) time and O(n) memory with
 m ∝ √n centres, i.e. time linear in n at fixed m: the fitted log-log slope of Nyström's time
@@ -25,7 +32,7 @@ n = 10⁵, p = 10, d = 10, 200-step ν-method path with the blocked Gram, and th
 utilisation of one stored-Gram step (bytes of K read / step time / the device's peak bandwidth).
 
 Writes ``benchmarks/results/perf_scale[_gpu].json`` and ``perf_scale[_gpu].png``.
-Run: ``python benchmarks/perf_scale.py [--quick] [--gpu] [--no-write] [--methods=nystrom,rff]``
+Run: ``python benchmarks/perf_scale.py [--quick] [--gpu] [--claim] [--no-write] [--methods=nystrom,rff]``
 (``--methods`` re-runs those methods only and merges them into the last full result).
 """
 
@@ -42,6 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np
 
 STEPS = 100
+FLOP_BUDGET = 1.6e11  # n·m² of the largest CPU feature-space fits
+NOTE = ("CPU timings on a small machine shared with other jobs running at the same time: medians of "
+        "one call after a compiling call, noisy by a factor up to ~2; the claim is re-measured with --claim.")
 PEAK_HBM = {"H100 80GB HBM3": 3.35e12, "H100 PCIe": 2.0e12, "H100": 3.35e12, "H200": 4.8e12, "A100": 2.0e12}
 CLAIM_SECONDS = 180.0
 
@@ -90,7 +100,7 @@ def worker(task: dict) -> dict:
     kern = Gaussian(median_heuristic(np.asarray(X)))
     d = Y.shape[1]
     A = jnp.eye(d, dtype=dtype)
-    steps = task.get("steps", STEPS)
+    steps = task.get("steps", 20 if task.get("quick") else STEPS)
     block = task.get("block", 2048)
 
     if method in ("exact", "blocked"):
@@ -172,30 +182,38 @@ def gpu_extras(quick: bool) -> dict:
 
 
 def demo(quick: bool) -> dict:
-    """The issue's claim: Nyström on 40 000 rows with selection vs exact on 6 000 rows."""
+    """The claim: Nyström on 40 000 rows with selection vs exact on 6 000 rows (both with selection)."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
     from jaxmtl import VectorValuedRegressor
-    from jaxmtl.models.approximate import ApproximateKernelRegressor
 
-    n_big, n_exact, m = (1500, 300, 100) if quick else (40000, 6000, 2000)
+    n_big, n_exact, m = (600, 150, 60) if quick else (40000, 6000, 2000)
+    fast = {"n_steps": 20, "width_factors": [1.0], "n_folds": 3} if quick else {}
+    if quick:
+        import warnings
+
+        from jaxmtl.errors import GridEdgeWarning
+
+        warnings.simplefilter("ignore", GridEdgeWarning)
     X, Y, _ = make_data(n_big, seed=0)
-    Xt, _, Ft = make_data(5000, seed=1)
+    Xt, _, Ft = make_data(500 if quick else 5000, seed=1)
     start = time.perf_counter()
-    ny = ApproximateKernelRegressor(approximation="nystrom", n_components=m, verbose=not quick).fit(X, Y)
+    ny = VectorValuedRegressor(approximation="nystrom", n_components=m, verbose=not quick, **fast).fit(X, Y)
     t_ny = time.perf_counter() - start
     rmse_ny = float(np.sqrt(np.mean((ny.predict(Xt) - Ft) ** 2)))
-    start = time.perf_counter()  # the width Nyström chose; ω and the step by hold-out on the exact path
-    ex = VectorValuedRegressor(ny.kernel_, selection="holdout").fit(X[:n_exact], Y[:n_exact])
+    start = time.perf_counter()  # its own width search; ω and the step by hold-out on the exact path
+    ex = VectorValuedRegressor(selection="holdout", verbose=not quick, **fast).fit(X[:n_exact], Y[:n_exact])
     t_ex = time.perf_counter() - start
     rmse_ex = float(np.sqrt(np.mean((ex.predict(Xt) - Ft) ** 2)))
+    spec = lambda params: {k: (v.spec() if hasattr(v, "spec") else v) for k, v in params.items()}
     return {"n_nystrom": n_big, "n_components": m, "nystrom_seconds": t_ny, "nystrom_test_rmse": rmse_ny,
-            "nystrom_best_params": {k: (v if not hasattr(v, "spec") else v.spec()) for k, v in ny.best_params_.items()},
-            "n_exact": n_exact, "exact_seconds": t_ex, "exact_test_rmse": rmse_ex,
+            "nystrom_best_params": spec(ny.best_params_), "n_exact": n_exact, "exact_seconds": t_ex,
+            "exact_test_rmse": rmse_ex, "exact_best_params": spec(ex.best_params_),
+            "n_test": Xt.shape[0], "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),
             "claims": [
                 {"claim": f"Nyström (m={m}) on {n_big} rows, selection included, fits in ≤ {CLAIM_SECONDS:.0f} s",
-                 "measured": t_ny, "pass": bool(t_ny <= CLAIM_SECONDS)},
+                 "measured": t_ny, "tolerance": CLAIM_SECONDS, "pass": bool(t_ny <= CLAIM_SECONDS)},
                 {"claim": f"Nyström on {n_big} rows beats exact on {n_exact} rows on held-out data (RMSE)",
                  "measured": [rmse_ny, rmse_ex], "pass": bool(rmse_ny < rmse_ex)},
             ]}
@@ -203,22 +221,22 @@ def demo(quick: bool) -> dict:
 
 def plan(quick: bool, gpu: bool) -> list[dict]:
     if quick:
-        ns, ms, ds, exact_max = [500], [100], [200], 500
+        ns, ms, ds, exact_max = [300], [60], [100], 300
     elif gpu:
         ns, ms, ds, exact_max = [3000, 30000, 100000], [1000, 4000], [4000], 30000
     else:
-        ns, ms, ds, exact_max = [1000, 3000, 10000, 30000, 100000], [500, 1000, 2000], [1000, 2000], 10000
+        ns, ms, ds, exact_max = [1000, 3000, 10000, 30000, 100000], [500, 1000, 2000, 4000], [1000, 2000], 10000
     tasks = []
     for n in ns:
         if n <= exact_max:
             tasks.append({"method": "exact", "n": n})
-        if n <= (100000 if gpu else 3000):
+        if n <= (100000 if gpu else 10000):
             tasks.append({"method": "blocked", "n": n})
         for m in ms:
-            if m < n and (gpu or n * m * m <= 1.2e11):
+            if m < n and (gpu or n * m * m <= FLOP_BUDGET):
                 tasks.append({"method": "nystrom", "n": n, "m": m})
         for D in ds:
-            if gpu or n * D * D <= 1.2e11:
+            if gpu or n * D * D <= FLOP_BUDGET:
                 tasks.append({"method": "rff", "n": n, "m": D})
     return tasks
 
@@ -249,24 +267,68 @@ def plot(rows: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def _slopes(ok: list[dict]) -> dict:
+    from _bench import fit_slope
+
+    slopes = {}
+    for method, m in sorted({(r["method"], r["m"]) for r in ok}):
+        rs = [r for r in ok if r["method"] == method and r["m"] == m]
+        if len(rs) >= 2:
+            slopes[f"{method}-{m}" if m else method] = {
+                "time": fit_slope([r["n"] for r in rs], [r["seconds"] for r in rs]),
+                "memory": fit_slope([r["n"] for r in rs], [max(r["alloc_peak_mb"], 1e-3) for r in rs])}
+    return slopes
+
+
+def _print_demo(dm: dict) -> None:
+    print(f"claim: nystrom m={dm['n_components']} on {dm['n_nystrom']} rows {dm['nystrom_seconds']:.1f} s, "
+          f"rmse {dm['nystrom_test_rmse']:.4f} | exact on {dm['n_exact']} rows {dm['exact_seconds']:.1f} s, "
+          f"rmse {dm['exact_test_rmse']:.4f}", flush=True)
+
+
 def main(argv=None) -> int:
-    from _bench import fit_slope, isolated, parse_args, table, versions
+    from _bench import RESULTS, isolated, parse_args, table, versions
 
     argv = sys.argv[1:] if argv is None else argv
     gpu = "--gpu" in argv
     no_write = "--no-write" in argv
+    claim_only = "--claim" in argv
     only = next((a.split("=", 1)[1].split(",") for a in argv if a.startswith("--methods=")), None)
-    argv = [a for a in argv if a not in ("--gpu", "--no-write") and not a.startswith("--methods=")]
+    argv = [a for a in argv if a not in ("--gpu", "--no-write", "--claim") and not a.startswith("--methods=")]
     args = parse_args(__doc__, worker, argv)
     if args is None:
         return 0
+    name = "perf_scale" + ("_quick" if args.quick else "")
     p, d = (10, 10) if gpu else (21, 3)
+    if claim_only:  # re-measure the claim alone, merged into the last result
+        path = RESULTS / f"{name}.json"
+        payload = json.loads(path.read_text()) if path.exists() else {"rows": []}
+        payload.pop("benchmark", None), payload.pop("machine", None)
+        dm = demo(args.quick)
+        _print_demo(dm)
+        payload.setdefault("claim_runs", [payload["demo"]] if "demo" in payload else []).append(dm)
+        payload["demo"] = dm
+        payload["claims"] = [c for c in payload.get("claims", []) if c["claim"].startswith("[RCR17]")] + dm["claims"]
+        payload["note"] = NOTE
+        for c in payload["claims"]:
+            print(f"{'PASS' if c['pass'] else 'FAIL'}  {c['claim']}: {c['measured']}")
+        if not no_write:
+            from _bench import write
+
+            print(f"wrote {write(name, payload)}")
+        return 0 if all(c["pass"] for c in dm["claims"]) else 1
     rows = []
     for task in plan(args.quick, gpu):
         if only is not None and task["method"] not in only:
             continue
-        task.update({"float32": gpu, "p": p, "d": d, "m": task.get("m", 0)})
-        res = isolated(__file__, task, timeout=1800)
+        task.update({"float32": gpu, "p": p, "d": d, "m": task.get("m", 0), "quick": args.quick})
+        if args.quick:  # seconds: in this process (memory figures then include the earlier tasks)
+            try:
+                res = worker(task)
+            except Exception as exc:  # noqa: BLE001 - reported as a failed row
+                res = {"error": repr(exc)}
+        else:
+            res = isolated(__file__, task, timeout=1800)
         if "error" in res:
             print(f"{task}: FAILED {res['error'][-300:]}", file=sys.stderr)
             res = {**task, "error": res["error"][-500:]}
@@ -274,18 +336,17 @@ def main(argv=None) -> int:
         if "seconds" in res:
             print(f"{res['method']:8s} n={res['n']:<7d} m={res['m']:<5d} {res['seconds']:8.2f} s  "
                   f"rmse {res['test_rmse']:.4f}  alloc {res['alloc_peak_mb']:.0f} MB", flush=True)
-    payload = {"dtype": "float32" if gpu else "float64", "steps": STEPS, "quick": args.quick, "rows": rows,
-               "versions": versions()}
+    payload = {"dtype": "float32" if gpu else "float64", "steps": STEPS, "quick": args.quick,
+               "flop_budget": FLOP_BUDGET, "note": NOTE, "rows": rows, "versions": versions()}
     claims = []
     if only is not None:  # a partial re-run: merge into the last full result (other methods kept as they were)
         import jax
-        from _bench import RESULTS
 
         old = json.loads((RESULTS / (f"perf_scale_{jax.default_backend()}.json" if gpu else "perf_scale.json"))
                          .read_text())
         payload["rows"] = [r for r in old["rows"] if r.get("method") not in only] + rows
         payload["rerun_methods"] = only
-        for key in ("gpu", "demo"):
+        for key in ("gpu", "demo", "claim_runs"):
             if key in old:
                 payload[key] = old[key]
         claims = [c for c in old.get("claims", []) if not c["claim"].startswith("[RCR17]")]
@@ -294,32 +355,22 @@ def main(argv=None) -> int:
         print(json.dumps(payload["gpu"], indent=1, default=float))
     ok = [r for r in payload["rows"] if "seconds" in r]
     print(table(ok, ["method", "n", "m", "seconds", "test_rmse", "alloc_peak_mb"]))
-    slopes = {}
-    for method, m in sorted({(r["method"], r["m"]) for r in ok}):
-        rs = [r for r in ok if r["method"] == method and r["m"] == m]
-        if len(rs) >= 2:
-            slopes[f"{method}-{m}" if m else method] = {
-                "time": fit_slope([r["n"] for r in rs], [r["seconds"] for r in rs]),
-                "memory": fit_slope([r["n"] for r in rs], [max(r["alloc_peak_mb"], 1e-3) for r in rs])}
-    payload["slopes"] = slopes
+    payload["slopes"] = slopes = _slopes(ok)
     ny = [s["time"] for k, s in slopes.items() if k.startswith("nystrom") and np.isfinite(s["time"])]
     if ny and not args.quick:
-        claims.append({"claim": "[RCR17]: time linear in n at fixed m (Nyström log-log time slope ≤ 1.2)",
-                       "measured": max(ny), "tolerance": 1.2, "pass": bool(max(ny) <= 1.2)})
+        claims.insert(0, {"claim": "[RCR17]: time linear in n at fixed m (Nyström log-log time slope ≤ 1.2)",
+                          "measured": max(ny), "tolerance": 1.2, "pass": bool(max(ny) <= 1.2)})
     if only is None and not gpu:
         payload["demo"] = demo(args.quick)
+        payload["claim_runs"] = [payload["demo"]]
         claims += payload["demo"]["claims"] if not args.quick else []
-        dm = payload["demo"]
-        print(f"demo: nystrom m={dm['n_components']} on {dm['n_nystrom']} rows {dm['nystrom_seconds']:.1f} s, "
-              f"rmse {dm['nystrom_test_rmse']:.4f} | exact on {dm['n_exact']} rows {dm['exact_seconds']:.1f} s, "
-              f"rmse {dm['exact_test_rmse']:.4f}")
+        _print_demo(payload["demo"])
     payload["claims"] = claims
     for c in payload["claims"]:
         print(f"{'PASS' if c['pass'] else 'FAIL'}  {c['claim']}: {c['measured']}")
     if not no_write:
-        from _bench import RESULTS, write
+        from _bench import write
 
-        name = "perf_scale" + ("_quick" if args.quick else "")
         path = write(name, payload)
         plot(ok, RESULTS / (path.stem + ".png"))
         print(f"wrote {path}")

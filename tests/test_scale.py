@@ -1,8 +1,6 @@
 """Nyström, random features, blocked exact Grams, feature-space paths, Falkon and the approximate estimator,
 against dense NumPy / scikit-learn references."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import jax
@@ -289,13 +287,6 @@ def test_approximate_estimator_errors():
     with pytest.raises(ParameterError, match="at most once"):
         ApproximateKernelRegressor(Gaussian(1.0), n_components=10, selection=overlap).fit(X, Y)
 
-
-@pytest.mark.slow  # a handful of fresh processes (one per measurement): about a minute
-def test_perf_scale_quick_runs():
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "perf_scale.py"), "--quick", "--no-write"],
-                          check=False, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "nystrom" in proc.stdout and "blocked" in proc.stdout
 
 
 # ----------------------------------------------------------------------------- the exact estimators' option
