@@ -499,8 +499,54 @@ def _fuzz_functions(rng, tally):
     _ = (paths, selection)
 
 
+def _fuzz_output_kernel(rng, tally):
+    """OutputKernelRegressor and OutputKernelClassifier (learned output kernel, [DOGP11])."""
+    from jaxmtl import Linear, OutputKernelClassifier, OutputKernelRegressor
+
+    n, p, d = _pick(rng, N_CHOICES), int(rng.integers(1, 3)), int(rng.integers(1, 4))
+    kx, ky = _kind(rng), _kind(rng)
+    X = _bad_array(rng, (n, p), kx)
+    choices = {
+        "kernel": [Linear()] * 4 + [None, _kernels(None)[6], _kernels(None)[8], "rbf", 3],
+        "lambdas": [[1.0, 1e-2]] * 4 + [None, [1.0], [], [-1.0], [np.nan], "a", 1e-300],
+        "rank": [None] * 4 + [1, 0, -1, 2.5, "a", 10 ** 6],
+        "selection": ["kfold"] * 4 + ["holdout", "loo", "x", np.arange(n) % 2 == 0, 7],
+        "max_iter": [20] * 4 + [1, 0, -3, 2.5, "a"],
+        "tol": [1e-6] * 4 + [1e-12, 0.0, -1.0, np.nan, "a"],
+        "fit_intercept": [True] * 4 + [False, "no", None],
+        "random_state": [0] * 4 + [1, None, -1, "a", 1.5],
+    }
+    params = _draw(rng, choices)
+    params.pop("n_steps")
+    params.setdefault("kernel", Linear())
+    params.setdefault("lambdas", [1.0, 1e-2])
+    params.setdefault("max_iter", 20)
+    valid = params.pop("_valid") and n >= 6 and kx in VALID_KINDS
+    if rng.random() < 0.5:
+        name = "OutputKernelRegressor"
+        Y = _bad_array(rng, (n, d) if rng.random() < 0.7 else (n,), ky)
+        valid &= ky in VALID_KINDS and params.get("rank") is None
+        model = _attempt(tally, f"{name}({params}).fit", lambda: OutputKernelRegressor(**params).fit(X, Y), valid)
+    else:
+        name = "OutputKernelClassifier"
+        labels = _labels(rng, n)
+        valid &= isinstance(labels, np.ndarray) and labels.ndim == 1 and labels.dtype.kind in "iUb" \
+            and len(np.unique(labels)) >= 2 and params.get("rank") is None
+        if rng.random() < 0.3:
+            params["coding"] = _pick(rng, ("one_vs_all", "simplex", (1.0, -1.0), (0.0, 1.0), "x", 3, (1.0,)))
+            valid &= params["coding"] in ("one_vs_all", "simplex")
+        model = _attempt(tally, f"{name}({params}).fit", lambda: OutputKernelClassifier(**params).fit(X, labels),
+                         valid)
+    if model is not None:
+        Xn = _bad_array(rng, (int(rng.integers(1, 4)), p), _kind(rng))
+        _attempt(tally, f"{name}.predict", lambda: model.predict(Xn))
+        _attempt(tally, f"{name}.output_kernel_", lambda: model.output_kernel_)
+    elif rng.random() < 0.2:
+        _attempt(tally, "OutputKernelRegressor.predict (unfitted)", lambda: OutputKernelRegressor().predict(X))
+
+
 FUZZERS = (_fuzz_vector_valued, _fuzz_classifier, _fuzz_multitask, _fuzz_vector_field, _fuzz_functions,
-           _fuzz_approximate)
+           _fuzz_approximate, _fuzz_output_kernel)
 
 
 def fuzz(budget: int = 200, seed: int = 0) -> Tally:

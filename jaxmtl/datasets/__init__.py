@@ -12,6 +12,8 @@ Synthetic problems (Baldassarre et al., [BRBV11] §7.1):
 * :func:`make_multitask_toy`, :func:`multitask_toy_function` — four related 1-D tasks.
 * :func:`vector_field_1`, :func:`vector_field_2`, :func:`grid_2d` — the 2-D vector fields.
 
+Output kernel learning (Dinuzzo et al., [DOGP11] §5.1): :func:`make_okl_sim` — sim0–sim3.
+
 All arrays are NumPy (float64); pass them to the estimators as they are.
 """
 
@@ -44,6 +46,7 @@ from ._synthetic import (
     vector_field_2,
 )
 from ._uci import UCI_STANDARDIZE, UCIData, load_uci, uci_names
+from .okl_sims import OKL_SIM_GROUPS, OKLSimData, make_okl_sim
 
 __all__ = [
     # real data
@@ -77,4 +80,7 @@ __all__ = [
     "vector_field_1",
     "vector_field_2",
     "grid_2d",
+    "OKL_SIM_GROUPS",
+    "OKLSimData",
+    "make_okl_sim",
 ]

@@ -11,7 +11,8 @@ is learned with the coefficients C (n, d) by minimising objective (3)
 invex (Theorem 3.3: every stationary point is a global minimiser). Algorithm 1 alternates
 
 * the C step: the discrete-time Sylvester equation K C L + λ C = Y (eq. 6);
-* the L step (Lemma 4.1): E = K C, P = ½ EᵀC − L, (EᵀE + λI) Q = P, L ← L + λQ (eq. 8),
+* the L step (Lemma 4.1): E = K C, P = ½ EᵀC − L, (EᵀE + λI) Q = P, L ← L + λQ (eq. 8) —
+  here its symmetric counterpart, see below,
 
 stopping when ‖Z + λC − Y‖_F < δ with Z = E L (line 2).
 
@@ -24,8 +25,35 @@ Departures from the paper, and why:
   eigendecomposition an iteration costs O(n d² + d³) — no n × n product at all. C = U C̃ is
   formed once at the end.
 * δ is relative: the loop stops when ‖Z + λC − Y‖_F < ``tol``·‖Y‖_F (the paper's δ is absolute).
-* The L step is symmetrised, ½(L + Lᵀ), to remove round-off (Lemma 4.1 shows the exact update is
-  symmetric PSD).
+* The L step minimises Q(·, C) over *symmetric* matrices, not over all square matrices.
+  Lemma 4.1 states that the minimiser over all d × d matrices, L_p + λ(EᵀE + λI)⁻¹P, is
+  symmetric; it is not in general ((EᵀE + λI)⁻¹ EᵀC is a product of two symmetric matrices that
+  do not commute), already at the first iteration from L = 0. Iterated, the paper's update drifts
+  away from symmetry, and on small random problems the objective then increases and the
+  iteration breaks down; symmetrising it afterwards, ½(L + Lᵀ), is not a minimiser of Q(·, C)
+  either, and the objective is then not monotone. The exact minimiser over symmetric L solves
+  Q + (A Q + Q A)/(2λ) = P with A = EᵀE, P = ½EᵀC − L_p, L = L_p + Q: in the eigenbasis of
+  A = V diag(α) Vᵀ, Q̃_ij = P̃_ij / (1 + (α_i + α_j)/(2λ)) — the paper's factor 1/(1 + α_i/λ) with
+  the row and column eigenvalues averaged, O(d³). From L = 0 it is PSD (a Schur product of the
+  PSD matrices ½EᵀC and the Cauchy matrix 2λ/(2λ + α_i + α_j)), but not from every PSD L_p:
+  when a step leaves the PSD cone it is shortened, L_p + tQ with
+  t halved until L is PSD: Q(·, C) is convex, so every t ∈ [0, 1] still decreases it (when no
+  t ≥ 2⁻⁴⁰ is PSD the negative part is round-off along the null space of L_p, and the full step
+  is projected on the PSD cone instead).
+  With C minimised out, Q(L, C(L)) = ½ vec(Y)ᵀ(L ⊗ K + λI)⁻¹ vec(Y) + ½‖L‖²_F =: f(L) is
+  convex on the PSD cone, Q(·, C(L_p)) ≥ f with equality at L_p, so each iteration is a
+  majorise-minimise step on f: the objective never increases, and the fixed point
+  L = ½CᵀKC, KCL + λC = Y (∇f = 0) is the global minimiser (Theorem 3.3).
+* A second candidate per iteration. The L step is a gradient step on f preconditioned by the
+  curvature of the majoriser, whose factor 1/(1 + α/λ) is tiny when ‖KC‖² ≫ λ: for small λ
+  Algorithm 1 converges at a linear rate of about 1 − λ/‖KC‖² (thousands of iterations on
+  the 5 %-training problems of §5.1 at the smaller λ of the path). Each iteration therefore also
+  forms L' = (L G L)^{1/3} with G = ½CᵀKC (PSD, with the same fixed point L = G) — as λ → 0,
+  G = ½L⁻¹(YᵀK⁻¹Y)L⁻¹ and L' = (½YᵀK⁻¹Y)^{1/3} is the exact minimiser in one step; for large λ,
+  G hardly depends on L — and keeps whichever of L_new, L' has the lower f. f never increases
+  (the L step alone already decreases it), so every guarantee above is kept, and the iteration
+  counts drop from thousands to tens. The cost per iteration is O(n d² + d³) as before (two
+  Sylvester solves in the eigenbasis instead of one).
 * Low-rank variant (``rank=r`` < d, for many outputs): L is restricted to L = W M Wᵀ with W the
   top-r right singular vectors of Y (orthonormal, d × r) and M ⪰ 0 (r × r). Writing
   Y = Y W Wᵀ + Y (I − W Wᵀ), objective (3) splits exactly into objective (3) for the r outputs
@@ -56,12 +84,12 @@ from ..errors import ParameterError, ShapeError
 __all__ = [
     "OKLResult",
     "okl_objective",
-    "sylvester_step",
-    "output_kernel_update",
-    "output_kernel_learning",
+    "okl_path",
     "okl_rotated",
     "output_basis",
-    "okl_path",
+    "output_kernel_learning",
+    "output_kernel_update",
+    "sylvester_step",
 ]
 
 Array = jax.Array
@@ -73,7 +101,8 @@ class OKLResult(NamedTuple):
     Attributes:
       coef: (n, d) coefficients C.
       output_kernel: (d, d) learned output kernel L (symmetric PSD).
-      objective: (max_iter,) Q(L, C) after each iteration (NaN after the last).
+      objective: (max_iter,) Q(L, C) after each iteration, C solving eq. (6) for L (NaN after
+        the last); non-increasing.
       residual: (max_iter,) ‖Z + λC − Y‖_F / ‖Y‖_F after each iteration (NaN after the last).
       n_iter: number of iterations run.
       converged: True when the residual fell below ``tol`` within ``max_iter`` iterations.
@@ -131,15 +160,19 @@ def sylvester_step(s: Array, U: Array, Y: Array, L: Array, lam) -> Array:
 
 
 def output_kernel_update(K: Array, C: Array, L_prev: Array, lam) -> Array:
-    """The L step of Algorithm 1 (lines 4–7, Lemma 4.1): L = L_p + λQ, (EᵀE + λI)Q = ½EᵀC − L_p.
+    """The L step of Algorithm 1 (lines 4–7): L = argmin over symmetric PSD L of Q(L, C).
 
-    Exact minimiser of Q(·, C) when C solves eq. (6) for L_p (Lemma 4.1); symmetric PSD.
+    E = KC, A = EᵀE, P = ½EᵀC − L_p; L = L_p + Q with Q + (AQ + QA)/(2λ) = P, the exact
+    minimiser of Q(·, C) over symmetric matrices (the paper's eq. 8, (A + λI)Q = λP, is the
+    minimiser over all matrices and is not symmetric; see the module docstring). When that step
+    leaves the PSD cone it is shortened to L_p + tQ, t halved until L is PSD (still a decrease
+    of Q(·, C), which is convex).
 
     Args:
-      K: (n, n); C: (n, d) from the Sylvester step with ``L_prev``; L_prev: (d, d); lam: λ.
+      K: (n, n); C: (n, d) from the Sylvester step with ``L_prev``; L_prev: (d, d) PSD; lam: λ.
 
     Returns:
-      (d, d) L.
+      (d, d) L, symmetric PSD.
 
     Example:
         >>> output_kernel_update(jnp.eye(1), jnp.ones((1, 1)), jnp.zeros((1, 1)), 1.0)
@@ -149,17 +182,52 @@ def output_kernel_update(K: Array, C: Array, L_prev: Array, lam) -> Array:
     return _l_step(E.T @ E, E.T @ C, L_prev, lam)
 
 
+def _psd_part(M: Array) -> Array:
+    """The PSD matrix nearest to the symmetric part of M (negative eigenvalues set to 0)."""
+    w, V = jnp.linalg.eigh(0.5 * (M + M.T))
+    return (V * jnp.maximum(w, 0.0)) @ V.T
+
+
 def _l_step(EtE: Array, EtC: Array, L_prev: Array, lam) -> Array:
-    d = EtE.shape[0]
-    P = 0.5 * EtC - L_prev
-    G = EtE + lam * jnp.eye(d, dtype=EtE.dtype)
-    Q = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(0.5 * (G + G.T)), P)
-    L = L_prev + lam * Q
-    return 0.5 * (L + L.T)
+    alpha, V = jnp.linalg.eigh(0.5 * (EtE + EtE.T))
+    alpha = jnp.maximum(alpha, 0.0)
+    P = 0.25 * (EtC + EtC.T) - L_prev
+    D = V @ ((V.T @ P @ V) / (1.0 + (alpha[:, None] + alpha[None, :]) / (2.0 * lam))) @ V.T
+    D = 0.5 * (D + D.T)
+    slack = jnp.sqrt(jnp.finfo(D.dtype).eps)  # round-off below this is projected away, not backtracked
+
+    def psd(t):
+        ev = jnp.linalg.eigvalsh(L_prev + t * D)
+        return ev[0] >= -slack * jnp.maximum(jnp.max(jnp.abs(ev)), jnp.finfo(D.dtype).tiny)
+
+    # the full step when it stays PSD, else halved; when no halving (down to 2⁻⁴⁰) is PSD the
+    # negative part is round-off along L_prev's null space (e.g. from L = 0 with an ill-conditioned
+    # K): the full step, projected on the PSD cone
+    one = jnp.asarray(1.0, D.dtype)
+    t, ok = jax.lax.while_loop(lambda c: (c[0] > 2.0**-40) & ~c[1], lambda c: (0.5 * c[0], psd(0.5 * c[0])),
+                               (one, psd(one)))
+    return _psd_part(L_prev + jnp.where(ok, t, 1.0) * D)
+
+
+def _cube_root_step(sC: Array, Ct: Array, L: Array) -> Array:
+    """(L G L)^{1/3} with G = ½CᵀKC: the fixed point L = G, exact as λ → 0 (see the module docstring)."""
+    G = 0.5 * (Ct.T @ sC)
+    M = L @ (0.5 * (G + G.T)) @ L
+    w, V = jnp.linalg.eigh(0.5 * (M + M.T))
+    return (V * jnp.cbrt(jnp.maximum(w, 0.0))) @ V.T
+
+
+def _reduced_objective(Yt: Array, Ct: Array, L: Array) -> Array:
+    """f(L) = Q(L, C(L)) = ½⟨Y, C⟩ + ½‖L‖²_F when C solves eq. (6) for L."""
+    return 0.5 * jnp.sum(Yt * Ct) + 0.5 * jnp.sum(L * L)
 
 
 def okl_rotated(s: Array, Yt: Array, lam, L0: Array, max_iter: int, tol) -> tuple:
     """Algorithm 1 in the eigenbasis of K (pure, jittable; no input checks).
+
+    Each iteration forms two candidates from (L, C(L)): the L step of Algorithm 1
+    (:func:`output_kernel_update`) and the cube-root step (L G L)^{1/3}; it keeps the one with the
+    lower objective Q(L, C(L)) (the first never increases it) and solves eq. (6) for it.
 
     Args:
       s: (n,) eigenvalues of K; Yt: (n, d) UᵀY; lam: λ; L0: (d, d) starting L (0 in the paper);
@@ -177,18 +245,23 @@ def okl_rotated(s: Array, Yt: Array, lam, L0: Array, max_iter: int, tol) -> tupl
         return (it < max_iter) & (res >= tol)
 
     def body(carry):
-        _, L, it, _, objs, ress = carry
-        Ct = _sylvester_rotated(s, Yt, L, lam)                 # line 3
+        Ct, L, it, _, objs, ress = carry                       # Ct solves eq. (6) for L (line 3)
         sC = s[:, None] * Ct                                    # UᵀE, E = KC (line 4)
-        L_new = _l_step(sC.T @ sC, Ct.T @ sC, L, lam)          # lines 5–7
+        L_bcd = _l_step(sC.T @ sC, Ct.T @ sC, L, lam)          # lines 5–7
+        L_cbrt = _cube_root_step(sC, Ct, L)
+        C_bcd = _sylvester_rotated(s, Yt, L_bcd, lam)
+        C_cbrt = _sylvester_rotated(s, Yt, L_cbrt, lam)
+        f_bcd = _reduced_objective(Yt, C_bcd, L_bcd)
+        f_cbrt = _reduced_objective(Yt, C_cbrt, L_cbrt)
+        take = f_cbrt < f_bcd
+        L_new = jnp.where(take, L_cbrt, L_bcd)
         res = jnp.linalg.norm(sC @ (L_new - L)) / y_norm        # ‖Z + λC − Y‖, line 2 (Z = EL, line 8)
-        R = Yt - sC @ L_new
-        obj = jnp.sum(R * R) / (2.0 * lam) + jnp.sum((Ct.T @ sC) * L_new) / 2.0 + jnp.sum(L_new**2) / 2.0
-        return Ct, L_new, it + 1, res, objs.at[it].set(obj), ress.at[it].set(res)
+        return (jnp.where(take, C_cbrt, C_bcd), L_new, it + 1, res, objs.at[it].set(jnp.minimum(f_bcd, f_cbrt)),
+                ress.at[it].set(res))
 
-    init = (jnp.zeros_like(Yt), jnp.asarray(L0, dtype), jnp.asarray(0), jnp.asarray(jnp.inf, dtype), nan, nan)
-    _, L, it, res, objs, ress = jax.lax.while_loop(cond, body, init)
-    Ct = _sylvester_rotated(s, Yt, L, lam)  # C consistent with the final L (eq. 6)
+    L0 = jnp.asarray(L0, dtype)
+    init = (_sylvester_rotated(s, Yt, L0, lam), L0, jnp.asarray(0), jnp.asarray(jnp.inf, dtype), nan, nan)
+    Ct, L, it, res, objs, ress = jax.lax.while_loop(cond, body, init)
     return Ct, L, objs, ress, it, res < tol
 
 

@@ -11,6 +11,7 @@ module                     estimator
 :mod:`.rls2`               :class:`RLS2Regressor`, :class:`RLS2Classifier` — sparse multiple kernel learning ([Din11] ch. 3–4)
 :mod:`.mixed_effect`       :class:`MixedEffectRegressor` — common + individual functions ([Din11] ch. 5)
 :mod:`.approximate`        :class:`ApproximateKernelRegressor` — Nyström / random features ([Din11] §1.6)
+:mod:`.output_kernel`      :class:`OutputKernelRegressor`, :class:`OutputKernelClassifier` — learned output kernel ([DOGP11])
 =========================  ================================================================
 
 Fitted models as pytrees: :mod:`.predictors` (``model.predictor()``, for jit / vmap / grad).
@@ -25,6 +26,7 @@ from .kernel_machine import KernelMachine, KernelMachineClassifier
 from .mixed_effect import MixedEffectRegressor
 from .multiclass import MultiClassClassifier
 from .multitask import MultiTaskRegressor
+from .output_kernel import OutputKernelClassifier, OutputKernelRegressor
 from .rls2 import RLS2Classifier, RLS2Regressor
 from .predictors import SeparablePredictor
 from .vector_valued import VectorValuedRegressor
@@ -32,4 +34,4 @@ from .vector_valued import VectorValuedRegressor
 __all__ = ["VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor", "VectorFieldRegressor",
            "angular_error", "SeparablePredictor", "MixedEffectRegressor",
            "KernelMachine", "KernelMachineClassifier", "RLS2Regressor", "RLS2Classifier",
-           "ApproximateKernelRegressor"]
+           "ApproximateKernelRegressor", "OutputKernelRegressor", "OutputKernelClassifier"]
