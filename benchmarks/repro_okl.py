@@ -1,0 +1,302 @@
+"""Reproduce [DOGP11] §5: output kernel learning on sim0–sim3, digits, and the cost of the Sylvester step.
+
+Row reproduced: PAPER_FIGURES.md "Output kernel learning (seed 001, §5)" (Dinuzzo, Ong, Gehler,
+Pillonetto, *Learning output kernels with block coordinate descent*, ICML 2011).
+
+Protocol (§5.1, Figure 2): sim0–sim3 from ``jaxmtl.datasets.make_okl_sim`` (100-dimensional
+mixture of unit-variance Gaussians, means on a centred simplex with edges √2, 500 examples per
+Gaussian, split classes' labels dealt at random); 20 random splits, 5 % of the examples for
+training, the rest for testing; linear kernel; one-vs-all codes, no intercept. The paper's
+comparison: per split, the peak test accuracy of the classifier with the identity output kernel
+over its regularisation path ("the best standard classifier") against the learned output kernel
+along its warm-started λ path. Both peaks are taken on the test set, as in the paper (an oracle
+choice for both); the table also shows both models with λ chosen by 5-fold cross-validation on
+the training set, on the first 5 splits (``OutputKernelClassifier`` and ``MultiClassClassifier(output='independent',
+filter='tikhonov')``), which the paper does not report.
+
+Digits (§5.2 analogue; USPS is not bundled): scikit-learn's ``load_digits`` (1797 8×8 images,
+10 classes), stratified 50/50 train/test splits; ``OutputKernelClassifier()`` with its defaults
+(Gaussian width and λ by 5-fold CV) against ``MultiClassClassifier()`` and scikit-learn's
+``SVC()`` (defaults); accuracy and fit time; the learned class similarity drawn as a heat map.
+
+Sylvester step (§4.1, §5.2: "the limiting factor was the solution of the Sylvester equation"):
+C with K C L + λ C = Y at n = 2000, d = 10, by ``scipy.linalg.solve_sylvester`` (Bartels–Stewart,
+the algorithm class of the paper's SLICOT solver, written as K C + C (λL⁻¹) = Y L⁻¹) against
+ours: one eigendecomposition of K then the step in its eigenbasis, and the cached per-iteration
+cost (Algorithm 1 iterations in K's eigenbasis, timed over 50 iterations in one compiled call).
+
+Claims: sim1–sim3 — learned output kernel above the identity (paired over the 20 splits,
+mean difference > 2·SE); sim0 — "slightly worse": not significantly better, and at most 3 points
+below; digits — accuracy within 2 points of SVC; Sylvester step ≥ 10× faster than
+``solve_sylvester`` including the eigendecomposition, ≥ 1000× once it is cached.
+
+Usage: python benchmarks/repro_okl.py [--quick]   (--quick: sim0 and sim2, 3 splits; digits on
+one split of 600 images; the Sylvester timing at n = 500: checks that the learned kernel beats the
+identity on sim2 on average and the cached ≥ 1000× claim at that size)
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _repro
+
+_repro.setup()
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.linalg
+
+from jaxmtl import Linear, MultiClassClassifier, OutputKernelClassifier, Polynomial
+from jaxmtl.datasets import make_okl_sim
+from jaxmtl.learning.output_kernel import okl_path, okl_rotated, sylvester_step
+from jaxmtl.models.output_kernel import DEFAULT_LAMBDA_FACTORS
+
+OKL_FACTORS = np.asarray(DEFAULT_LAMBDA_FACTORS)  # × λ₀ = (‖K‖_F ‖Y‖_F)^{2/3}
+RIDGE_FACTORS = np.geomspace(1e2, 1e-6, 25)  # × largest eigenvalue of K
+MAX_ITER, TOL = 500, 1e-6
+LINEAR = Polynomial(1, gamma=1.0, coef0=0.0)  # ⟨x, x'⟩ with array leaves (the grid estimators map over kernels)
+
+
+@jax.jit
+def _peak_curves(X_tr, Y, X_te, lams_okl, lams_ridge):
+    """Test scores along the OKL λ path (P, m, d) and the identity-kernel ridge path (R, m, d)."""
+    K = X_tr @ X_tr.T
+    K_te = X_te @ X_tr.T
+    s, U = jnp.linalg.eigh(K)
+    s = jnp.maximum(s, 0.0)
+    F_okl = okl_path(s, U, Y, lams_okl, K_te, MAX_ITER, TOL)
+    KU, Yt = K_te @ U, U.T @ Y
+    F_id = jax.vmap(lambda lam: KU @ (Yt / (s + lam)[:, None]))(lams_ridge)
+    return F_okl, F_id
+
+
+def sims(names, splits, cv):
+    out = {}
+    for name in names:
+        acc = {"okl_peak": [], "identity_peak": [], "okl_cv": [], "identity_cv": []}
+        for split in range(splits):
+            data = make_okl_sim(name, rng=1000 + split)
+            n = len(data.y)
+            n_tr = round(0.05 * n)
+            X_tr, y_tr, X_te, y_te = data.X[:n_tr], data.y[:n_tr], data.X[n_tr:], data.y[n_tr:]
+            Y = np.eye(5)[y_tr]
+            K = X_tr @ X_tr.T
+            lam0 = (np.linalg.norm(K) * np.linalg.norm(Y)) ** (2 / 3)
+            F_okl, F_id = _peak_curves(jnp.asarray(X_tr), jnp.asarray(Y), jnp.asarray(X_te),
+                                       jnp.asarray(lam0 * OKL_FACTORS),
+                                       jnp.asarray(np.linalg.eigvalsh(K).max() * RIDGE_FACTORS))
+            acc["okl_peak"].append(float(np.max(np.mean(np.argmax(F_okl, -1) == y_te, -1))))
+            acc["identity_peak"].append(float(np.max(np.mean(np.argmax(F_id, -1) == y_te, -1))))
+            if split < cv:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    okl = OutputKernelClassifier(kernel=Linear(), fit_intercept=False, max_iter=MAX_ITER).fit(X_tr, y_tr)
+                    ide = MultiClassClassifier(kernel=LINEAR, output="independent", filter="tikhonov",
+                                               fit_intercept=False).fit(X_tr, y_tr)
+                acc["okl_cv"].append(float(okl.score(X_te, y_te)))
+                acc["identity_cv"].append(float(ide.score(X_te, y_te)))
+        out[name] = {k: v for k, v in acc.items() if v}
+        out[name]["n_train"] = n_tr
+        out[name]["n_test"] = n - n_tr
+        out[name]["bayes_ceiling"] = data.bayes_ceiling
+        out[name]["paired_peak"] = _repro.paired(acc["okl_peak"], acc["identity_peak"])
+        print(f"{name}: okl {np.mean(acc['okl_peak']):.3f} identity {np.mean(acc['identity_peak']):.3f}", flush=True)
+    return out
+
+
+def digits(splits, n_use):
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+    from sklearn.svm import SVC
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    res = {"okl": [], "multiclass": [], "svc": [], "okl_s": [], "multiclass_s": [], "svc_s": []}
+    model = None
+    for split in range(splits):
+        rows = np.random.default_rng(split).permutation(len(y))[:n_use]
+        X_tr, X_te, y_tr, y_te = train_test_split(X[rows], y[rows], test_size=0.5, stratify=y[rows],
+                                                  random_state=split)
+        for key, make in (("okl", OutputKernelClassifier), ("multiclass", MultiClassClassifier), ("svc", SVC)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                start = time.perf_counter()  # split 0 compiles; later splits have the same shapes
+                fitted = make().fit(X_tr, y_tr)
+                res[key + "_s"].append(time.perf_counter() - start)
+            res[key].append(float(np.mean(fitted.predict(X_te) == y_te)))
+            if key == "okl":
+                model = fitted
+        print(f"digits split {split}: " + ", ".join(f"{k} {res[k][-1]:.4f}" for k in ("okl", "multiclass", "svc")),
+              flush=True)
+    L = np.asarray(model.output_kernel_)
+    off = [(float(L[i, j]), i, j) for i in range(10) for j in range(i + 1, 10)]
+    top = sorted(off, reverse=True)[:10]
+    return res, L, [f"{i}–{j}" for _, i, j in top], model
+
+
+def sylvester_timing(n, d, repeats):
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(n, 20))
+    K = np.exp(-0.5 * ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1) / 20.0)
+    B = rng.normal(size=(d, d))
+    L = B @ B.T / d + 0.1 * np.eye(d)
+    Y = rng.normal(size=(n, d))
+    lam = 0.1
+    Linv = np.linalg.inv(L)
+
+    def scipy_step():
+        return scipy.linalg.solve_sylvester(K, lam * Linv, Y @ Linv)
+
+    Kj, Yj, Lj = jnp.asarray(K), jnp.asarray(Y), jnp.asarray(L)
+
+    @jax.jit
+    def ours_with_eigh(K, Y, L):
+        s, U = jnp.linalg.eigh(K)
+        return sylvester_step(jnp.maximum(s, 0.0), U, Y, L, lam)
+
+    s, U = jnp.linalg.eigh(Kj)
+    s = jnp.maximum(s, 0.0)
+    Yt = U.T @ Yj
+    T = 50
+    iterate = jax.jit(lambda s, Yt, L: okl_rotated(s, Yt, lam, L, T, 0.0)[1])
+
+    def best(fn):
+        fn()
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            jax.block_until_ready(fn())
+            times.append(time.perf_counter() - start)
+        return float(np.min(times))
+
+    t_runs = []
+    for _ in range(1 if n > 1000 else 2):  # O(n³) and slow: one run at n = 2000
+        start = time.perf_counter()
+        C_scipy = scipy_step()
+        t_runs.append(time.perf_counter() - start)
+    t_scipy = min(t_runs)
+    C_ours = np.asarray(ours_with_eigh(Kj, Yj, Lj))
+    t_eigh = best(lambda: ours_with_eigh(Kj, Yj, Lj))
+    t_iter = best(lambda: iterate(s, Yt, Lj)) / T
+    return {"n": n, "d": d, "scipy_solve_sylvester_s": t_scipy, "ours_with_eigh_s": t_eigh, "ours_cached_iteration_s": t_iter,
+            "speedup_with_eigh": t_scipy / t_eigh, "speedup_cached": t_scipy / t_iter,
+            "max_rel_diff": float(np.abs(C_ours - C_scipy).max() / np.abs(C_scipy).max()), "repeats": repeats,
+            "cached_iterations_timed": T}
+
+
+def main():
+    args = _repro.parse(__doc__.splitlines()[0])
+    start = time.perf_counter()
+    quick = args.quick
+    names = ["sim0", "sim2"] if quick else ["sim0", "sim1", "sim2", "sim3"]
+    splits = 3 if quick else 20
+    cv_splits = 3 if quick else 5
+    ours = {"sims": sims(names, splits, cv=cv_splits)}
+    d_res, L, top, model = digits(1 if quick else 2, 600 if quick else 1797)
+    ours["digits"] = {k: v for k, v in d_res.items()} | {"output_kernel": L, "top_similar_pairs": top}
+    tim = sylvester_timing(500 if quick else 2000, 10, 2 if quick else 3)
+    ours["sylvester"] = tim
+    print(f"sylvester: {tim}", flush=True)
+
+    S = ours["sims"]
+    rows = [[nm, S[nm]["n_train"], _repro.pm(np.mean(S[nm]["identity_peak"]), np.std(S[nm]["identity_peak"]), 100, 1),
+             _repro.pm(np.mean(S[nm]["okl_peak"]), np.std(S[nm]["okl_peak"]), 100, 1),
+             f"{100 * S[nm]['paired_peak']['mean_difference']:+.1f} ± {100 * S[nm]['paired_peak']['se']:.1f}",
+             _repro.pm(np.mean(S[nm]["identity_cv"]), np.std(S[nm]["identity_cv"]), 100, 1),
+             _repro.pm(np.mean(S[nm]["okl_cv"]), np.std(S[nm]["okl_cv"]), 100, 1),
+             f"{100 * S[nm]['bayes_ceiling']:.1f}"] for nm in names]
+    t1 = (f"sim0–sim3 ([DOGP11] §5.1, Figure 2): test accuracy % (mean ± std over {splits} splits, 5 % training, "
+          "linear kernel). Peak = best accuracy on the test set along each model's λ path (the paper's protocol); "
+          f"CV = λ by 5-fold cross-validation on the training set (first {cv_splits} splits). Paper: learned above identity on sim1–sim3, "
+          "slightly below on sim0\n"
+          + _repro.table(["data", "n train", "identity L, peak", "learned L, peak", "learned − identity (± SE)",
+                          "identity L, CV", "learned L, CV", "ceiling"], rows))
+    D = ours["digits"]
+    t2 = (f"Digits (scikit-learn load_digits, {'600 images, 1 split' if quick else '1797 images, 2 splits'}, 50/50 "
+          "stratified): test accuracy % and fit time (s; with several splits the mean over the splits after the first — compiled; with "
+          "one split it includes compilation). USPS analogue of §5.2 "
+          "(paper: 96.5 % on USPS)\n"
+          + _repro.table(["model", "accuracy %", "fit s"],
+                         [[k, _repro.pm(np.mean(D[key]), np.std(D[key]), 100, 2),
+                           f"{np.mean(D[key + '_s'][1:] if len(D[key + '_s']) > 1 else D[key + '_s']):.2f}"]
+                          for k, key in (("OutputKernelClassifier()", "okl"), ("MultiClassClassifier()", "multiclass"),
+                                         ("sklearn SVC()", "svc"))])
+          + f"\n\nMost similar digit pairs in the learned output kernel (largest off-diagonal entries): {', '.join(top)}")
+    t3 = ("Sylvester step K C L + λ C = Y (§4.1), d = 10, best of repeats (s)\n"
+          + _repro.table(["n", "scipy solve_sylvester", "ours incl. eigh(K)", "ours per cached iteration",
+                          "speed-up incl. eigh", "speed-up cached", "max rel. diff of C"],
+                         [[tim["n"], f"{tim['scipy_solve_sylvester_s']:.3g}", f"{tim['ours_with_eigh_s']:.3g}",
+                           f"{tim['ours_cached_iteration_s']:.3g}", f"{tim['speedup_with_eigh']:.3g}",
+                           f"{tim['speedup_cached']:.3g}", f"{tim['max_rel_diff']:.1e}"]]))
+
+    claims = _repro.Claims(quick)
+    for nm in names:
+        claims.sanity(f"{nm}: finite accuracies", all(np.isfinite(np.concatenate([S[nm][k] for k in
+                                                                                    ("okl_peak", "identity_peak")]))))
+    claims.sanity("Sylvester: ours equals scipy's solution (max rel. diff ≤ 1e-8)", tim["max_rel_diff"] <= 1e-8,
+                  f"{tim['max_rel_diff']:.2e}")
+    fig = {nm: f"learned − identity {100 * S[nm]['paired_peak']['mean_difference']:+.2f} points "
+               f"(SE {100 * S[nm]['paired_peak']['se']:.2f})" for nm in names}
+    split_names = [nm for nm in names if nm != "sim0"]
+    claims.check("§5.1 Figure 2: \"in all cases with split classes, learning the kernel between labels significantly "
+                 "improve[s] the performance\" (sim1–sim3)",
+                 all(S[nm]["paired_peak"]["mean_difference"] > 2 * S[nm]["paired_peak"]["se"] for nm in split_names),
+                 paper="learned above identity on sim1, sim2, sim3", ours={nm: fig[nm] for nm in split_names},
+                 tolerance="paired over the splits, mean(learned − identity) > 2·SE on each data set")
+    claims.check("§5.1: learned kernel above the identity on average where classes are split (quick: sim2, 3 splits)",
+                 all(S[nm]["paired_peak"]["mean_difference"] > 0 for nm in split_names),
+                 paper="learned above identity", ours={nm: fig[nm] for nm in split_names},
+                 tolerance="mean over the splits > 0", quick=True)
+    p0 = S["sim0"]["paired_peak"]
+    claims.check("§5.1: \"we unsurprisingly perform worse in sim0, when the labels are truly independent\" "
+                 "(slightly worse or equal)",
+                 p0["mean_difference"] <= 2 * p0["se"] and p0["mean_difference"] >= -0.03,
+                 paper="slightly below identity", ours=fig["sim0"],
+                 tolerance="not significantly better (mean ≤ 2·SE) and at most 3 points below")
+    d_okl, d_svc = float(np.mean(D["okl"])), float(np.mean(D["svc"]))
+    claims.check("§5.2: accuracy with the learned output kernel \"comparable to published results\" (digits, "
+                 "against SVC)", d_okl >= d_svc - 0.02, paper="96.5 % on USPS, comparable to published results",
+                 ours=f"OKL {100 * d_okl:.2f} %, SVC {100 * d_svc:.2f} %", tolerance="OKL ≥ SVC − 2 points")
+    claims.check("§4.1/§5.2: Sylvester step ≥ 10× faster than a Bartels–Stewart solver, eigendecomposition of K "
+                 "included (n = 2000)", tim["speedup_with_eigh"] >= 10,
+                 paper="Sylvester solve the limiting factor (SLICOT)", ours=f"{tim['speedup_with_eigh']:.1f}×",
+                 tolerance="≥ 10×, best of repeats",
+                 explanation="a symmetric eigendecomposition of K costs about as much as the Schur factorisation "
+                             "inside solve_sylvester: both are O(n³) with similar constants, so including it the "
+                             "gain is a small factor; the gain comes from reusing it across iterations and λ")
+    claims.check("§4.1: Sylvester step ≥ 1000× faster per iteration once K's eigendecomposition is cached",
+                 tim["speedup_cached"] >= 1000, paper="one Sylvester solve per iteration",
+                 ours=f"{tim['speedup_cached']:.0f}× at n = {tim['n']}", tolerance="≥ 1000×, best of repeats",
+                 quick=True)
+    png = []
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from jaxmtl.plotting import plot_output_kernel
+
+        ax = plot_output_kernel(model)
+        ax.set_title("learned output kernel, digits")
+        png.append(_repro.savefig(ax.figure, f"repro_okl_digits{'_quick' if quick else ''}.png"))
+    except ImportError:
+        pass
+    _repro.finish("repro_okl", args, start,
+                  {"figure2": "learned output kernel improves accuracy whenever classes are split, slightly worse "
+                              "on sim0", "usps": "96.5 % (Gaussian kernel of width 40)",
+                   "sylvester": "the limiting factor of the largest experiments (about a day)"},
+                  {"sims": names, "splits": splits, "sylvester_scipy_runs": 1 if not quick else 2, "cv_splits": cv_splits, "train_fraction": 0.05, "kernel": "linear", "coding": "one_vs_all",
+                   "fit_intercept": False, "okl_lambda_factors": OKL_FACTORS.tolist(),
+                   "ridge_lambda_factors_of_max_eig": RIDGE_FACTORS.tolist(), "max_iter": MAX_ITER, "tol": TOL,
+                   "digits": "load_digits / 16, stratified 50/50", "sylvester_lambda": 0.1},
+                  {"sims": "make_okl_sim(name, rng=1000 + split)", "digits": "permutation / split seeds 0, 1, 2",
+                   "sylvester": 0}, ours, claims, [t1, t2, t3], {"figures": png})
+
+
+if __name__ == "__main__":
+    main()
