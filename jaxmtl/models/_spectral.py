@@ -51,6 +51,7 @@ from ..operators.base import SeparableEigh
 from ..paths.eigen import filtered_coefficients, mse_loss
 from ..selection.criteria import gcv_path, kfold_masks, kfold_path, loo_path
 from ._base import BaseEstimator
+from ._gradient_search import check_search, fit_gradient
 
 __all__: list[str] = []
 
@@ -317,6 +318,8 @@ class _SpectralEstimator(_GridSelection):
 
     # ----------------------------------------------------------------- fit / predict
     def _fit_coded(self, X: np.ndarray, Y: np.ndarray):
+        if check_search(self) == "gradient":  # the grid's choice is where the gradient starts
+            return fit_gradient(self, X, Y)
         if isinstance(self.selection, str) and self.selection not in SELECTIONS:
             raise ParameterError(f"selection must be one of {SELECTIONS}; received {self.selection!r}.")
         n, d = Y.shape

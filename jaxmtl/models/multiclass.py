@@ -10,6 +10,7 @@ from ..errors import LabelError, ParameterError, ShapeError
 from ..kernels import outputs as _outputs
 from ..paths.eigen import code_losses
 from ._base import ClassifierMixin
+from ._gradient_search import check_search
 from ._spectral import _SpectralEstimator
 from .approximate import ApproximationMixin
 from .predictors import PredictorMixin
@@ -96,6 +97,8 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
       approximation, n_components: None (exact), or 'nystrom' / 'random_features' with that
         many components, as :class:`VectorValuedRegressor` (the grid is then ranked by the
         squared loss on the codes only).
+      search: 'grid' (default) or 'gradient': as :class:`VectorValuedRegressor` (the criterion is
+        the squared loss on the codes).
       (the other arguments as :class:`VectorValuedRegressor`)
 
     Attributes (after fit): classes_ plus those of :class:`VectorValuedRegressor`.
@@ -106,12 +109,14 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
     def __init__(self, kernel=None, output="common_similarity", filter="nu_method",
                  selection="kfold", n_folds=5, n_steps=None, lambdas=None, omegas=None,
                  width_factors=None, validation_fraction=0.2, fit_intercept=True,
-                 random_state=0, verbose=False, coding="one_vs_all", approximation=None, n_components=None):
+                 random_state=0, verbose=False, coding="one_vs_all", approximation=None, n_components=None,
+                 search="grid"):
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.coding = coding
         self.approximation = approximation
         self.n_components = n_components
+        self.search = search
 
     def _resolve_output(self, d: int):
         a, V, omegas = super()._resolve_output(d)
@@ -159,6 +164,7 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
         Y = np.full((X.shape[0], len(classes)), b, dtype=X.dtype)
         Y[np.arange(X.shape[0]), codes] = a
         self.classes_ = classes
+        check_search(self)
         self._fit_exact_or_approximate(X, Y)
         self.proba_scale_ = _fit_softmax_scale(self._decision(X), codes, a - b)
         return self

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._checks import check_outputs
 from ._base import RegressorMixin
+from ._gradient_search import check_search
 from ._spectral import _SpectralEstimator
 from .approximate import ApproximationMixin
 from .predictors import PredictorMixin
@@ -40,6 +41,15 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         or masks).
       n_components: Nyström centres or random features (None: min(n, 1000) centres, 1000
         features); ignored when ``approximation`` is None.
+      search: 'grid' (default): every hyperparameter selected on its grid; 'gradient': the
+        grid's choice is the start from which the continuous hyperparameters — the kernel width,
+        per-feature widths when the kernel is built with a vector (``Gaussian(np.ones(p))``, ARD),
+        ω of the common-similarity output, the Tikhonov λ — are learned by Adam on a
+        differentiable k-fold (LOO / GCV for those selections) criterion, constrained by softplus
+        and sigmoid reparametrisations (see :mod:`jaxmtl.models._gradient_search`); ``kernel_``
+        is the learned kernel and ``search_start_``, ``search_start_score_``, ``search_score_``,
+        ``search_trace_`` record the start, the criterion before and after, and its trace.
+
 
     Attributes (after fit):
       coef_ (n, d), output_matrix_ (d, d), kernel_, filter_, best_params_, best_score_,
@@ -51,11 +61,12 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
     def __init__(self, kernel=None, output="common_similarity", filter="nu_method", selection="kfold",
                  n_folds=5, n_steps=None, lambdas=None, omegas=None, width_factors=None,
                  validation_fraction=0.2, fit_intercept=True, random_state=0, verbose=False,
-                 approximation=None, n_components=None):
+                 approximation=None, n_components=None, search="grid"):
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.approximation = approximation
         self.n_components = n_components
+        self.search = search
 
     def fit(self, X, y) -> "VectorValuedRegressor":
         """Select the hyperparameters on the path and fit on all data.
@@ -66,6 +77,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         X = self._validate_fit_inputs(X)
         Y, self._y_1d = check_outputs(y, X.shape[0], "y")
         Y = Y.astype(X.dtype)
+        check_search(self)
         return self._fit_exact_or_approximate(X, Y)
 
     def predict(self, X) -> np.ndarray:

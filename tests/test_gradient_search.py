@@ -1,0 +1,115 @@
+"""search="gradient" on the spectral estimators: ARD on a problem with few relevant features, the
+learned point against its start under an independent k-fold computation, and argument checks."""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import numpy as np
+import pytest
+
+from jaxmtl import MultiClassClassifier, VectorValuedRegressor
+from jaxmtl.errors import ParameterError
+from jaxmtl.kernels.scalar import Gaussian
+from jaxmtl.selection import kfold_masks
+
+P, RELEVANT = 6, (0, 1)
+SETTINGS = {"filter": "tikhonov", "omegas": [0.0, 0.25, 0.5, 0.75, 1.0]}
+
+
+def few_relevant_features(n_train=100, n_test=300, p=P, noise=0.1, seed=0):
+    """Two outputs depending only on features 0 and 1 (a shared and an output-specific part);
+    the other p − 2 features are noise of the same scale."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_train + n_test, p))
+    shared = np.sin(2.0 * X[:, 0])
+    F = np.c_[shared + 0.5 * X[:, 1] ** 2, shared - X[:, 1]]
+    Y = F + noise * rng.normal(size=F.shape)
+    return X[:n_train], Y[:n_train], X[n_train:], F[n_train:]
+
+
+def _gram(X1, X2, sigma):
+    Z1, Z2 = X1 / sigma, X2 / sigma
+    return np.exp(-((Z1[:, None, :] - Z2[None, :, :]) ** 2).sum(-1) / 2.0)
+
+
+def kfold_reference(X, Y, sigma, omega, lam, masks):
+    """Independent k-fold squared loss of the Tikhonov fit (centred outputs, dense NumPy solves)."""
+    d = Y.shape[1]
+    A = omega * np.ones((d, d)) + (1.0 - omega) * np.eye(d)
+    Yc = Y - Y.mean(0)
+    losses = []
+    for m in masks:
+        n_tr = int(m.sum())
+        K = _gram(X[m], X[m], sigma)
+        G = np.kron(K, A) + n_tr * lam * np.eye(n_tr * d)
+        C = np.linalg.solve(G, Yc[m].reshape(-1)).reshape(n_tr, d)
+        F = _gram(X[~m], X[m], sigma) @ C @ A
+        losses.append(np.mean((F - Yc[~m]) ** 2))
+    return float(np.mean(losses))
+
+
+@pytest.fixture(scope="module")
+def ard_fits():
+    X, Y, Xt, Ft = few_relevant_features()
+    grid = VectorValuedRegressor(**SETTINGS).fit(X, Y)
+    ard = VectorValuedRegressor(kernel=Gaussian(np.ones(P)), search="gradient", **SETTINGS).fit(X, Y)
+    return X, Y, Xt, Ft, grid, ard
+
+
+def test_ard_finds_the_relevant_features_and_beats_the_isotropic_grid(ard_fits):
+    _, _, Xt, Ft, grid, ard = ard_fits
+    widths = np.asarray(ard.kernel_.sigma)
+    assert widths.shape == (P,)
+    assert set(np.argsort(widths)[: len(RELEVANT)]) == set(RELEVANT)
+    assert ard.best_params_["kernel_width"] == pytest.approx(widths.tolist())
+    err_grid = np.mean((grid.predict(Xt) - Ft) ** 2)
+    err_ard = np.mean((ard.predict(Xt) - Ft) ** 2)
+    assert err_ard < 0.5 * err_grid, (err_ard, err_grid)
+
+
+def test_gradient_result_no_worse_than_its_start_on_validation(ard_fits):
+    """The learned (widths, ω, λ) against the start, both scored by an explicit NumPy k-fold."""
+    X, Y, _, _, _, ard = ard_fits
+    masks = kfold_masks(X.shape[0], 5, 0)
+    start = ard.search_start_
+    before = kfold_reference(X, Y, np.asarray(start["kernel"].sigma), start["omega"], start["lambda"], masks)
+    after = kfold_reference(X, Y, np.asarray(ard.kernel_.sigma), ard.best_params_["omega"],
+                            ard.best_params_["lambda"], masks)
+    assert after <= before
+    np.testing.assert_allclose([ard.search_start_score_, ard.search_score_], [before, after], rtol=1e-8)
+    # the fitted coefficients are the Tikhonov solution at the learned point
+    assert ard.best_params_["param"] == ard.best_params_["lambda"]
+
+
+@pytest.mark.parametrize("bad", ["gradients", "Grid", None, 1])
+def test_bad_search_raises_naming_the_argument(bad):
+    X, Y, _, _ = few_relevant_features(n_train=20, n_test=0)
+    with pytest.raises(ParameterError, match="search"):
+        VectorValuedRegressor(search=bad).fit(X, Y)
+    with pytest.raises(ParameterError, match="search"):
+        MultiClassClassifier(search=bad).fit(X, (Y[:, 0] > 0).astype(int))
+
+
+def test_gradient_search_needs_the_exact_kernel():
+    X, Y, _, _ = few_relevant_features(n_train=20, n_test=0)
+    with pytest.raises(ParameterError, match="search='gradient'"):
+        VectorValuedRegressor(search="gradient", approximation="nystrom").fit(X, Y)
+
+
+def test_grid_stays_the_default():
+    assert VectorValuedRegressor().get_params()["search"] == "grid"
+    assert MultiClassClassifier().get_params()["search"] == "grid"
+
+
+@pytest.mark.slow
+def test_classifier_gradient_search_iterative_filter():
+    """Three classes, ν-method: width and ω learned on the code criterion, steps on the path."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(150, 3))
+    y = np.digitize(X[:, 0] + 0.3 * rng.normal(size=150), [-0.5, 0.5])
+    clf = MultiClassClassifier(search="gradient", omegas=[0.0, 0.5, 1.0]).fit(X[:90], y[:90])
+    grid = MultiClassClassifier(omegas=[0.0, 0.5, 1.0]).fit(X[:90], y[:90])
+    assert clf.search_score_ <= clf.search_start_score_
+    assert isinstance(clf.best_params_["param"], int)
+    assert clf.score(X[90:], y[90:]) >= grid.score(X[90:], y[90:]) - 0.05
