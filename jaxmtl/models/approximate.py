@@ -208,10 +208,11 @@ class ApproximationMixin:
             rb, ib = group_blocks(groups[rows_sub], n_groups, rows_sub.size, block)
             Xs, Ys = jnp.asarray(X[rows_sub]), jnp.asarray(Yc[rows_sub])
 
-            def score(kerns):
-                out = _score_jit(_stack(kerns), basis, Xs, Ys, jnp.asarray(rb), jnp.asarray(ib), n_groups,
-                                 aj, Vj, filt, pj, approx)
-                out = np.asarray(out)[:, scored].mean(axis=1)
+            def score(kerns):  # one kernel per call: one compilation whatever the number of widths
+                out = np.concatenate([np.asarray(_score_jit(_stack([k]), basis, Xs, Ys, jnp.asarray(rb),
+                                                            jnp.asarray(ib), n_groups, aj, Vj, filt, pj, approx))
+                                      for k in kerns])
+                out = out[:, scored].mean(axis=1)
                 return np.where(np.isfinite(out), out, np.inf)
 
             with report.stage(f"width search on {rows_sub.size} of {n} rows, {m_sub} components: "
