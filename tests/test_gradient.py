@@ -17,6 +17,7 @@ from jaxmtl.filters import Landweber, NuMethod, Tikhonov
 from jaxmtl.kernels import outputs as _outputs
 from jaxmtl.kernels.scalar import Gaussian
 from jaxmtl.learning.gradient import (
+    RematCrossOperator,
     RematKernelOperator,
     checkpointed_path_losses,
     constrain,
@@ -29,7 +30,6 @@ from jaxmtl.learning.gradient import (
     unconstrain,
 )
 from jaxmtl.operators import SeparableOperator
-from jaxmtl.operators.blocked import BlockedCrossOperator
 from jaxmtl.paths import path_scan
 from jaxmtl.selection import kfold_masks
 
@@ -299,7 +299,7 @@ TAU = 0.4  # a fixed step below 1/σ_max(Γ/n) for every width and ω used here
 def _operators(X, sigma, A, n_train, block):
     k = Gaussian(sigma)
     op = RematKernelOperator(k, X[:n_train], A, block_size=block)
-    ev = BlockedCrossOperator(k, X[n_train:], X[:n_train], A, block_size=block)
+    ev = RematCrossOperator(k, X[n_train:], X[:n_train], A, block_size=block)
     return op, ev
 
 

@@ -19,8 +19,9 @@ Criteria (all differentiable with ``jax.grad``):
 * :func:`checkpointed_path_losses` — the matrix-free Landweber / ν-method path
   (:mod:`jaxmtl.paths.scan`) with reverse mode in bounded memory: the steps run as a scan over
   chunks, each chunk under ``jax.checkpoint``, so the backward pass stores one state per chunk
-  and recomputes the steps inside it; with :class:`RematKernelOperator` every kernel block is
-  recomputed too, so no n × n matrix is ever held: memory O(n·d·(T/chunk + chunk) + block·n).
+  and recomputes the steps inside it; with :class:`RematKernelOperator` (training) and
+  :class:`RematCrossOperator` (validation) every kernel block is recomputed too, so no n × n
+  matrix is ever held: memory O(n·d·(T/chunk + chunk) + block·n).
 
 Parameters are constrained by reparametrisation, never clipping (:func:`constrain`):
 'positive' → softplus, 'unit' → sigmoid, 'real' → identity (a factor B gives A = BBᵀ ⪰ 0).
@@ -52,12 +53,13 @@ from ..operators.base import (
     max_eigenvalue,
     separable_solve,
 )
-from ..operators.blocked import BlockedKernelOperator, pad_rows
+from ..operators.blocked import BlockedCrossOperator, BlockedKernelOperator, pad_rows
 from ..paths.eigen import mse_loss
 from ..selection.criteria import gcv_path, loo_path
 
 __all__ = [
     "TRANSFORMS",
+    "RematCrossOperator",
     "RematKernelOperator",
     "checkpointed_path_losses",
     "constrain",
@@ -216,6 +218,16 @@ def eigen_criterion(K: Array, a: Array, V: Array, Y: Array, param, filt=None, cr
     return fn(eig, Y, filt, jnp.reshape(param, (1,)))[0]
 
 
+def _remat_matmul(kernel, X1: Array, X2: Array, M: Array, block_size: int) -> Array:
+    """K(X1, X2) @ M in row blocks of X1, each block under ``jax.checkpoint`` (recomputed in reverse)."""
+    block = jax.checkpoint(lambda k, B, M: k(B, X2) @ M)
+    if block_size >= X1.shape[0]:
+        return block(kernel, X1, M)
+    Xp, n_blocks = pad_rows(X1, block_size)
+    out = jax.lax.map(lambda B: block(kernel, B, M), Xp.reshape(n_blocks, block_size, -1))
+    return out.reshape(n_blocks * block_size, -1)[: X1.shape[0]]
+
+
 class RematKernelOperator(BlockedKernelOperator):
     """:class:`~jaxmtl.operators.BlockedKernelOperator` whose kernel blocks are rematerialised.
 
@@ -225,16 +237,19 @@ class RematKernelOperator(BlockedKernelOperator):
     """
 
     def mv(self, C):
-        CA = C @ self.A
-        X = self.X
-        kern = self.kernel
-        n = X.shape[0]
-        if self.block_size >= n:
-            return jax.checkpoint(lambda k, B, M: k(B, X) @ M)(kern, X, CA)
-        Xp, n_blocks = pad_rows(X, self.block_size)
-        block = jax.checkpoint(lambda k, B, M: k(B, X) @ M)
-        out = jax.lax.map(lambda B: block(kern, B, CA), Xp.reshape(n_blocks, self.block_size, -1))
-        return out.reshape(n_blocks * self.block_size, -1)[:n]
+        return _remat_matmul(self.kernel, self.X, self.X, C @ self.A, self.block_size)
+
+
+class RematCrossOperator(BlockedCrossOperator):
+    """:class:`~jaxmtl.operators.BlockedCrossOperator` (predictions K(X_eval, X) C A) whose kernel
+    blocks are rematerialised: the ``eval_op`` of :func:`checkpointed_path_losses`.
+
+    Without it, reverse mode through a path keeps the validation blocks of every step of a chunk
+    (chunk·m·n numbers); with it, only the blocks' inputs.
+    """
+
+    def mv(self, C):
+        return _remat_matmul(self.kernel, self.X_eval, self.X, C @ self.A, self.block_size)
 
 
 @partial(jax.jit, static_argnames=("filt", "n_steps", "chunk", "loss"))
@@ -251,7 +266,8 @@ def checkpointed_path_losses(op: GramOperator, Y: Array, filt: IterativeFilter, 
 
     Args:
       op: training operator; Y: (n, d); filt: iterative filter (static); n_steps: T (static,
-      a multiple of ``chunk``); eval_op: maps coefficients to (m, d) predictions; Y_eval: (m, d);
+      a multiple of ``chunk``); eval_op: maps coefficients to (m, d) predictions (a
+      :class:`RematCrossOperator` keeps the reverse pass free of m × n blocks); Y_eval: (m, d);
       w_eval: (m,) weights (default uniform); tau: step size; mask: (n,) training mask;
       chunk: steps per checkpointed chunk (static); loss: ``loss(F, Y, w)``.
     """
