@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-PERF = ["perf_vector_valued", "perf_iterative", "perf_batched", "perf_kronecker", "perf_multitask"]
+PERF = ["perf_vector_valued", "perf_iterative", "perf_batched", "perf_kronecker", "perf_multitask", "perf_gradient"]
 ORDER = [("repro_school", "School data ([BRBV11] Table 1)"),
          ("repro_ida", "IDA benchmarks ([LRODV08] Table 2)"),
          ("repro_toy", "Multi-task vs vector-valued toy ([BRBV11] §7.1, Figures 2–4)"),
@@ -205,9 +205,12 @@ TABLE_COLUMNS = {
                      "best_val_mse", "peak_alloc_mb", "alloc_over_ref"],
     "perf_kronecker": ["n", "d", "method", "median_s", "compile_s", "speedup_vs_dense", "rel_residual",
                        "peak_alloc_mb", "alloc_over_ref", "nd_squared_mb", "skipped"],
+    "perf_scale": ["method", "n", "m", "seconds", "first_s", "test_rmse", "alloc_peak_mb", "ref_mb", "alloc_over_ref"],
     "perf_multitask": ["data", "method", "n_train", "median_s", "compile_s", "speedup_vs_tikhonov", "best_omega",
                        "best_steps", "best_lambda", "test_explained_variance", "peak_alloc_mb", "alloc_over_ref",
                        "extrapolated"],
+    "perf_gradient": ["n", "kind", "median_s", "compile_s", "peak_mb", "memory_over_forward", "time_over_forward",
+                      "dense_gram_mb", "rss_peak_mb"],
 }
 
 
@@ -230,7 +233,69 @@ def benchmark_tables() -> str:
     return "\n".join(parts).strip() + "\n"
 
 
-SECTIONS = {"README.md": {"reproductions": reproductions, "performance": performance},
+def _machine_line(res: dict) -> str:
+    m = res["machine"]
+    return (f"{m.get('cpu_model', m['processor'])}, {m['cpu_count']} cores, {m.get('memory_total_kb', 0) / 2**20:.0f} GiB, "
+            f"{m['platform']}; JAX {m['jax']}, NumPy {m['numpy']}; {', '.join(m.get('devices', []))}; "
+            f"{res.get('dtype', 'float64')}")
+
+
+def _scale_table(rows: list[dict]) -> str:
+    cols = ["method", "n", "m", "seconds", "test_rmse", "alloc_peak_mb"]
+    lines = ["| method | n | m / D | fit s | test RMSE | peak alloc. MB |", "|---|---|---|---|---|---|"]
+    order = {"exact": 0, "blocked": 1, "nystrom": 2, "rff": 3}
+    for r in sorted((r for r in rows if "seconds" in r), key=lambda r: (order.get(r["method"], 9), r["m"], r["n"])):
+        lines.append("| " + " | ".join("" if c == "m" and not r[c] else _fmt(r[c]) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def scale() -> str:
+    """The Markdown of the scale section: the CPU claim, the CPU and GPU tables, slopes, plots, commands."""
+    parts = []
+    res = _result("perf_scale", parts)
+    if res is not None:
+        parts.append(f"CPU figures: {_machine_line(res)}. {res.get('note', '')}\n")
+        for c in res.get("claims", []):
+            status = "**met**" if c["pass"] else "**not met**"
+            parts.append(f"- {status} — {c['claim']}: measured {_figures(c['measured'])}"
+                         + (f" (tolerance {_figures(c['tolerance'])})" if "tolerance" in c else ""))
+        dm = res.get("demo")
+        if dm:
+            runs = res.get("claim_runs", [dm])
+            parts.append(f"\nClaim: Nyström (m = {dm['n_components']}) on {dm['n_nystrom']} rows, default selection, "
+                         f"{dm['nystrom_seconds']:.0f} s, test RMSE {dm['nystrom_test_rmse']:.3f}; exact on "
+                         f"{dm['n_exact']} rows (own width search, hold-out) {dm['exact_seconds']:.0f} s, test RMSE "
+                         f"{dm['exact_test_rmse']:.3f} ({dm['n_test']} held-out rows, noiseless targets). "
+                         + ("Every measurement of the claim: " + "; ".join(
+                             f"{r.get('measured_at', '?')}: {r['nystrom_seconds']:.0f} s / RMSE {r['nystrom_test_rmse']:.3f}"
+                             f" vs {r['exact_seconds']:.0f} s / {r['exact_test_rmse']:.3f}" for r in runs) + ".\n"
+                            if len(runs) > 1 else "\n"))
+        parts.append(f"Fixed regularisation (exact and blocked: {res.get('steps', 100)} ν-method steps; Nyström and "
+                     "random features: Tikhonov λ = 1e-5), Gaussian width = median distance, p = 21, d = 3, "
+                     "2 000 test rows:\n\n" + _scale_table(res["rows"]) + "\n")
+        slopes = ", ".join(f"{k} {v['time']:.2f}" for k, v in res.get("slopes", {}).items() if v["time"] == v["time"])
+        parts.append(f"Fitted log–log slopes of fit time against n: {slopes}.\n")
+        parts.append("![time, test error and peak memory against n](benchmarks/results/perf_scale.png)\n")
+    gpu = RESULTS / "perf_scale_gpu.json"
+    if gpu.exists():
+        g = json.loads(gpu.read_text())
+        parts.append(f"GPU figures (`benchmarks/results/perf_scale_gpu.json`): {_machine_line(g)}; p = 10, d = 10; "
+                     "host peak memory is not the GPU's:\n\n" + _scale_table(g["rows"]) + "\n")
+        extra = g.get("gpu", {})
+        bp, ss = extra.get("blocked_path"), extra.get("stored_step")
+        if bp:
+            parts.append(f"Blocked exact Gram (never stored), n = {bp['n']}, p = {bp['p']}, d = {bp['d']}: a "
+                         f"{bp['steps']}-step ν-method path in {bp['seconds']:.1f} s (first call {bp['first_call_s']:.1f} s)."
+                         + (f" One stored-Gram step at n = {ss['n']} reads K at {ss['bandwidth_Bps'] / 1e12:.2f} TB/s, "
+                            f"{100 * ss['utilisation']:.0f} % of the {ss['device_kind']}'s peak bandwidth." if ss and ss.get("utilisation") else "")
+                         + "\n")
+    parts.append("Commands: `python benchmarks/perf_scale.py` (CPU, ~25 min; `--claim` re-measures the claim alone, "
+                 "`--quick` in seconds), `python benchmarks/perf_scale.py --gpu` on a machine with a CUDA GPU "
+                 "(`pip install -U \"jax[cuda12]\"`), then `python scripts/readme_results.py`.")
+    return "\n".join(parts).strip() + "\n"
+
+
+SECTIONS = {"README.md": {"reproductions": reproductions, "performance": performance, "scale": scale},
             "docs/performance.md": {"perf-tables": benchmark_tables}}
 
 
