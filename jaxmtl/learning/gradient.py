@@ -53,7 +53,12 @@ from ..operators.base import (
     max_eigenvalue,
     separable_solve,
 )
-from ..operators.blocked import BlockedCrossOperator, BlockedKernelOperator, pad_rows
+from ..operators.blocked import (
+    BlockedCrossOperator,
+    BlockedKernelOperator,
+    blocked_kernel_matmul,
+    pad_rows,
+)
 from ..paths.eigen import mse_loss
 from ..selection.criteria import gcv_path, loo_path
 
@@ -218,14 +223,43 @@ def eigen_criterion(K: Array, a: Array, V: Array, Y: Array, param, filt=None, cr
     return fn(eig, Y, filt, jnp.reshape(param, (1,)))[0]
 
 
+@partial(jax.custom_vjp, nondiff_argnums=(4,))
 def _remat_matmul(kernel, X1: Array, X2: Array, M: Array, block_size: int) -> Array:
-    """K(X1, X2) @ M in row blocks of X1, each block under ``jax.checkpoint`` (recomputed in reverse)."""
-    block = jax.checkpoint(lambda k, B, M: k(B, X2) @ M)
-    if block_size >= X1.shape[0]:
-        return block(kernel, X1, M)
+    """K(X1, X2) @ M in row blocks of X1; reverse mode recomputes each block (custom VJP).
+
+    The VJP keeps only (kernel, X1, X2, M) and runs one scan over the blocks, each pulling its
+    cotangent rows back through the recomputed K(X_b, X2) @ M: memory O(block·n2 + n2·d), the
+    same bound as the forward, however many products a path differentiates through.
+    """
+    return blocked_kernel_matmul(kernel, X1, X2, M, block_size)
+
+
+def _remat_fwd(kernel, X1, X2, M, block_size):
+    return blocked_kernel_matmul(kernel, X1, X2, M, block_size), (kernel, X1, X2, M)
+
+
+def _remat_bwd(block_size, res, G):
+    kernel, X1, X2, M = res
+    n1 = X1.shape[0]
+    block_size = min(block_size, n1)
     Xp, n_blocks = pad_rows(X1, block_size)
-    out = jax.lax.map(lambda B: block(kernel, B, M), Xp.reshape(n_blocks, block_size, -1))
-    return out.reshape(n_blocks * block_size, -1)[: X1.shape[0]]
+    Gp = jnp.concatenate([G, jnp.zeros((n_blocks * block_size - n1,) + G.shape[1:], G.dtype)])
+
+    def body(acc, xs):
+        B, Gb = xs
+        _, vjp = jax.vjp(lambda k, B, X2, M: k(B, X2) @ M, kernel, B, X2, M)
+        kbar, Bbar, X2bar, Mbar = vjp(Gb)
+        acc = jax.tree_util.tree_map(jnp.add, acc, (kbar, X2bar, Mbar))
+        return acc, Bbar
+
+    zeros = jax.tree_util.tree_map(jnp.zeros_like, (kernel, X2, M))
+    (kbar, X2bar, Mbar), Bbars = jax.lax.scan(
+        body, zeros, (Xp.reshape(n_blocks, block_size, -1), Gp.reshape(n_blocks, block_size, -1)))
+    X1bar = Bbars.reshape(n_blocks * block_size, -1)[:n1]
+    return kbar, X1bar, X2bar, Mbar
+
+
+_remat_matmul.defvjp(_remat_fwd, _remat_bwd)
 
 
 class RematKernelOperator(BlockedKernelOperator):
