@@ -56,7 +56,6 @@ from ..operators.base import (
 from ..operators.blocked import (
     BlockedCrossOperator,
     BlockedKernelOperator,
-    blocked_kernel_matmul,
     pad_rows,
 )
 from ..paths.eigen import mse_loss
@@ -231,11 +230,28 @@ def _remat_matmul(kernel, X1: Array, X2: Array, M: Array, block_size: int) -> Ar
     cotangent rows back through the recomputed K(X_b, X2) @ M: memory O(block·n2 + n2·d), the
     same bound as the forward, however many products a path differentiates through.
     """
-    return blocked_kernel_matmul(kernel, X1, X2, M, block_size)
+    return _blocked_products(kernel, X1, X2, M, block_size)
+
+
+def _blocked_products(kernel, X1, X2, M, block_size):
+    """K(X1, X2) @ M block by block; each block is tied to M by an optimisation barrier, so that inside
+    a loop over path steps the compiler cannot hoist the (step-invariant) kernel blocks out of the loop
+    and hold all of them — the whole n1 × n2 matrix — at once."""
+    n1 = X1.shape[0]
+    if block_size >= n1:
+        return kernel(X1, X2) @ M
+    Xp, n_blocks = pad_rows(X1, block_size)
+
+    def one(B):
+        B, X2b, kern, Mb = jax.lax.optimization_barrier((B, X2, kernel, M))
+        return kern(B, X2b) @ Mb
+
+    out = jax.lax.map(one, Xp.reshape(n_blocks, block_size, -1))
+    return out.reshape(n_blocks * block_size, -1)[:n1]
 
 
 def _remat_fwd(kernel, X1, X2, M, block_size):
-    return blocked_kernel_matmul(kernel, X1, X2, M, block_size), (kernel, X1, X2, M)
+    return _blocked_products(kernel, X1, X2, M, block_size), (kernel, X1, X2, M)
 
 
 def _remat_bwd(block_size, res, G):
@@ -247,7 +263,8 @@ def _remat_bwd(block_size, res, G):
 
     def body(acc, xs):
         B, Gb = xs
-        _, vjp = jax.vjp(lambda k, B, X2, M: k(B, X2) @ M, kernel, B, X2, M)
+        B, X2b, kern, Mb, Gb = jax.lax.optimization_barrier((B, X2, kernel, M, Gb))  # as in the forward
+        _, vjp = jax.vjp(lambda k, B, X2, M: k(B, X2) @ M, kern, B, X2b, Mb)
         kbar, Bbar, X2bar, Mbar = vjp(Gb)
         acc = jax.tree_util.tree_map(jnp.add, acc, (kbar, X2bar, Mbar))
         return acc, Bbar
