@@ -54,11 +54,29 @@ def test_a_path_whose_best_step_is_the_last_is_continued():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
         model = VectorValuedRegressor(kernel=Gaussian(0.5), output="independent").fit(X, Y)
-    assert len(model.path_params_) > _spectral.DEFAULT_STEPS["nu_method"]
-    longer = VectorValuedRegressor(kernel=Gaussian(0.5), output="independent",
-                                   n_steps=len(model.path_params_)).fit(X, Y)
-    assert model.best_params_["param"] == longer.best_params_["param"]
-    np.testing.assert_allclose(model.predict(X), longer.predict(X), rtol=1e-10, atol=1e-12)
+    steps = model.path_params_
+    assert steps[-1] > _spectral.DEFAULT_STEPS["nu_method"]
+    # the reference: every step of the long path, evaluated by an explicit n_steps
+    longer = VectorValuedRegressor(kernel=Gaussian(0.5), output="independent", n_steps=int(steps[-1])).fit(X, Y)
+    np.testing.assert_allclose(model.cv_scores_, longer.cv_scores_[..., steps - 1], rtol=1e-10)
+    best = int(steps[np.argmin(longer.cv_scores_[0, 0, steps - 1])])
+    assert model.best_params_["param"] == best
+    same = VectorValuedRegressor(kernel=Gaussian(0.5), output="independent", n_steps=best).fit(X, Y)
+    np.testing.assert_allclose(model.predict(X), same.predict(X), rtol=1e-10, atol=1e-12)
+
+
+def test_default_paths_evaluate_a_geometric_grid_of_steps():
+    """The default evaluates steps 1 … 7 and then every ~15 %, each equal to the full path's loss."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(50, 2))
+    Y = np.c_[np.sin(X[:, 0]), X[:, 1]] + 0.3 * rng.normal(size=(50, 2))
+    model = VectorValuedRegressor(kernel=Gaussian(1.0)).fit(X, Y)
+    steps = model.path_params_
+    assert steps[:7].tolist() == list(range(1, 8)) and np.all(np.diff(steps) > 0)
+    ratios = steps[8:] / steps[7:-1]
+    assert ratios.max() < 1.25 and len(steps) < 60
+    full = VectorValuedRegressor(kernel=Gaussian(1.0), n_steps=int(steps[-1])).fit(X, Y)
+    np.testing.assert_allclose(model.cv_scores_, full.cv_scores_[..., steps - 1], rtol=1e-10)
 
 
 def test_iterative_paths_refuse_step_lists_that_are_not_consecutive():
@@ -101,3 +119,20 @@ def test_defaults_benchmark_parts_run_and_check_their_claims():
     # the aRRMSE of the training mean is 1 by construction
     Y = np.random.default_rng(0).normal(size=(30, 2))
     assert bench.arrmse(Y, np.tile(Y.mean(0), (30, 1)), Y) == pytest.approx(1.0)
+
+
+def test_a_kernel_without_parameters_fits_and_equals_kernel_ridge():
+    """Linear() has no array leaf to map over: the grid scoring still runs (it used to crash)."""
+    from sklearn.kernel_ridge import KernelRidge
+
+    from jaxmtl import Linear, MultiClassClassifier
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 3))
+    Y = X @ rng.normal(size=(3, 2)) + 0.1 * rng.normal(size=(40, 2))
+    model = VectorValuedRegressor(kernel=Linear(), filter="tikhonov", lambdas=[1e-2], output="independent",
+                                  fit_intercept=False).fit(X, Y)
+    ref = KernelRidge(alpha=40 * 1e-2, kernel="linear").fit(X, Y)
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)
+    y = np.where(X[:, 0] + X[:, 1] > 0, "a", "b")  # linearly separable
+    assert MultiClassClassifier(kernel=Linear()).fit(X, y).score(X, y) >= 0.95

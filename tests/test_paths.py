@@ -12,7 +12,7 @@ from _reference import dense_filter_coefficients, gaussian_gram, problem
 from jaxmtl.errors import ShapeError
 from jaxmtl.filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
 from jaxmtl.operators import DenseOperator, SeparableOperator, separable_eigh, separable_solve
-from jaxmtl.paths import filtered_coefficients, spectral_path
+from jaxmtl.paths import filtered_coefficients, path_map, spectral_path
 
 
 def rel(a, b):
@@ -139,3 +139,28 @@ def test_separable_solve_equals_the_nd_system_and_the_eigen_path():
                                    atol=1e-11)
     with pytest.raises(ShapeError, match="K \\(12, 12\\) and A \\(3, 3\\)"):
         separable_solve(jnp.asarray(K), jnp.eye(4), jnp.ones((n, 3)), lam)
+
+
+@pytest.mark.parametrize("filt", [NuMethod(), Landweber()])
+@pytest.mark.parametrize("T", [1, 33, 100])
+def test_path_map_reporting_a_few_steps_equals_the_explicit_recurrence(filt, T):
+    """With a report mask the path emits at the marked steps only (zeros elsewhere), with the
+    values of an explicit step-by-step loop; gradients flow through the branch."""
+    rng = np.random.default_rng(T)
+    sigma = jnp.asarray(rng.uniform(0.0, 1.0, (30, 3)))
+    B = jnp.asarray(rng.normal(size=(7, 30)))
+    steps = jnp.arange(1, T + 1)
+    report = np.zeros(T, bool)
+    report[[0, T // 3, T - 1]] = True
+    emit = lambda g: (B @ g, jnp.sum(g))  # noqa: E731
+    got = path_map(filt, sigma, steps, 1.0, emit, jnp.asarray(report))
+    state, ref_F, ref_s = filt.init(jnp.ones_like(sigma)), [], []
+    for i in range(1, T + 1):  # the reference: the recurrence as a Python loop
+        state, g = filt.update(state, i, jnp.ones_like(sigma), lambda v: sigma * v, 1.0)
+        ref_F.append(np.asarray(B @ g) if report[i - 1] else np.zeros((7, 3)))
+        ref_s.append(float(jnp.sum(g)) if report[i - 1] else 0.0)
+    np.testing.assert_allclose(np.asarray(got[0]), np.stack(ref_F), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(got[1]), np.asarray(ref_s), rtol=1e-10, atol=1e-12)
+    loss = lambda s: jnp.sum(path_map(filt, s, steps, 1.0, lambda g: jnp.sum(g**2), jnp.asarray(report)))  # noqa: E731
+    full = lambda s: jnp.sum(jnp.where(jnp.asarray(report), path_map(filt, s, steps, 1.0, lambda g: jnp.sum(g**2)), 0.0))  # noqa: E731
+    np.testing.assert_allclose(np.asarray(jax.grad(loss)(sigma)), np.asarray(jax.grad(full)(sigma)), rtol=1e-10)

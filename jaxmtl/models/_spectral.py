@@ -49,7 +49,7 @@ from ..kernels import outputs as _outputs
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..operators.base import SeparableEigh
 from ..paths.eigen import filtered_coefficients, mse_loss
-from ..selection.criteria import gcv_path, kfold_masks, kfold_path, loo_path
+from ..selection.criteria import fold_sizes, gcv_path, kfold_masks, kfold_path, loo_path
 from ._base import BaseEstimator
 from ._gradient_search import check_search, fit_gradient
 
@@ -64,6 +64,12 @@ WIDTH_SUBSAMPLE = 400
 DEFAULT_STEPS = {"nu_method": 300, "landweber": 3000}
 # A default path whose best step is its last is continued to 2**STEP_DOUBLINGS times its length.
 STEP_DOUBLINGS = 3
+# Default iterative paths run every step but evaluate (k-fold / LOO / GCV) only a geometric
+# grid of steps with this ratio (all of 1 … 7, then every ~15 %): validation losses change
+# slowly in t, and each evaluated step costs a product with the held-out Gram.
+STEP_RATIO = 1.15
+# Kernels per compiled grid-scoring call (the refined search on all rows scores 3 widths).
+KERNEL_BATCH = 3
 SELECTIONS = ("kfold", "loo", "gcv", "holdout")
 
 
@@ -76,12 +82,35 @@ def _index(tree, i):
     return jax.tree_util.tree_map(lambda x: x[i], tree)
 
 
-@partial(jax.jit, static_argnames=("filt", "selection", "base_loss"))
-def _score_grid(kernels, X, Y, a, V, filt, params, selection, masks, base_loss, offset):
+def _step_grid(T: int) -> np.ndarray:
+    """Steps 1 … T on a geometric grid of ratio ``STEP_RATIO`` (T included).
+
+    Example:
+        >>> _step_grid(20).tolist()
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 15, 17, 20]
+    """
+    n_points = int(np.ceil(np.log(T) / np.log(STEP_RATIO))) + 1 if T > 1 else 1
+    return np.unique(np.round(np.geomspace(1, T, n_points)).astype(np.int64))
+
+
+def _path_params(filt: SpectralFilter, params: np.ndarray):
+    """(params, report, index) of a compiled path evaluating ``params``: an iterative filter runs
+    steps 1 … T (T the last listed step), evaluates the listed ones (``report``) and ``index``
+    picks them out of the (…, T) scores; other filters evaluate ``params`` as they are."""
+    params = np.asarray(params)
+    if not filt.iterative or np.array_equal(params, np.arange(1, params.size + 1)):
+        return params, None, None
+    full = np.arange(1, int(params[-1]) + 1)
+    return full, np.isin(full, params), params - 1
+
+
+@partial(jax.jit, static_argnames=("filt", "selection", "base_loss", "sizes"))
+def _score_grid(kernels, X, Y, a, V, filt, params, selection, masks, base_loss, offset, sizes=None, report=None):
     """Validation losses (W, Ω, P[, L]) for every kernel × output matrix × filter parameter.
 
     ``Y`` are the centred outputs and ``offset`` (d,) the intercept added back by ``predict``;
     the loss sees F + offset and Y + offset, so a decision rule is scored as it is deployed.
+    ``report`` (iterative filters): the steps to evaluate, zeros elsewhere (see :func:`_path_params`).
     """
 
     def loss(F, Yv, w):
@@ -90,14 +119,18 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, masks, base_loss, 
     def one_kernel(kern):
         K = kern(X, X)
         if selection in ("kfold", "holdout", "masks"):  # hold-out is one masked fold
-            return jnp.mean(kfold_path(K, Y, a, V, filt, params, masks, loss=loss), axis=0)
+            return jnp.mean(kfold_path(K, Y, a, V, filt, params, masks, loss=loss, sizes=sizes, report=report),
+                            axis=0)
         s, U = jnp.linalg.eigh(K)
         eig = SeparableEigh(jnp.maximum(s, 0.0), U, a, V)
         if selection == "loo":
-            return loo_path(eig, Y, filt, params, loss=loss)
-        return gcv_path(eig, Y, filt, params)
+            return loo_path(eig, Y, filt, params, loss=loss, report=report)
+        return gcv_path(eig, Y, filt, params, report=report)
 
-    scores = jax.lax.map(one_kernel, kernels)
+    if jax.tree_util.tree_leaves(kernels):
+        scores = jax.lax.map(one_kernel, kernels)
+    else:  # a kernel without parameters (Linear): nothing to map over, one kernel
+        scores = one_kernel(kernels)[None]
     return jnp.where(jnp.isnan(scores), jnp.inf, scores)
 
 
@@ -163,18 +196,19 @@ def _continue_path(kernels, steps, scores, score):
     """Continue a default iterative path whose best step is its last to 2^STEP_DOUBLINGS times its
     length, in one call: a path cut short selects its last step, which is no selection at all.
 
-    Only the selected kernel's path is continued (every ω): the other kernels keep their losses
-    up to the original length, +inf beyond. Returns (kernels, steps, scores).
+    Only the selected kernel's and output matrix's path is continued: the other grid points keep
+    their losses up to the original length, +inf beyond. ``score(kernels, steps, omega=i)``
+    scores output matrix i alone. Returns (kernels, steps, scores).
     """
-    iw = _best_index(scores)[0]
-    if _best_index(scores)[2] != len(steps) - 1:
+    iw, io, ip = _best_index(scores)
+    if ip != len(steps) - 1:
         return kernels, steps, scores
-    steps = np.arange(1, 2**STEP_DOUBLINGS * len(steps) + 1)  # one longer path: one compilation
-    best_row = score([kernels[iw]], steps)
-    padded = np.full(scores.shape[:2] + (len(steps),) + scores.shape[3:], np.inf)
-    padded[:, :, : scores.shape[2]] = scores
-    padded[iw] = best_row[0]
-    return kernels, steps, padded
+    longer = np.union1d(steps, _step_grid(2**STEP_DOUBLINGS * int(steps[-1])))  # one path: one compilation
+    best_row = score([kernels[iw]], longer, omega=io)
+    padded = np.full(scores.shape[:2] + (len(longer),) + scores.shape[3:], np.inf)
+    padded[:, :, np.searchsorted(longer, steps)] = scores
+    padded[iw, io] = best_row[0, 0]
+    return kernels, longer, padded
 
 
 def _warn_on_edges(width, grid, params, ip, filt, defaults: bool) -> None:
@@ -330,6 +364,8 @@ class _SpectralEstimator(_GridSelection):
         a, V, omegas = self._resolve_output(d)
         scale = float(np.mean(np.asarray(kernels[0].diag(jnp.asarray(X)))))
         params = self._resolve_params(filt, scale if scale > 0 else 1.0)
+        if filt.iterative and self.n_steps is None:
+            params = _step_grid(int(params[-1]))
         masks = self._masks(n)
         self.y_mean_ = Y.mean(axis=0) if check_bool(self.fit_intercept, "fit_intercept") \
             else np.zeros(d, Y.dtype)
@@ -340,10 +376,17 @@ class _SpectralEstimator(_GridSelection):
         pj = jnp.asarray(params, jnp.int32 if filt.iterative else dtype)
         mode = self.selection if isinstance(self.selection, str) else "masks"
 
-        def score(kerns, steps_or_lambdas):
-            return np.asarray(_score_grid(_stack(kerns), Xj, Yc, aj, Vj, filt,
-                                          jnp.asarray(steps_or_lambdas, pj.dtype), mode, jnp.asarray(masks),
-                                          type(self)._loss, jnp.asarray(self.y_mean_, dtype)))
+        def score(kerns, steps_or_lambdas, rows=slice(None), fold_masks=masks, omega=None):
+            full, rep, index = _path_params(filt, steps_or_lambdas)
+            args = (Xj[rows], Yc[rows], aj if omega is None else aj[omega:omega + 1], Vj, filt, jnp.asarray(full, pj.dtype), mode, jnp.asarray(fold_masks),
+                    type(self)._loss, jnp.asarray(self.y_mean_, dtype), fold_sizes(fold_masks),
+                    None if rep is None else jnp.asarray(rep))
+            # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
+            # serves every call of a width search, whatever the number of widths it adds
+            padded = kerns + kerns[-1:] * (-len(kerns) % KERNEL_BATCH)
+            out = np.concatenate([np.asarray(_score_grid(_stack(padded[i:i + KERNEL_BATCH]), *args))
+                                  for i in range(0, len(padded), KERNEL_BATCH)])[: len(kerns)]
+            return out if index is None else out[:, :, index]
 
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         grid = f"{len(a)} ω × {len(params)} {'steps' if filt.iterative else 'λ'} × {len(masks)} folds"
@@ -352,11 +395,10 @@ class _SpectralEstimator(_GridSelection):
             if n > WIDTH_SUBSAMPLE and isinstance(self.selection, str):  # widths on a subsample first, then the 3 around the best on all rows
                 rows = np.sort(np.random.default_rng(check_random_state(self.random_state))
                                .choice(n, WIDTH_SUBSAMPLE, replace=False))
-                sub_masks = jnp.asarray(self._masks(WIDTH_SUBSAMPLE))
+                sub_masks = self._masks(WIDTH_SUBSAMPLE)
 
                 def score_sub(kerns):
-                    return np.asarray(_score_grid(_stack(kerns), Xj[rows], Yc[rows], aj, Vj, filt, pj, mode,
-                                                  sub_masks, type(self)._loss, jnp.asarray(self.y_mean_, dtype)))
+                    return score(kerns, params, rows, sub_masks)
 
                 with report.stage(f"width search on {WIDTH_SUBSAMPLE} of {n} rows: {len(widths)}+ widths × {grid}"):
                     sub_kernels, search_grid, sub_scores = _refine_widths(kernels, widths, score_sub(kernels),

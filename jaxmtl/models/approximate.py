@@ -57,9 +57,11 @@ from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
 from ._base import RegressorMixin
 from ._spectral import (
     _best_index,
+    _path_params,
     _refine_widths,
     _SpectralEstimator,
     _stack,
+    _step_grid,
     _warn_on_edges,
 )
 
@@ -100,13 +102,13 @@ def _predict_blocks(fmap: FeatureMap, X: Array, W: Array) -> Array:
     return F.reshape(nb * block, -1)[: X.shape[0]]
 
 
-def _score(kernels, basis, X, Y, rows, ids, n_groups, a, V, filt, params, approximation):
+def _score(kernels, basis, X, Y, rows, ids, n_groups, a, V, filt, params, approximation, report=None):
     """(W, k, Ω, P) fold losses for a stack of kernels (``lax.map``: one kernel's statistics at a time)."""
 
     def one(kern):
         fmap = _feature_map(kern, basis, approximation)
         stats = accumulate_statistics(fmap, X, Y, rows, ids, n_groups)
-        return _feature_kfold_losses(stats, a, V, filt, params)
+        return _feature_kfold_losses(stats, a, V, filt, params, report)
 
     return jax.lax.map(one, kernels)
 
@@ -188,13 +190,18 @@ class ApproximationMixin:
             _unit_kernel(kernels[0])
         a, V, omegas = self._resolve_output(d)
         params = self._resolve_params(filt, float(np.mean(np.asarray(kernels[0].diag(jnp.asarray(X[:100]))))))
+        if filt.iterative and self.n_steps is None:  # evaluate a geometric grid of steps (as the exact path)
+            params = _step_grid(int(params[-1]))
+        full, rep, index = _path_params(filt, params)
+        rep = None if rep is None else jnp.asarray(rep)
+        index = slice(None) if index is None else index
         groups, n_groups, scored = self._groups(n)
         seed = check_random_state(self.random_state)
         self.y_mean_ = Y.mean(axis=0) if check_bool(self.fit_intercept, "fit_intercept") else np.zeros(d, Y.dtype)
         dtype = X.dtype
         Yc = (Y - self.y_mean_).astype(dtype)
         aj, Vj = jnp.asarray(a, dtype), jnp.asarray(V, dtype)
-        pj = jnp.asarray(params, jnp.int32 if filt.iterative else dtype)
+        pj = jnp.asarray(full, jnp.int32 if filt.iterative else dtype)
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         grid = f"{len(a)} ω × {len(params)} {'steps' if filt.iterative else 'λ'} × {len(scored)} folds"
 
@@ -210,7 +217,8 @@ class ApproximationMixin:
 
             def score(kerns):  # one kernel per call: one compilation whatever the number of widths
                 out = np.concatenate([np.asarray(_score_jit(_stack([k]), basis, Xs, Ys, jnp.asarray(rb),
-                                                            jnp.asarray(ib), n_groups, aj, Vj, filt, pj, approx))
+                                                            jnp.asarray(ib), n_groups, aj, Vj, filt, pj, approx,
+                                                            rep))[..., index]
                                       for k in kerns])
                 out = out[:, scored].mean(axis=1)
                 return np.where(np.isfinite(out), out, np.inf)
@@ -231,7 +239,7 @@ class ApproximationMixin:
             rb, ib = group_blocks(groups, n_groups, n, block)
             Xj, Yj = jnp.asarray(X), jnp.asarray(Yc)
             stats = accumulate_statistics(fmap, Xj, Yj, jnp.asarray(rb), jnp.asarray(ib), n_groups)
-            losses = np.asarray(_feature_kfold_losses(stats, aj, Vj, filt, pj))
+            losses = np.asarray(_feature_kfold_losses(stats, aj, Vj, filt, pj, rep))[..., index]
         scores = losses[scored].mean(axis=0)  # (Ω, P)
         scores = np.where(np.isfinite(scores), scores, np.inf)
         if not np.isfinite(scores).any():
@@ -243,7 +251,7 @@ class ApproximationMixin:
         self.kernel_ = kernel
         self.filter_ = filt
         self.output_matrix_ = jnp.asarray((V * a[io]) @ V.T, dtype)
-        self.coef_ = feature_coefficients(stats, aj[io], Vj, filt, pj[ip])
+        self.coef_ = feature_coefficients(stats, aj[io], Vj, filt, jnp.asarray(params[ip], pj.dtype))
         self.n_outputs_ = d
         self.cv_scores_ = scores
         self.path_params_ = params

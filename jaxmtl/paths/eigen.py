@@ -78,7 +78,8 @@ def check_consecutive_steps(params) -> None:
     """Raise ParameterError unless the steps of an iterative filter are 1, 2, …, T.
 
     The recurrences run step by step, so a path emits every step from 1; a list such as
-    [10, 20, 30] would silently be read as steps 1, 2, 3. Traced (abstract) arrays cannot be
+    [10, 20, 30] would silently be read as steps 1, 2, 3. To evaluate a few steps only, pass
+    1..T with a ``report`` mask (:func:`spectral_path`). Traced (abstract) arrays cannot be
     checked and are trusted.
     """
     try:
@@ -89,15 +90,18 @@ def check_consecutive_steps(params) -> None:
         shown = steps.tolist() if steps.size <= 8 else steps.ravel()[:8].tolist() + ["…"]
         raise ParameterError(
             f"steps of an iterative filter must be 1, 2, …, T (the path emits every step); received "
-            f"{shown}. Run the path to T = max(steps) and index the steps you need."
+            f"{shown}. Run the path to T = max(steps) with report=(steps marked True) to evaluate those only."
         )
 
 
-def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau, emit: Callable) -> Array:
+def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau, emit: Callable, report: Array | None = None):
     """Apply ``emit(g)`` to g = g_p(σ) for every parameter p, stacking the results.
 
     Closed-form filters are vmapped over ``params``; iterative filters run their recurrence
-    on σ in a ``lax.scan`` over t = 1..T and emit at every step.
+    on σ in a ``lax.scan`` over t = 1..T and emit at every step — or, with ``report``, only at
+    the steps marked True: the others run the (cheap, elementwise) recurrence and return zeros
+    without calling ``emit`` (a ``lax.cond`` on the unbatched step index, so it stays a branch
+    under ``vmap`` and is differentiable).
 
     Args:
       filt: the filter.
@@ -105,20 +109,26 @@ def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau, emit: Calla
       params: (P,) λ values, or the steps 1..T (consecutive, from 1) for iterative filters.
       tau: step size for iterative filters (ignored otherwise).
       emit: function of g (shape of sigma) returning a pytree.
+      report: optional (T,) booleans, iterative filters only: the steps to emit at.
 
     Returns:
-      the pytree of ``emit`` outputs with a leading axis of length P.
+      the pytree of ``emit`` outputs with a leading axis of length P (zeros at unreported steps).
     """
     if not filt.iterative:
         return jax.vmap(lambda p: emit(filt(sigma, p, tau)))(params)
     check_consecutive_steps(params)
     ones = jnp.ones_like(sigma)
 
-    def scan_body(state, i):
+    def scan_body(state, x):
+        i, flag = x
         state, g = filt.update(state, i, ones, lambda v: sigma * v, tau)
-        return state, emit(g)
+        if report is None:
+            return state, emit(g)
+        skip = lambda g: jax.tree_util.tree_map(jnp.zeros_like, jax.eval_shape(emit, g))  # noqa: E731
+        return state, jax.lax.cond(flag, emit, skip, g)
 
-    _, out = jax.lax.scan(scan_body, filt.init(ones), params)
+    flags = jnp.ones(params.shape, bool) if report is None else jnp.asarray(report, bool)
+    _, out = jax.lax.scan(scan_body, filt.init(ones), (params, flags))
     return out
 
 
@@ -155,6 +165,7 @@ def spectral_path(
     n=None,
     output: str = "predictions",
     loss: Callable = mse_loss,
+    report: Array | None = None,
 ) -> Array:
     """The whole regularization path of a separable kernel from its eigensystem.
 
@@ -172,6 +183,8 @@ def spectral_path(
       n: normaliser (default ``Y.shape[0]``; the k-fold path passes the fold's size).
       output: 'coefficients' → (P, n, d); 'predictions' → (P, m, d); 'loss' → (P,).
       loss: ``loss(F, Y, w)`` used by 'loss' (static), e.g. :func:`mse_loss`.
+      report: optional (T,) booleans for iterative filters: evaluate (emit) only the steps marked
+        True, the others hold zeros (see :func:`path_map`); the recurrence still runs every step.
 
     Returns:
       array with leading axis P (and a leading Ω axis before it when ``eig.a`` is batched).
@@ -196,7 +209,7 @@ def spectral_path(
                 return F
             return loss(F, Y_eval, w_eval)
 
-        return path_map(filt, sigma, params, tau, emit)
+        return path_map(filt, sigma, params, tau, emit, report)
 
     if eig.a.ndim == 1:
         return one_output_matrix(eig.a, tau)

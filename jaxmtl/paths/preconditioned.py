@@ -61,7 +61,7 @@ def _eig_train(G: Array, B: Array, n, V: Array):
 
 
 def feature_kfold_losses(stats: FeatureStatistics, a: Array, V: Array, filt: SpectralFilter,
-                         params: Array) -> Array:
+                         params: Array, report: Array | None = None) -> Array:
     """k-fold mean squared validation loss along the path of a low-rank kernel ΦΦᵀ ⊗ A_ω.
 
     Fold g trains on every group but g and scores group g (statistics from
@@ -71,7 +71,8 @@ def feature_kfold_losses(stats: FeatureStatistics, a: Array, V: Array, filt: Spe
 
     Args:
       stats: :class:`FeatureStatistics` with k ≥ 2 groups; a: (Ω, d) eigenvalues of the output matrices, V: (d, d) their
-        common eigenvectors; filt: spectral filter (static); params: (P,) λ or steps 1..T.
+        common eigenvectors; filt: spectral filter (static); params: (P,) λ or steps 1..T;
+        report: optional (T,) booleans, the steps to evaluate (zeros elsewhere; :func:`path_map`).
 
     Returns:
       (k, Ω, P) losses Σ_held ‖F − Y‖² / (n_held·d).
@@ -89,11 +90,11 @@ def feature_kfold_losses(stats: FeatureStatistics, a: Array, V: Array, filt: Spe
     """
     if filt.iterative:
         check_consecutive_steps(params)
-    return _feature_kfold_losses(stats, a, V, filt, params)
+    return _feature_kfold_losses(stats, a, V, filt, params, report)
 
 
 @partial(jax.jit, static_argnames=("filt",))
-def _feature_kfold_losses(stats, a, V, filt, params):
+def _feature_kfold_losses(stats, a, V, filt, params, report=None):
     G, B = stats.G, stats.B
     Gt, Bt, nt = G.sum(0), B.sum(0), stats.counts.sum()
     d = V.shape[0]
@@ -112,7 +113,7 @@ def _feature_kfold_losses(stats, a, V, filt, params):
                 M = g * Z * av[None, :]
                 return (jnp.sum(M * (H @ M)) - 2.0 * jnp.sum(M * R) + yy) / (nh * d)
 
-            return path_map(filt, sigma, params, tau, emit)
+            return path_map(filt, sigma, params, tau, emit, report)
 
         return jax.vmap(one_output_matrix)(a)
 

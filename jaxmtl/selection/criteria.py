@@ -16,10 +16,12 @@ linear-smoother approximation (their fit on n−1 points is not a rank-one updat
 
 GCV: ‖Y − F‖² / (nd) / (1 − tr H / (nd))².
 
-k-fold: fold f trains on the inputs outside it by masking K (rows and columns of held-out
-inputs set to zero, their outputs to zero). The masked inputs then sit in the null space of
-the masked Gram and get zero coefficients, so the filtered solution on the remaining inputs
-is exactly the one of the reduced problem; folds are vmapped.
+k-fold: fold f trains on the inputs outside it. Its training rows are gathered into a
+(n_train × n_train) Gram (padded to the largest fold with zero rows and columns, which get zero
+coefficients and leave the filtered solution on the other rows unchanged) and the path is
+evaluated on its held-out rows only (padded likewise, with zero weight); folds are vmapped.
+Cost per fold: one eigendecomposition of the fold's Gram and m_held × n_train × d per path
+parameter.
 
 Example:
     >>> import jax.numpy as jnp
@@ -44,7 +46,7 @@ from ..filters.spectral import SpectralFilter
 from ..operators.base import SeparableEigh
 from ..paths.eigen import mse_loss, path_map, spectral_path
 
-__all__ = ["kfold_masks", "loo_path", "gcv_path", "kfold_path", "holdout_path"]
+__all__ = ["kfold_masks", "fold_sizes", "loo_path", "gcv_path", "kfold_path", "holdout_path"]
 
 Array = jax.Array
 
@@ -62,7 +64,7 @@ def kfold_masks(n: int, n_folds: int, seed: int = 0) -> np.ndarray:
     return fold_of[None, :] != np.arange(n_folds)[:, None]
 
 
-def _hat_path(eig: SeparableEigh, Y, filt, params, tau, emit_from_hat):
+def _hat_path(eig: SeparableEigh, Y, filt, params, tau, emit_from_hat, report=None):
     """Shared scaffold of LOO and GCV: emit_from_hat(h, R, Yt) per parameter (and per A)."""
     n = Y.shape[0]
     Yt = eig.U.T @ Y @ eig.V
@@ -77,7 +79,7 @@ def _hat_path(eig: SeparableEigh, Y, filt, params, tau, emit_from_hat):
             R = Y - eig.U @ (h * Yt) @ eig.V.T
             return emit_from_hat(h, R)
 
-        return path_map(filt, sigma, params, tau, emit)
+        return path_map(filt, sigma, params, tau, emit, report)
 
     if eig.a.ndim == 1:
         return one_output_matrix(eig.a, tau)
@@ -86,7 +88,7 @@ def _hat_path(eig: SeparableEigh, Y, filt, params, tau, emit_from_hat):
 
 @partial(jax.jit, static_argnames=("filt", "loss"))
 def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau=None,
-             loss: Callable = mse_loss) -> Array:
+             loss: Callable = mse_loss, report: Array | None = None) -> Array:
     """Closed-form leave-one-input-out loss for every path parameter.
 
     Args:
@@ -95,6 +97,8 @@ def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, 
       filt: filter (static); params: (P,) its parameters (steps 1..T if iterative).
       tau: step of iterative filters (default 1/σ_max).
       loss: ``loss(F, Y, w)`` applied to the leave-one-out predictions Y − E.
+      report: optional (T,) booleans for iterative filters: the steps to evaluate (zeros elsewhere;
+        also for :func:`gcv_path`).
 
     Returns:
       (P,) or (Ω, P) losses; +inf where a hat block is numerically singular (interpolation).
@@ -110,11 +114,12 @@ def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, 
         val = loss(Y - E, Y, w)
         return jnp.where(jnp.all(one_minus_D > eps) & jnp.isfinite(val), val, jnp.inf)
 
-    return _hat_path(eig, Y, filt, params, tau, emit)
+    return _hat_path(eig, Y, filt, params, tau, emit, report)
 
 
 @partial(jax.jit, static_argnames=("filt",))
-def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau=None) -> Array:
+def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau=None,
+             report: Array | None = None) -> Array:
     """Generalized cross-validation ‖Y−F‖²/(nd) / (1 − tr H/(nd))² along the path.
 
     Returns:
@@ -127,12 +132,41 @@ def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, 
         val = jnp.sum(R**2) / nd / denom
         return jnp.where((denom > 0) & jnp.isfinite(val), val, jnp.inf)
 
-    return _hat_path(eig, Y, filt, params, tau, emit)
+    return _hat_path(eig, Y, filt, params, tau, emit, report)
 
 
-@partial(jax.jit, static_argnames=("filt", "loss"))
+def fold_sizes(masks) -> tuple[int, int]:
+    """(largest training size, largest held-out size) of concrete (k, n) boolean masks.
+
+    Example:
+        >>> fold_sizes(kfold_masks(10, 3))
+        (7, 4)
+    """
+    m = np.asarray(masks, bool)
+    return int(m.sum(axis=1).max()), int((~m).sum(axis=1).max())
+
+
+@partial(jax.jit, static_argnames=("filt", "loss", "sizes"))
+def _kfold_path(K, Y, a, V, filt, params, masks, loss, sizes, report=None):
+    n_train, n_held = sizes
+
+    def one_fold(m):
+        tr = jnp.nonzero(m, size=n_train, fill_value=0)[0]
+        held = jnp.nonzero(~m, size=n_held, fill_value=0)[0]
+        vt = (jnp.arange(n_train) < jnp.sum(m)).astype(K.dtype)  # padding rows: weight 0
+        vh = (jnp.arange(n_held) < jnp.sum(~m)).astype(K.dtype)
+        s, U = jnp.linalg.eigh(K[tr][:, tr] * vt[:, None] * vt[None, :])
+        eig = SeparableEigh(jnp.maximum(s, 0.0), U, a, V)
+        return spectral_path(eig, Y[tr] * vt[:, None], filt, params, K_eval=K[held][:, tr] * vt[None, :],
+                             Y_eval=Y[held], w_eval=vh / jnp.sum(vh), n=jnp.sum(vt), output="loss", loss=loss,
+                             report=report)
+
+    return jax.vmap(one_fold)(masks)
+
+
 def kfold_path(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, params: Array,
-               masks: Array, loss: Callable = mse_loss) -> Array:
+               masks: Array, loss: Callable = mse_loss, sizes: tuple[int, int] | None = None,
+               report: Array | None = None) -> Array:
     """k-fold validation loss along the path, folds vmapped.
 
     Args:
@@ -140,22 +174,18 @@ def kfold_path(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, par
       Y: (n, d) outputs.
       a, V: eigenvalues (d,) or (Ω, d) and eigenvectors (d, d) of the output matrix family.
       filt, params: the filter (static) and its (P,) parameters.
-      masks: (k, n) boolean training masks (see :func:`kfold_masks`).
+      masks: (k, n) boolean training masks (see :func:`kfold_masks`); every fold must hold out
+        at least one row.
       loss: ``loss(F, Y, w)`` on each fold's held-out rows.
+      sizes: ``fold_sizes(masks)``, static; computed from ``masks`` when None (then ``masks``
+        must be concrete, not traced).
+      report: optional (T,) booleans for iterative filters: the steps to evaluate (zeros elsewhere).
 
     Returns:
       (k, P) or (k, Ω, P) held-out losses.
     """
-
-    def one_fold(m):
-        mf = m.astype(K.dtype)
-        s, U = jnp.linalg.eigh(K * mf[:, None] * mf[None, :])
-        held = 1.0 - mf
-        eig = SeparableEigh(jnp.maximum(s, 0.0), U, a, V)
-        return spectral_path(eig, Y * mf[:, None], filt, params, K_eval=K, Y_eval=Y,
-                             w_eval=held / jnp.sum(held), n=jnp.sum(mf), output="loss", loss=loss)
-
-    return jax.vmap(one_fold)(masks)
+    sizes = fold_sizes(masks) if sizes is None else sizes
+    return _kfold_path(K, Y, a, V, filt, params, masks, loss, sizes, report)
 
 
 def holdout_path(K_train: Array, K_val_train: Array, Y_train: Array, Y_val: Array, a: Array,
