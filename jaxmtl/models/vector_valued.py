@@ -50,7 +50,6 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         is the learned kernel and ``search_start_``, ``search_start_score_``, ``search_score_``,
         ``search_trace_`` record the start, the criterion before and after, and its trace.
 
-
     Attributes (after fit):
       coef_ (n, d), output_matrix_ (d, d), kernel_, filter_, best_params_, best_score_,
       cv_scores_ (n_kernels, n_omegas, n_params) validation losses, path_params_, omegas_,
