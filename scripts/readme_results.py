@@ -270,12 +270,16 @@ def scale() -> str:
                              f"{r.get('measured_at', '?')}: {r['nystrom_seconds']:.0f} s / RMSE {r['nystrom_test_rmse']:.3f}"
                              f" vs {r['exact_seconds']:.0f} s / {r['exact_test_rmse']:.3f}" for r in runs) + ".\n"
                             if len(runs) > 1 else "\n"))
-        parts.append(f"Fixed regularisation (exact and blocked: {res.get('steps', 100)} ν-method steps; Nyström and "
-                     "random features: Tikhonov λ = 1e-5), Gaussian width = median distance, p = 21, d = 3, "
-                     "2 000 test rows:\n\n" + _scale_table(res["rows"]) + "\n")
-        slopes = ", ".join(f"{k} {v['time']:.2f}" for k, v in res.get("slopes", {}).items() if v["time"] == v["time"])
-        parts.append(f"Fitted log–log slopes of fit time against n: {slopes}.\n")
-        parts.append("![time, test error and peak memory against n](benchmarks/results/perf_scale.png)\n")
+        if not any("seconds" in r for r in res.get("rows", [])):  # a --claim run alone
+            parts.append("The scaling table against n is not recorded yet: `python benchmarks/perf_scale.py`.\n")
+        else:
+            parts.append(f"Fixed regularisation (exact and blocked: {res.get('steps', 100)} ν-method steps; Nyström "
+                         "and random features: Tikhonov λ = 1e-5), Gaussian width = median distance, p = 21, d = 3, "
+                         "2 000 test rows:\n\n" + _scale_table(res["rows"]) + "\n")
+            slopes = ", ".join(f"{k} {v['time']:.2f}" for k, v in res.get("slopes", {}).items()
+                               if v["time"] == v["time"])
+            parts.append(f"Fitted log–log slopes of fit time against n: {slopes}.\n")
+            parts.append("![time, test error and peak memory against n](benchmarks/results/perf_scale.png)\n")
     gpu = RESULTS / "perf_scale_gpu.json"
     if gpu.exists():
         g = json.loads(gpu.read_text())
