@@ -51,7 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import as_float_array, check_bool, check_inputs
-from ..errors import NotFittedError, ParameterError, ShapeError, TaskError
+from ..errors import NotFittedError, ShapeError, TaskError
 from ..kernels.scalar import Kernel
 from .centralized import check_weights
 from .kernel import check_alpha, check_kernel, check_lam, resolve_task_kernel
