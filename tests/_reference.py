@@ -30,3 +30,23 @@ def dense_filter_coefficients(K, A, Y, g):
     w, W = np.linalg.eigh(G)
     w = np.maximum(w, 0)
     return (W @ (g(w) * (W.T @ Y.reshape(-1)))).reshape(n, d) / n
+
+
+def nu_method_loop(G, y, tau, n, T, nu=1.0):
+    """Explicit ν-method recurrence ([BRBV11] §3.3) c ← c + u(c − c') + ωτ/n (y − G c), T steps.
+
+    ``G`` is a dense (N, N) matrix and ``y`` an (N,) or (N, d) right-hand side; returns the T iterates.
+    The step coefficients are written out here, independently of ``jaxmtl.filters``.
+    """
+    c = cp = np.zeros_like(y)
+    out = []
+    for i in range(1, T + 1):
+        if i == 1:
+            u, w = 0.0, (4 * nu + 2) / (4 * nu + 1)
+        else:
+            u = (i - 1) * (2 * i - 3) * (2 * i + 2 * nu - 1) / (
+                (i + 2 * nu - 1) * (2 * i + 4 * nu - 1) * (2 * i + 2 * nu - 3))
+            w = 4 * (2 * i + 2 * nu - 1) * (i + nu - 1) / ((i + 2 * nu - 1) * (2 * i + 4 * nu - 1))
+        c, cp = c + u * (c - cp) + w * tau / n * (y - G @ c), c
+        out.append(c)
+    return out

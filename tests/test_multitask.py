@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from _reference import nu_method_loop
 from jaxmtl import Gaussian, MultiTaskRegressor, VectorFieldRegressor
 from jaxmtl.datasets import grid_2d, make_multitask_toy, vector_field_1
 from jaxmtl.errors import NonFiniteError, ShapeError, TaskError
@@ -30,19 +31,7 @@ def nu_loop(Q, Y, T, mask=None, nu=1.0):
     Qm = Q * np.outer(m, m)
     n = m.sum()
     tau = 1.0 / float(max_eigenvalue(lambda C: jnp.asarray(Qm) @ C / n, Y.shape, jnp.float64))
-    y = Y * m[:, None]
-    c = cp = np.zeros_like(Y)
-    out = []
-    for i in range(1, T + 1):
-        if i == 1:
-            u, w = 0.0, (4 * nu + 2) / (4 * nu + 1)
-        else:
-            u = (i - 1) * (2 * i - 3) * (2 * i + 2 * nu - 1) / (
-                (i + 2 * nu - 1) * (2 * i + 4 * nu - 1) * (2 * i + 2 * nu - 3))
-            w = 4 * (2 * i + 2 * nu - 1) * (i + nu - 1) / ((i + 2 * nu - 1) * (2 * i + 4 * nu - 1))
-        c, cp = c + u * (c - cp) + w * tau / n * (y - Qm @ c), c
-        out.append(c)
-    return out
+    return nu_method_loop(Qm, Y * m[:, None], tau, n, T, nu)
 
 
 def multitask_gram(X1, t1, X2, t2, width, omega):

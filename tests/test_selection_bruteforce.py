@@ -18,7 +18,7 @@ jax.config.update("jax_enable_x64", True)
 import numpy as np
 import pytest
 
-from _reference import gaussian_gram
+from _reference import gaussian_gram, nu_method_loop
 from jaxmtl import Gaussian, NuMethod, Tikhonov, VectorValuedRegressor
 from jaxmtl.selection import kfold_masks
 
@@ -50,19 +50,7 @@ def nu_iterates(K, A, Y, T, nu=1.0):
     n, d = Y.shape
     G = np.kron(K, A)
     tau = n / np.linalg.eigvalsh(G).max()
-    c = cp = np.zeros(n * d)
-    y = Y.reshape(-1)
-    out = []
-    for i in range(1, T + 1):
-        if i == 1:
-            u, w = 0.0, (4 * nu + 2) / (4 * nu + 1)
-        else:
-            u = (i - 1) * (2 * i - 3) * (2 * i + 2 * nu - 1) / (
-                (i + 2 * nu - 1) * (2 * i + 4 * nu - 1) * (2 * i + 2 * nu - 3))
-            w = 4 * (2 * i + 2 * nu - 1) * (i + nu - 1) / ((i + 2 * nu - 1) * (2 * i + 4 * nu - 1))
-        c, cp = c + u * (c - cp) + w * tau / n * (y - G @ c), c
-        out.append(c.reshape(n, d))
-    return out
+    return [c.reshape(n, d) for c in nu_method_loop(G, Y.reshape(-1), tau, n, T, nu)]
 
 
 def fit(selection, filt=None, **kw):

@@ -125,6 +125,23 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
             a, V = (np.asarray(m) for m in _outputs.common_similarity_eigh(2, omegas))
         return a, V, omegas
 
+    def _coded_targets(self, X: np.ndarray, y) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
+        """Checked labels as (codes (n,), coded targets Y (n, c), code values (a, b)); sets ``classes_``."""
+        classes, codes = _encode_labels(y)
+        if codes.shape[0] != X.shape[0]:
+            raise ShapeError(
+                f"y must have one label per input: expected {X.shape[0]}, received {codes.shape[0]}."
+            )
+        if X.shape[0] < 2:
+            raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={X.shape[0]}.")
+        if len(classes) < 2:
+            raise LabelError(f"y holds a single class ({classes[0]!r}); at least two classes are needed.")
+        a, b = self._code_values(len(classes))
+        Y = np.full((X.shape[0], len(classes)), b, dtype=X.dtype)
+        Y[np.arange(X.shape[0]), codes] = a
+        self.classes_ = classes
+        return codes, Y, (a, b)
+
     def _code_values(self, c: int) -> tuple[float, float]:
         if isinstance(self.coding, str):
             if self.coding == "one_vs_all":
@@ -151,19 +168,7 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
             keep y's dtype.
         """
         X = self._validate_fit_inputs(X)
-        classes, codes = _encode_labels(y)
-        if codes.shape[0] != X.shape[0]:
-            raise ShapeError(
-                f"y must have one label per input: expected {X.shape[0]}, received {codes.shape[0]}."
-            )
-        if X.shape[0] < 2:
-            raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={X.shape[0]}.")
-        if len(classes) < 2:
-            raise LabelError(f"y holds a single class ({classes[0]!r}); at least two classes are needed.")
-        a, b = self._code_values(len(classes))
-        Y = np.full((X.shape[0], len(classes)), b, dtype=X.dtype)
-        Y[np.arange(X.shape[0]), codes] = a
-        self.classes_ = classes
+        codes, Y, (a, b) = self._coded_targets(X, y)
         check_search(self)
         self._fit_exact_or_approximate(X, Y)
         self.proba_scale_ = _fit_softmax_scale(self._decision(X), codes, a - b)

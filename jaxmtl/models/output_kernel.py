@@ -50,14 +50,13 @@ from .._checks import (
     check_positive_array,
 )
 from .._progress import StageReporter
-from ..errors import GridEdgeWarning, LabelError, ParameterError, ShapeError
+from ..errors import GridEdgeWarning, ParameterError, ShapeError
 from ..learning.output_kernel import okl_path, output_basis, output_kernel_learning
 from ..paths.eigen import code_losses, mse_loss
 from ._base import ClassifierMixin, RegressorMixin
 from ._spectral import _best_index, _GridSelection, _stack
 from .multiclass import (
     MultiClassClassifier,
-    _encode_labels,
     _fit_softmax_scale,
     _softmax,
 )
@@ -274,19 +273,12 @@ class OutputKernelClassifier(ClassifierMixin, _OutputKernelBase):
         self.coding = coding
 
     _code_values = MultiClassClassifier._code_values
+    _coded_targets = MultiClassClassifier._coded_targets
 
     def fit(self, X, y) -> OutputKernelClassifier:
         """Fit on (n, p) inputs and n labels of any hashable type (at least two classes)."""
         X = self._validate_fit_inputs(X)
-        classes, codes = _encode_labels(y)
-        if codes.shape[0] != X.shape[0]:
-            raise ShapeError(f"y must have one label per input: expected {X.shape[0]}, received {codes.shape[0]}.")
-        if len(classes) < 2:
-            raise LabelError(f"y holds a single class ({classes[0]!r}); at least two classes are needed.")
-        a, b = self._code_values(len(classes))
-        Y = np.full((X.shape[0], len(classes)), b, dtype=X.dtype)
-        Y[np.arange(X.shape[0]), codes] = a
-        self.classes_ = classes
+        codes, Y, (a, b) = self._coded_targets(X, y)
         self._fit_outputs(X, Y)
         self.proba_scale_ = _fit_softmax_scale(self._decision(X), codes, a - b)
         return self
