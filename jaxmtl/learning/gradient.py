@@ -222,15 +222,17 @@ def eigen_criterion(K: Array, a: Array, V: Array, Y: Array, param, filt=None, cr
     return fn(eig, Y, filt, jnp.reshape(param, (1,)))[0]
 
 
-@partial(jax.custom_vjp, nondiff_argnums=(4,))
-def _remat_matmul(kernel, X1: Array, X2: Array, M: Array, block_size: int) -> Array:
-    """K(X1, X2) @ M in row blocks of X1; reverse mode recomputes each block (custom VJP).
+@partial(jax.custom_vjp, nondiff_argnums=(5,))
+def _remat_matmul(kernel, X1: Array, X2: Array, C: Array, A: Array, block_size: int) -> Array:
+    """K(X1, X2) @ (C A) in row blocks of X1; reverse mode recomputes each block (custom VJP).
 
-    The VJP keeps only (kernel, X1, X2, M) and runs one scan over the blocks, each pulling its
-    cotangent rows back through the recomputed K(X_b, X2) @ M: memory O(block·n2 + n2·d), the
-    same bound as the forward, however many products a path differentiates through.
+    The VJP keeps only the operands (kernel, X1, X2, C, A) — C, not the product C A, so that
+    inside a path the residual of a step is the coefficient state the step carries anyway — and
+    runs one scan over the blocks, each pulling its cotangent rows back through the recomputed
+    K(X_b, X2) @ M: memory O(block·n2 + n2·d), the same bound as the forward, however many
+    products a path differentiates through.
     """
-    return _blocked_products(kernel, X1, X2, M, block_size)
+    return _blocked_products(kernel, X1, X2, C @ A, block_size)
 
 
 def _blocked_products(kernel, X1, X2, M, block_size):
@@ -250,12 +252,13 @@ def _blocked_products(kernel, X1, X2, M, block_size):
     return out.reshape(n_blocks * block_size, -1)[:n1]
 
 
-def _remat_fwd(kernel, X1, X2, M, block_size):
-    return _blocked_products(kernel, X1, X2, M, block_size), (kernel, X1, X2, M)
+def _remat_fwd(kernel, X1, X2, C, A, block_size):
+    return _blocked_products(kernel, X1, X2, C @ A, block_size), (kernel, X1, X2, C, A)
 
 
 def _remat_bwd(block_size, res, G):
-    kernel, X1, X2, M = res
+    kernel, X1, X2, C, A = res
+    M = C @ A
     n1 = X1.shape[0]
     block_size = min(block_size, n1)
     Xp, n_blocks = pad_rows(X1, block_size)
@@ -273,7 +276,7 @@ def _remat_bwd(block_size, res, G):
     (kbar, X2bar, Mbar), Bbars = jax.lax.scan(
         body, zeros, (Xp.reshape(n_blocks, block_size, -1), Gp.reshape(n_blocks, block_size, -1)))
     X1bar = Bbars.reshape(n_blocks * block_size, -1)[:n1]
-    return kbar, X1bar, X2bar, Mbar
+    return kbar, X1bar, X2bar, Mbar @ A.T, C.T @ Mbar
 
 
 _remat_matmul.defvjp(_remat_fwd, _remat_bwd)
@@ -288,7 +291,7 @@ class RematKernelOperator(BlockedKernelOperator):
     """
 
     def mv(self, C):
-        return _remat_matmul(self.kernel, self.X, self.X, C @ self.A, self.block_size)
+        return _remat_matmul(self.kernel, self.X, self.X, C, self.A, self.block_size)
 
 
 class RematCrossOperator(BlockedCrossOperator):
@@ -300,7 +303,7 @@ class RematCrossOperator(BlockedCrossOperator):
     """
 
     def mv(self, C):
-        return _remat_matmul(self.kernel, self.X_eval, self.X, C @ self.A, self.block_size)
+        return _remat_matmul(self.kernel, self.X_eval, self.X, C, self.A, self.block_size)
 
 
 @partial(jax.jit, static_argnames=("filt", "n_steps", "chunk", "loss"))
@@ -331,24 +334,31 @@ def checkpointed_path_losses(op: GramOperator, Y: Array, filt: IterativeFilter, 
     rhs = Y * m / n
 
     def matvec(C):
-        return m * op.mv(m * C) / n
+        # the iterates vanish off the mask (C⁰ = 0, rhs and every product masked), so C needs no
+        # masking before the product: the residual a step keeps is then its state C itself
+        return m * op.mv(C) / n
 
     if tau is None:
-        tau = 1.0 / jax.lax.stop_gradient(max_eigenvalue(matvec, Y.shape, dtype))
+        tau = 1.0 / jax.lax.stop_gradient(max_eigenvalue(lambda C: matvec(m * C), Y.shape, dtype))
     if w_eval is None:
         w_eval = jnp.full((Y_eval.shape[0],), 1.0 / Y_eval.shape[0], dtype)
 
+    def held_out(state):
+        return loss(eval_op.mv(filt.current(state)), Y_eval, w_eval)
+
     def step(state, i):
-        state, C = filt.update(state, i, rhs, matvec, tau)
-        return state, loss(eval_op.mv(C), Y_eval, w_eval)
+        # step i scores C_{i-1}, the state it receives, then moves to C_i: both products read the
+        # same C, the one residual reverse mode keeps per step (scoring C_i after the update
+        # would keep C_i a second time)
+        return filt.update(state, i, rhs, matvec, tau)[0], held_out(state)
 
     @jax.checkpoint
     def run_chunk(state, idx):
         return jax.lax.scan(step, state, idx)
 
     steps = jnp.arange(1, n_steps + 1).reshape(n_steps // chunk, chunk)
-    _, losses = jax.lax.scan(run_chunk, filt.init(rhs), steps)
-    return losses.reshape(-1)
+    last, losses = jax.lax.scan(run_chunk, filt.init(rhs), steps)
+    return jnp.concatenate([losses.reshape(-1)[1:], held_out(last)[None]])  # C_1, …, C_T
 
 
 def minimize(fun: Callable, raw0, optimizer: str = "adam", n_steps: int = 200, learning_rate: float = 0.05):
