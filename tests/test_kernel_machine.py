@@ -119,7 +119,7 @@ def test_bad_input():
     with pytest.raises(ParameterError, match="loss must be one of"):
         KernelMachine(loss="svm", C=1.0).fit(X, t)
     with pytest.raises(ParameterError, match="solver"):
-        KernelMachine(solver="smo", C=1.0).fit(X, t)
+        KernelMachine(solver="newton", C=1.0).fit(X, t)
     with pytest.raises(ParameterError, match="intercept"):
         KernelMachine(solver="coordinate_descent", C=1.0).fit(X, t)
     with pytest.raises(LabelError, match="single class"):

@@ -2,9 +2,10 @@ r"""Kernel machines for any convex loss — SVM, SVR, robust and logistic regres
 
 Minimises Σᵢⱼ C·L(yᵢⱼ, f_j(xᵢ)) + ½‖f‖² over f(x) = Σᵢ K(x, xᵢ) A cᵢ + b (Γ = K·A, [BRBV11]
 §2–4) with the solvers of [Din11] ch. 2 (:mod:`jaxmtl.solvers`): the fixed-point iteration (2.10)
-(default with an intercept) or coordinate descent (Algorithm 1). C is scikit-learn's C of SVC /
-SVR: with A = I, one output and the hinge loss this is SVC's problem, with 'epsilon_insensitive'
-SVR's.
+(default with an intercept) or coordinate descent (Algorithm 1) — and, for the hinge and
+ε-insensitive losses on independent outputs (A diagonal), libsvm's SMO (:func:`jaxmtl.solvers.smo`,
+the default there). C is scikit-learn's C of SVC / SVR: with A = I, one output and the hinge loss
+this is SVC's problem, with 'epsilon_insensitive' SVR's.
 
 * :class:`KernelMachine` — real-valued outputs (``predict`` = ``decision_function``), R² score;
   the classification losses need ±1 targets (the sign is the user's job).
@@ -43,7 +44,8 @@ from ..errors import LabelError, ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..operators import SeparableOperator
 from ..selection import kfold_masks
-from ..solvers import coordinate_descent, coordinate_descent_path, fixed_point, fixed_point_path, get_loss
+from ..solvers import (SMO_LOSSES, coordinate_descent, coordinate_descent_path, fixed_point, fixed_point_path,
+                       get_loss, smo, smo_path)
 from ..solvers._common import check_C
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from .multiclass import MultiClassClassifier, _encode_labels
@@ -52,7 +54,7 @@ from .vector_valued import VectorValuedRegressor
 __all__ = ["KernelMachine", "KernelMachineClassifier"]
 
 DEFAULT_CS = tuple(np.logspace(-2, 2, 9))
-SOLVERS = ("auto", "fixed_point", "coordinate_descent")
+SOLVERS = ("auto", "smo", "fixed_point", "coordinate_descent")
 
 try:
     from sklearn.exceptions import ConvergenceWarning
@@ -93,19 +95,25 @@ class _KernelMachineBase(BaseEstimator):
         self.random_state = random_state
 
     # ---- configuration -----------------------------------------------------------------------
-    def _solver_kwargs(self):
+    def _solver_kwargs(self, A=None):
+        """(single solve, path, keyword arguments) of the solver; A (d, d) the output matrix, if known."""
         if self.solver not in SOLVERS:
             raise ParameterError(f"solver must be one of {SOLVERS}; received {self.solver!r}.")
         intercept = check_bool(self.fit_intercept, "fit_intercept")
+        loss = get_loss(self.loss)
         solver = self.solver
         if solver == "auto":
-            solver = "fixed_point" if intercept else "coordinate_descent"
+            independent = A is not None and np.count_nonzero(A - np.diag(np.diagonal(A))) == 0
+            solver = ("smo" if loss.name in SMO_LOSSES and independent
+                      else "fixed_point" if intercept else "coordinate_descent")
         if solver == "coordinate_descent" and intercept:
             raise ParameterError("solver='coordinate_descent' has no intercept: pass fit_intercept=False or "
-                                 "solver='fixed_point'.")
-        kw = {"loss": get_loss(self.loss), "epsilon": self.epsilon, "tol": self.tol}
+                                 "solver='fixed_point' / 'smo'.")
+        kw = {"loss": loss, "epsilon": self.epsilon, "tol": self.tol}
         if self.max_iter is not None:
             kw["max_iter"] = check_int(self.max_iter, "max_iter")
+        if solver == "smo":
+            return smo, smo_path, {**kw, "fit_intercept": intercept}
         if solver == "fixed_point":
             return fixed_point, fixed_point_path, {**kw, "fit_intercept": intercept}
         seed = check_random_state(self.random_state) or 0
@@ -130,9 +138,9 @@ class _KernelMachineBase(BaseEstimator):
     # ---- fitting -----------------------------------------------------------------------------
     def _fit_targets(self, X, Y):
         """Fit on (n, p) inputs and (n, d) float targets (validated)."""
-        single, path, kw = self._solver_kwargs()
-        self.kernel_ = self._resolve_kernel(X)
         A = self._resolve_output(Y.shape[1]).astype(X.dtype)
+        single, path, kw = self._solver_kwargs(A)
+        self.kernel_ = self._resolve_kernel(X)
         Xj = jnp.asarray(X)
         K = self.kernel_(Xj, Xj)
         op = SeparableOperator(K, jnp.asarray(A))
@@ -145,9 +153,10 @@ class _KernelMachineBase(BaseEstimator):
             self.C_ = float(C[0])
         r = single(op, Y, self.C_, **kw)
         if not bool(r.converged):
-            warnings.warn(f"{type(self).__name__} did not converge in {int(r.n_iter)} iterations (relative "
-                          f"duality gap {float(r.gap / abs(r.primal)):.2g} > tol={self.tol}); increase max_iter.",
-                          ConvergenceWarning, stacklevel=3)
+            criterion = "KKT violation" if single is smo else \
+                f"relative duality gap {float(r.gap / abs(r.primal)):.2g}"
+            warnings.warn(f"{type(self).__name__} did not converge in {int(r.n_iter)} iterations ({criterion} > "
+                          f"tol={self.tol}); increase max_iter.", ConvergenceWarning, stacklevel=3)
         self.coef_ = np.asarray(r.coef)
         self.intercept_ = np.asarray(r.intercept)
         self.n_iter_ = int(r.n_iter)
@@ -202,12 +211,13 @@ class KernelMachine(RegressorMixin, _KernelMachineBase):
       epsilon: SVR tube width / Huber threshold.
       output: None or 'independent' (A = I), or a (d, d) symmetric PSD output matrix
         (:mod:`jaxmtl.outputs`).
-      fit_intercept: an unregularised bias per output (fixed-point solver).
-      solver: 'auto' (fixed point with an intercept, else coordinate descent), 'fixed_point',
-        'coordinate_descent'.
+      fit_intercept: an unregularised bias per output (SMO or fixed-point solver).
+      solver: 'auto' (SMO for the hinge and ε-insensitive losses with a diagonal output matrix,
+        else the fixed point with an intercept, coordinate descent without), 'smo',
+        'fixed_point', 'coordinate_descent'.
       Cs: the C grid when C is None (default 9 values in [1e-2, 1e2]).
       n_folds: folds of the C selection.
-      tol: relative duality gap at which the solver stops.
+      tol: relative duality gap at which the solver stops (SMO: maximal KKT violation, libsvm's tol).
       max_iter: iteration cap (None: the solver's default).
       random_state: seed of the folds and of coordinate descent's permutations.
 

@@ -113,7 +113,7 @@ def check_operator(op: Any) -> GramOperator:
         K = as_float_array(op, "op", ndim=2)
         if K.shape[0] != K.shape[1]:
             raise ShapeError(f"op given as a kernel matrix must be square; received shape {K.shape}.")
-        return DenseOperator(jnp.asarray(K), 1)
+        return DenseOperator(op if isinstance(op, jax.Array) else jnp.asarray(K), 1)  # no copy of a JAX array
     raise ParameterError(
         f"op must be a jaxmtl.operators.GramOperator or an (n, n) kernel matrix; received {type(op).__name__}.")
 
