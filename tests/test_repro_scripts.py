@@ -5,7 +5,7 @@ claim (not only the finiteness checks); every claim records the paper's statemen
 and the tolerance. The claim helpers are tested on figures where the answer is known, a failing
 claim makes a script exit non-zero, and the README generator lists failing claims openly.
 
-Not marked ``slow`` on purpose: the five quick runs take a few minutes together on 2 idle cores.
+Not marked ``slow`` on purpose: the quick runs take a few minutes together on 2 idle cores.
 Set ``JAXMTL_SKIP_REPRO=1`` to skip them.
 """
 
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ["repro_school", "repro_ida", "repro_toy", "repro_fields", "repro_mulan"]
+SCRIPTS = ["repro_school", "repro_ida", "repro_toy", "repro_fields", "repro_mulan", "repro_ida_svm"]
 KEYS = ("name", "mode", "paper", "protocol", "seeds", "ours", "claims", "versions", "machine", "command",
         "elapsed_s")
 skip_runs = pytest.mark.skipif(os.environ.get("JAXMTL_SKIP_REPRO") == "1", reason="JAXMTL_SKIP_REPRO=1")
