@@ -8,6 +8,7 @@ jax.config.update("jax_enable_x64", True)
 import numpy as np
 import pytest
 
+import jaxmtl
 from jaxmtl import MultiClassClassifier, VectorValuedRegressor
 from jaxmtl.errors import ParameterError
 from jaxmtl.kernels.scalar import Gaussian
@@ -82,6 +83,19 @@ def test_gradient_result_no_worse_than_its_start_on_validation(ard_fits):
     assert ard.best_params_["param"] == ard.best_params_["lambda"]
 
 
+def test_gradient_fitted_model_round_trips_through_save_and_load(ard_fits, tmp_path):
+    X, _, Xt, _, _, ard = ard_fits
+    jaxmtl.save(ard, tmp_path / "ard.npz")
+    loaded = jaxmtl.load(tmp_path / "ard.npz")
+    assert loaded.get_params()["search"] == "gradient"
+    np.testing.assert_array_equal(np.asarray(loaded.kernel_.sigma), np.asarray(ard.kernel_.sigma))
+    np.testing.assert_array_equal(np.asarray(loaded.search_trace_), np.asarray(ard.search_trace_))
+    assert loaded.search_score_ == ard.search_score_
+    a, b = ard.predict(Xt), loaded.predict(Xt)
+    assert a.dtype == b.dtype == np.float64
+    np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("bad", ["gradients", "Grid", None, 1])
 def test_bad_search_raises_naming_the_argument(bad):
     X, Y, _, _ = few_relevant_features(n_train=20, n_test=0)
@@ -103,7 +117,7 @@ def test_grid_stays_the_default():
 
 
 @pytest.mark.slow
-def test_classifier_gradient_search_iterative_filter():
+def test_classifier_gradient_search_iterative_filter(tmp_path):
     """Three classes, ν-method: width and ω learned on the code criterion, steps on the path."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(150, 3))
@@ -113,3 +127,7 @@ def test_classifier_gradient_search_iterative_filter():
     assert clf.search_score_ <= clf.search_start_score_
     assert isinstance(clf.best_params_["param"], int)
     assert clf.score(X[90:], y[90:]) >= grid.score(X[90:], y[90:]) - 0.05
+    jaxmtl.save(clf, tmp_path / "clf.npz")
+    loaded = jaxmtl.load(tmp_path / "clf.npz")
+    np.testing.assert_array_equal(loaded.predict_proba(X[90:]), clf.predict_proba(X[90:]))
+    np.testing.assert_array_equal(loaded.predict(X[90:]), clf.predict(X[90:]))

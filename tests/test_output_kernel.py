@@ -12,6 +12,7 @@ import pytest
 from _reference import gaussian_gram
 from scipy.optimize import minimize
 
+import jaxmtl
 from jaxmtl.datasets.okl_sims import OKL_SIM_GROUPS, make_okl_sim
 from jaxmtl.errors import LabelError, NotFittedError, ParameterError, ShapeError
 from jaxmtl.kernels import Gaussian, Linear
@@ -63,6 +64,19 @@ def small_problem(n=10, d=3, seed=0, lam=0.3):
     K = gaussian_gram(X, X, 1.0)
     Y = np.c_[np.sin(X[:, 0]), np.sin(X[:, 0]) + 0.2 * X[:, 1], X[:, 1]][:, :d] + 0.1 * rng.normal(size=(n, d))
     return X, K, Y, lam
+
+
+def assert_round_trip(model, path, X, methods=("predict",)):
+    """``jaxmtl.save`` then ``jaxmtl.load``: same class, output kernel, λ and identical outputs."""
+    jaxmtl.save(model, path)
+    loaded = jaxmtl.load(path)
+    assert type(loaded) is type(model) and loaded.get_params().keys() == model.get_params().keys()
+    np.testing.assert_array_equal(loaded.output_kernel_, model.output_kernel_)
+    assert loaded.lambda_ == model.lambda_
+    for name in methods:
+        a, b = getattr(model, name)(X), getattr(loaded, name)(X)
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
 
 
 # ----------------------------------------------------------------- core: Algorithm 1
@@ -238,7 +252,7 @@ def test_okl_sims_follow_the_paper():
 
 
 # ----------------------------------------------------------------- estimators
-def test_regressor_with_fixed_kernel_and_lambda_equals_the_reference():
+def test_regressor_with_fixed_kernel_and_lambda_equals_the_reference(tmp_path):
     X, K, Y, lam = small_problem(n=14, seed=13, lam=0.1)
     model = OutputKernelRegressor(kernel=Gaussian(1.0), lambdas=[lam], fit_intercept=False, tol=1e-12,
                                   max_iter=2000).fit(X, Y)
@@ -249,6 +263,8 @@ def test_regressor_with_fixed_kernel_and_lambda_equals_the_reference():
     X_new = np.random.default_rng(14).normal(size=(4, 2))
     np.testing.assert_allclose(model.predict(X_new), gaussian_gram(X_new, X, 1.0) @ C_ref @ L_ref, atol=1e-6)
     assert model.lambda_ == lam and model.output_kernel_.shape == (3, 3)
+    assert model.predict(X_new).dtype == np.float64
+    assert_round_trip(model, tmp_path / "okl.npz", X_new)
 
 
 def test_kfold_scores_equal_a_brute_force_loop():
@@ -291,7 +307,7 @@ def test_classifier_beats_chance_and_finds_the_split_classes():
 
 
 @pytest.mark.slow  # compiles the selection for the default kernel grid (~15 s on 2 cores)
-def test_classifier_string_labels_binary_and_default_kernel():
+def test_classifier_string_labels_binary_and_default_kernel(tmp_path):
     rng = np.random.default_rng(16)
     X = rng.normal(size=(40, 2))
     y = np.where(X[:, 0] > 0, "yes", "no")
@@ -299,10 +315,11 @@ def test_classifier_string_labels_binary_and_default_kernel():
     assert model.decision_function(X).shape == (40,)
     assert model.score(X, y) > 0.85 and model.predict(X).dtype == y.dtype
     assert model.best_params_["kernel_width"] is not None and model.cv_scores_.shape == (5, 15)
+    assert_round_trip(model, tmp_path / "okl.npz", X, ("predict", "predict_proba", "decision_function"))
 
 
 @pytest.mark.slow  # compiles the selection for the default kernel grid (~15 s on 2 cores)
-def test_estimators_follow_sklearn_conventions():
+def test_estimators_follow_sklearn_conventions(tmp_path):
     from sklearn.base import clone
 
     model = OutputKernelClassifier(kernel=Linear(), lambdas=[1.0, 0.1], rank=2, coding="simplex")
@@ -315,6 +332,7 @@ def test_estimators_follow_sklearn_conventions():
     X, _, Y, _ = small_problem(n=20, seed=17)
     fitted = clone(reg).set_params(rank=1).fit(X, Y)
     assert fitted.predict(X).shape == (20, 3)
+    assert_round_trip(fitted, tmp_path / "low_rank.npz", X)
     f = fitted.predictor()
     np.testing.assert_allclose(np.asarray(f(jnp.asarray(X))), fitted.predict(X), atol=1e-10)
     assert fitted.predict(X[:, :]).shape == (20, 3)
