@@ -20,7 +20,8 @@ Departures from [Din11]: the stopping rule is the relative duality gap at the en
 (as for :func:`~jaxmtl.solvers.fixed_point`), not max|h| < δ (still reported as ``residual``
 after the last sweep); a coefficient whose update is exactly 0 skips the column update, as the
 thesis suggests for Algorithm 2. No intercept: its optimality condition Σᵢ cᵢ = 0 couples all
-coefficients, which a one-coordinate update cannot keep (use the fixed-point solver).
+coefficients, which a one-coordinate update cannot keep (use the fixed-point solver, or
+:func:`~jaxmtl.solvers.smo`'s pair updates for the hinge and ε-insensitive losses).
 
 Example:
     >>> import jax.numpy as jnp
@@ -252,7 +253,8 @@ def _prepare(op, Y, loss, epsilon, tol, max_iter, fit_intercept, random_state):
     if fit_intercept is not False:
         check_bool(fit_intercept, "fit_intercept")
         raise ParameterError("coordinate_descent has no intercept (Σ c_i = 0 couples every coordinate); "
-                             "use fixed_point(..., fit_intercept=True).")
+                             "use fixed_point(..., fit_intercept=True), or smo for the hinge and "
+                             "epsilon_insensitive losses.")
     cols = column_access(op)
     dtype = cols.diag().dtype
     loss, eps, tol, max_iter = check_solver_args(loss, epsilon, tol, max_iter, dtype)
