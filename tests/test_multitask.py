@@ -64,7 +64,7 @@ def unequal_tasks():
 
 def test_multitask_fit_equals_the_dense_reference_at_the_selected_parameters():
     x, y, t, (mu, sd) = unequal_tasks()
-    model = MultiTaskRegressor(width_factors=(0.5, 1.0, 2.0), n_steps=80).fit(x, y, t)
+    model = MultiTaskRegressor(width_factors=(0.5, 1.0, 2.0), n_steps=80, route="matrix_free").fit(x, y, t)
     bp = model.best_params_
     Q = multitask_gram(x, t, x, t, bp["kernel_width"], bp["omega"])
     C = nu_loop(Q, (y - y.mean())[:, None], bp["param"])[-1]
@@ -87,7 +87,8 @@ def test_multitask_holdout_scores_and_choice_equal_brute_force():
     x, y, t, _ = unequal_tasks()
     train = np.random.default_rng(3).random(len(x)) < 0.6
     omegas, T, width = [0.0, 0.5, 1.0], 30, 0.4
-    model = MultiTaskRegressor(kernel=Gaussian(width), omegas=omegas, n_steps=T, selection=train).fit(x, y, t)
+    model = MultiTaskRegressor(kernel=Gaussian(width), omegas=omegas, n_steps=T, selection=train,
+                               route="matrix_free").fit(x, y, t)
     yc = (y - y.mean())[:, None]
     ref = np.empty((len(omegas), T))
     for io, om in enumerate(omegas):
@@ -107,7 +108,7 @@ def test_vector_field_fit_equals_the_dense_reference_at_the_selected_parameters(
     rest = np.setdiff1d(np.arange(len(X)), idx)
     mu, sd = X[idx].mean(0), X[idx].std(0)
     Xs, Xr = (X[idx] - mu) / sd, (X[rest] - mu) / sd
-    model = VectorFieldRegressor(width_factors=(0.5, 1.0), n_steps=80).fit(Xs, V[idx])
+    model = VectorFieldRegressor(width_factors=(0.5, 1.0), n_steps=80, route="matrix_free").fit(Xs, V[idx])
     bp = model.best_params_
     G = field_gram(Xs, Xs, bp["kernel_width"], bp["gamma"])
     c = nu_loop(G, V[idx].reshape(-1, 1), bp["param"])[-1]

@@ -20,7 +20,8 @@ def test_multitask_coupling_beats_independent_on_the_toy():
     mse = lambda m: np.mean((m.predict(test.x, test.tasks) - test.f) ** 2)
     assert mse(coupled) < mse(indep)
     assert coupled.best_params_["omega"] > 0
-    assert coupled.cv_scores_.shape == (5, 11, 150)
+    assert coupled.cv_scores_.shape == (len(coupled.kernel_widths_), 11, 150)
+    assert coupled.route_ == "exact" and len(coupled.kernel_widths_) >= 6
     assert coupled.score(test.x, test.y, test.tasks) > 0.5
 
 
@@ -38,9 +39,11 @@ def test_multitask_string_task_ids_and_errors():
     with pytest.raises(ParameterError, match="omegas"):
         MultiTaskRegressor(omegas=[2.0]).fit(d.x, d.y, names)
     with pytest.raises(ParameterError, match="iterative"):
-        MultiTaskRegressor(filter="tikhonov").fit(d.x, d.y, names)
+        MultiTaskRegressor(filter="tikhonov", route="matrix_free").fit(d.x, d.y, names)
     with pytest.raises(ParameterError, match="selection"):
-        MultiTaskRegressor(selection="loo").fit(d.x, d.y, names)
+        MultiTaskRegressor(selection="loo", route="matrix_free").fit(d.x, d.y, names)
+    with pytest.raises(ParameterError, match="route"):
+        MultiTaskRegressor(route="dense").fit(d.x, d.y, names)
 
 
 def test_vector_field_recovers_gamma_and_splits_parts():

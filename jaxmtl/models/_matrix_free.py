@@ -1,4 +1,23 @@
-"""Selection and refit on matrix-free paths, shared by the multi-task and vector-field models."""
+r"""Selection and refit for operator families, shared by the multi-task and vector-field models.
+
+Two routes over the same grid of kernels × operator parameters (ω, γ) × filter parameters:
+
+* ``'exact'`` — the operator is materialised (N × N, N = n·d) and eigendecomposed once per
+  kernel and parameter (:mod:`jaxmtl.paths.dense`): every filter (Tikhonov, TSVD, iterated
+  Tikhonov, Landweber, ν-method) and every selection ('kfold', 'holdout', closed-form 'loo' and
+  'gcv', given masks);
+* ``'matrix_free'`` — iterative filters only, as one ``lax.scan`` of operator products per path
+  (:mod:`jaxmtl.paths.scan`), selection by k-fold / hold-out masks.
+
+``route='auto'`` takes the exact route up to ``EXACT_MAX_UNKNOWNS`` unknowns: at N = 1500 one
+eigendecomposition costs about as much as a few hundred operator products, the length of one
+default path, and it serves every filter parameter, fold and step at once.
+
+The search is the eigen-path estimators' (:mod:`jaxmtl.models._spectral`): widths median × 4ᵏ,
+k = −2 … 3, refined or extended past an edge; iterative paths evaluated on a geometric step grid
+and continued when their best step is the last; a ``GridEdgeWarning`` when a selected value still
+lies on an edge.
+"""
 
 from __future__ import annotations
 
@@ -7,60 +26,131 @@ from typing import Callable
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import check_int
 from ..errors import DivergenceError, ParameterError
-from ..filters.spectral import IterativeFilter, get_filter
+from ..filters.spectral import get_filter
+from ..paths.dense import dense_coefficients, dense_grid_losses
+from ..paths.eigen import mse_loss
 from ..paths.scan import grid_path_losses, path_scan, raise_divergence
-from ._spectral import DEFAULT_STEPS, _GridSelection, _stack
+from ..selection.criteria import fold_sizes
+from ._spectral import (
+    KERNEL_BATCH,
+    SELECTIONS,
+    _best_index,
+    _continue_path,
+    _GridSelection,
+    _path_params,
+    _refine_widths,
+    _SpectralEstimator,
+    _stack,
+    _step_grid,
+    _warn_on_edges,
+)
+
+ROUTES = ("auto", "exact", "matrix_free")
+# route='auto' materialises operators with at most this many unknowns n·d (see the module doc).
+EXACT_MAX_UNKNOWNS = 1500
 
 
 class _MatrixFreeEstimator(_GridSelection):
-    """Fits by an iterative filter over a Gram operator: grid of kernels × operator parameters
-    × folds × steps in one compiled call, then a refit on all data at the chosen triple."""
+    """Grid of kernels × operator parameters × folds × filter parameters, scored in compiled
+    calls, then a refit on all data at the chosen point.
 
-    # The matrix-free estimators keep the narrower grid median × (1/4 … 4): their paths are long and
-    # one width costs a full path, and their width search is not refined (see docs/defaults.md).
-    _default_width_factors = (0.25, 0.5, 1.0, 2.0, 4.0)
+    Reads ``route``, ``filter``, ``n_steps``, ``lambdas`` and the attributes of
+    :class:`~jaxmtl.models._spectral._GridSelection`.
+    """
+
+    def _route(self, unknowns: int) -> str:
+        if not isinstance(self.route, str) or self.route not in ROUTES:
+            raise ParameterError(f"route must be one of {ROUTES}; received {self.route!r}.")
+        if self.route == "auto":
+            return "exact" if unknowns <= EXACT_MAX_UNKNOWNS else "matrix_free"
+        return self.route
 
     def _select_and_fit(self, X: np.ndarray, Y: np.ndarray, build: Callable, params: np.ndarray,
                         data) -> None:
-        if isinstance(self.selection, str) and self.selection not in ("kfold", "holdout"):
-            raise ParameterError(
-                f"selection must be 'kfold' or 'holdout' for matrix-free paths; received {self.selection!r}."
-            )
+        n, d = Y.shape
+        route = self._route(n * d)
         filt = get_filter(self.filter)
-        if not isinstance(filt, IterativeFilter):
+        allowed = SELECTIONS if route == "exact" else ("kfold", "holdout")
+        if isinstance(self.selection, str) and self.selection not in allowed:
             raise ParameterError(
-                f"filter must be iterative ('nu_method' or 'landweber'); received {type(filt).__name__}."
+                f"selection must be one of {allowed} on the {route} route (n·d = {n * d}); "
+                f"received {self.selection!r}."
+                + ("" if route == "exact" else " route='exact' offers 'loo' and 'gcv' on small problems.")
             )
-        steps = DEFAULT_STEPS.get(filt.name, 150) if self.n_steps is None else self.n_steps
-        steps = check_int(steps, "n_steps", minimum=1)
+        if route == "matrix_free" and not filt.iterative:
+            raise ParameterError(
+                f"filter must be iterative ('nu_method' or 'landweber') on the matrix_free route "
+                f"(n·d = {n * d} > {EXACT_MAX_UNKNOWNS}, or route='matrix_free'); received "
+                f"{type(filt).__name__}. route='exact' materialises the operator instead."
+            )
+        path = _SpectralEstimator._resolve_params(self, filt, 1.0)
+        default_steps = filt.iterative and self.n_steps is None
+        if default_steps:
+            path = _step_grid(int(path[-1]))
         kernels, widths = self._resolve_kernels(X)
-        masks = self._masks(X.shape[0])
+        masks = self._masks(n)
+        mode = self.selection if isinstance(self.selection, str) and self.selection in ("loo", "gcv") else "kfold"  # hold-out: one masked fold
         Yj = jnp.asarray(Y)
-        pj = jnp.asarray(params, Yj.dtype)
-        losses, diverged = grid_path_losses(build, _stack(kernels), pj, data, Yj, jnp.asarray(masks),
-                                            filt, steps)
-        scores = np.asarray(losses).mean(axis=1)  # (W, P, T)
-        scores = np.where(np.isnan(scores), np.inf, scores)
+        dtype = Yj.dtype
+        pj = jnp.asarray(params, dtype)
+        mj = jnp.asarray(masks)
+
+        def score_batch(stacked, ps, full, report):
+            if route == "exact":
+                return np.asarray(dense_grid_losses(
+                    build, stacked, ps, data, Yj, filt, jnp.asarray(full, jnp.int32 if filt.iterative else dtype),
+                    mode, mj, fold_sizes(masks), mse_loss, report))
+            losses, _ = grid_path_losses(build, stacked, ps, data, Yj, mj, filt, int(full[-1]), mse_loss, report)
+            return np.asarray(losses).mean(axis=1)  # (W, P, T)
+
+        def score(kerns, path_params, omega=None):
+            """(W, P, L) validation losses of kernels × operator parameters × ``path_params``."""
+            full, report, index = _path_params(filt, path_params)
+            report = None if report is None else jnp.asarray(report)
+            ps = pj if omega is None else pj[omega:omega + 1]
+            # exact route: kernels in padded batches of KERNEL_BATCH, one compilation per search;
+            # matrix-free: one kernel per call (a padded batch would run whole duplicate paths)
+            batch = KERNEL_BATCH if route == "exact" else 1
+            padded = kerns + kerns[-1:] * (-len(kerns) % batch)
+            out = np.concatenate([score_batch(_stack(padded[i:i + batch]), ps, full, report)
+                                  for i in range(0, len(padded), batch)])[: len(kerns)]
+            out = np.where(np.isnan(out), np.inf, out)
+            return out if index is None else out[:, :, index]
+
+        search_grid = widths
+        if widths is not None and self.width_factors is None:
+            kernels, widths, scores = _refine_widths(kernels, widths, score(kernels, path),
+                                                     lambda k: score(k, path))
+            search_grid = widths
+        else:
+            scores = score(kernels, path)
+        if default_steps:
+            kernels, path, scores = _continue_path(kernels, path, scores, score)
         if not np.isfinite(scores).any():
             raise DivergenceError("every path of the grid diverged or produced non-finite losses.")
-        iw, ip, it = np.unravel_index(int(np.argmin(scores)), scores.shape)
+        iw, ip, it = _best_index(scores)
+        _warn_on_edges(None if widths is None else widths[iw], search_grid, path, it, filt,
+                       self.width_factors is None and self.n_steps is None)
         self.kernel_ = kernels[iw]
         self.filter_ = filt
+        self.route_ = route
         self._op_param = float(params[ip])
         op = build(self.kernel_, pj[ip], data)
-        res = path_scan(op, Yj, filt, int(it) + 1)
-        if bool(res.diverged):
-            raise_divergence(res.tau)
-        self.coef_ = res.coef
+        param = int(path[it]) if filt.iterative else float(path[it])
+        if route == "exact":
+            self.coef_ = dense_coefficients(op, Yj, filt, jnp.asarray(param, jnp.int32 if filt.iterative else dtype))
+        else:
+            res = path_scan(op, Yj, filt, param)
+            if bool(res.diverged):
+                raise_divergence(res.tau)
+            self.coef_ = res.coef
         self.cv_scores_ = scores
-        self.diverged_ = np.asarray(diverged)
-        self.path_params_ = np.arange(1, steps + 1)
+        self.path_params_ = np.asarray(path)
         self.kernel_widths_ = widths
         self.best_score_ = float(scores[iw, ip, it])
         self.best_params_ = {
             "kernel": self.kernel_,
             "kernel_width": None if widths is None else float(widths[iw]),
-            "param": int(it) + 1,
+            "param": param,
         }

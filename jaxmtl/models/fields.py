@@ -1,8 +1,9 @@
 r"""Vector-field regression with divergence-free and curl-free kernels ([BRBV11] §4.1, §7.1).
 
 A field v: ℝᵖ → ℝᵖ is learned with Γ_γ = γ·Γ_cf + (1−γ)·Γ_df, the Gaussian curl-free (27) and
-divergence-free (26) kernels, by an iterative filter on the matrix-free operator; γ is chosen on
-the path (vmapped grid), and the fitted field splits into its curl-free and divergence-free
+divergence-free (26) kernels, by a spectral filter on the operator — materialised and
+eigendecomposed up to ``EXACT_MAX_UNKNOWNS`` = 1500 unknowns n·p (every filter, LOO and GCV),
+an iterative filter matrix-free above; γ is chosen on a grid, and the fitted field splits into its curl-free and divergence-free
 parts (same coefficients, each kernel's share). ``kind='independent'`` fits each component
 with a scalar Gaussian kernel (Γ = K·I) for comparison.
 
@@ -64,12 +65,14 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
     """Learn a vector field ℝᵖ → ℝᵖ with div-free / curl-free kernels.
 
     Args:
-      kernel: a Gaussian kernel; None selects its width from ``median × width_factors``.
+      kernel: a Gaussian kernel; None selects its width from median × 4ᵏ, k = −2 … 3, refined
+        around the best (or ``median × width_factors`` when given).
       kind: 'div_curl' (γ selected on ``gammas``), 'curl_free' (γ = 1), 'div_free' (γ = 0) or
         'independent' (Gaussian ⊗ I).
       gammas: γ grid for 'div_curl' (default 0, 0.1, …, 1).
-      filter, n_steps, selection, n_folds, validation_fraction, width_factors, random_state: as
-        in :class:`~jaxmtl.MultiTaskRegressor` (default selection: 5-fold).
+      filter, n_steps, selection, n_folds, validation_fraction, width_factors, random_state,
+        lambdas, route: as in :class:`~jaxmtl.MultiTaskRegressor` (default selection: 5-fold;
+        on the exact route 'loo' leaves out one component of one point at a time).
 
     Attributes (after fit): coef_ (n, p), kernel_, best_params_ (kernel_width, gamma, param),
     cv_scores_ (n_kernels, n_gammas, n_steps), n_features_in_.
@@ -78,7 +81,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
     def __init__(self, kernel: Gaussian | None = None, kind: str = "div_curl", gammas: Any = None,
                  filter: Any = "nu_method", n_steps: int | None = None, selection: str = "kfold",
                  n_folds: int = 5, validation_fraction: float = 0.25, width_factors: Any = None,
-                 random_state: int = 0):
+                 random_state: int = 0, lambdas: Any = None, route: str = "auto"):
         self.kernel = kernel
         self.kind = kind
         self.gammas = gammas
@@ -89,6 +92,8 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.validation_fraction = validation_fraction
         self.width_factors = width_factors
         self.random_state = random_state
+        self.lambdas = lambdas
+        self.route = route
 
     def fit(self, X, V) -> "VectorFieldRegressor":
         """Fit on (n, p) inputs and (n, p) field values."""

@@ -1,10 +1,13 @@
 r"""Multi-task regression with different inputs per task ([BRBV11] §6).
 
 Data in long form (xᵢ, tᵢ, yᵢ); the joint kernel Q((x,t),(x',t')) = K(x,x')·A_ω[t,t'] with the
-common-similarity family A_ω = ω11ᵀ + (1−ω)I (eq. 18). Q is not a Kronecker product, so the
-path is matrix-free (:mod:`jaxmtl.paths.scan`): Q_ω C = ωKC + (1−ω)(K∘S)C with the same-task
-part K∘S stored once as per-task blocks (:class:`~jaxmtl.operators.TaskBlocks`), the ω grid
-vmapped (stacked right-hand sides), steps scanned.
+common-similarity family A_ω = ω11ᵀ + (1−ω)I (eq. 18): ω = 0 is exactly independent tasks
+(one shared width), ω = 1 one pooled function. Q is not a Kronecker product: up to
+``EXACT_MAX_UNKNOWNS`` rows it is materialised and eigendecomposed per ω (every filter, LOO and
+GCV; :mod:`jaxmtl.paths.dense`), above that the path is matrix-free (:mod:`jaxmtl.paths.scan`):
+Q_ω C = ωKC + (1−ω)(K∘S)C with the same-task part K∘S stored once as per-task blocks
+(:class:`~jaxmtl.operators.TaskBlocks`), the ω grid vmapped (stacked right-hand sides), steps
+scanned.
 
 Example:
     >>> import numpy as np
@@ -67,23 +70,33 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
     """Multi-task kernel regression with the common-similarity kernel and an iterative filter.
 
     Args:
-      kernel: scalar kernel; None selects a Gaussian width from ``median × width_factors``.
+      kernel: scalar kernel; None selects a Gaussian width from median × 4ᵏ, k = −2 … 3,
+        refined around the best (or ``median × width_factors`` when given).
       omegas: ω grid in [0, 1] (default 0, 0.1, …, 1): ω = 0 independent tasks, 1 pooled.
-      filter: 'nu_method' (default) or 'landweber' (or an instance).
-      n_steps: path length (default 300 for the ν-method, 3000 for Landweber).
-      selection: 'holdout', 'kfold' (folds vmapped), or boolean training masks (k, N) / (N,).
+      filter: 'nu_method' (default), 'landweber'; on the exact route also 'tikhonov', 'tsvd',
+        'iterated_tikhonov' (or an instance).
+      n_steps: path length (default 300 for the ν-method, 3000 for Landweber, evaluated on a
+        geometric grid and continued when the best step is the last).
+      selection: 'holdout', 'kfold' (folds vmapped), on the exact route also 'loo' and 'gcv'
+        (closed form), or boolean training masks (k, N) / (N,).
       n_folds, validation_fraction, width_factors, random_state: as in
         :class:`~jaxmtl.VectorValuedRegressor`.
       fit_intercept: centre y on its training mean.
+      lambdas: λ grid of a closed-form filter, relative to the Gram's mean diagonal (default 30
+        values in [1e-6, 1]).
+      route: 'auto' (exact up to ``EXACT_MAX_UNKNOWNS`` = 1500 rows, else matrix-free), 'exact'
+        or 'matrix_free'.
 
-    Attributes (after fit): coef_ (N, 1), kernel_, best_params_ (kernel_width, omega, param =
-    steps), cv_scores_ (n_kernels, n_omegas, n_steps), tasks_ (task labels), n_features_in_.
+    Attributes (after fit): coef_ (N, 1), kernel_, route_, best_params_ (kernel_width, omega,
+    param = steps or λ), cv_scores_ (n_kernels, n_omegas, n_params), path_params_ (the steps or
+    λ scored), tasks_ (task labels), n_features_in_.
     """
 
     def __init__(self, kernel: Kernel | None = None, omegas: Any = None, filter: Any = "nu_method",
                  n_steps: int | None = None, selection: str = "holdout", n_folds: int = 5,
                  validation_fraction: float = 0.25, width_factors: Any = None,
-                 fit_intercept: bool = True, random_state: int = 0):
+                 fit_intercept: bool = True, random_state: int = 0, lambdas: Any = None,
+                 route: str = "auto"):
         self.kernel = kernel
         self.omegas = omegas
         self.filter = filter
@@ -94,6 +107,8 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.width_factors = width_factors
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.lambdas = lambdas
+        self.route = route
 
     def fit(self, X, y, tasks) -> "MultiTaskRegressor":
         """Fit on long-form data.

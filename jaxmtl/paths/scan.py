@@ -79,7 +79,8 @@ class PathResult(NamedTuple):
 
 @partial(jax.jit, static_argnames=("filt", "n_steps", "loss"))
 def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, eval_op=None,
-              Y_eval=None, w_eval=None, tau=None, mask=None, loss: Callable = mse_loss) -> PathResult:
+              Y_eval=None, w_eval=None, tau=None, mask=None, loss: Callable = mse_loss,
+              report=None) -> PathResult:
     """The compiled path (no input checks; see :func:`iterative_path`).
 
     Args:
@@ -91,6 +92,8 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
       tau: step size (default 1/power-iteration estimate of σ_max(Γ/n)).
       mask: (n,) training mask; masked rows act as absent (k-fold), n = Σ mask.
       loss: ``loss(F, Y, w)``.
+      report: optional (T,) booleans: evaluate only the steps marked True (the others skip the
+        product with ``eval_op`` in a ``lax.cond`` on the unbatched step flag and report +inf).
     """
     dtype = Y.dtype
     if mask is None:
@@ -111,7 +114,11 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
     bound0 = 2.0 * tau * jnp.linalg.norm(rhs)
     zero = jnp.zeros_like(Y)
 
-    def body(carry, i):
+    def evaluate(C):
+        return loss(eval_op.mv(C), Y_eval, w_eval).astype(dtype)
+
+    def body(carry, x):
+        i, flag = x
         state, best, best_loss, best_i, last, bad = carry
         new_state, C = filt.update(state, i, rhs, matvec, tau)
         norm = jnp.linalg.norm(C)
@@ -121,7 +128,9 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
             val = jnp.asarray(jnp.nan, dtype)
             better = ~bad
         else:
-            val = jnp.where(bad, jnp.inf, loss(eval_op.mv(C), Y_eval, w_eval))
+            val = evaluate(C) if report is None else jax.lax.cond(
+                flag, evaluate, lambda C: jnp.asarray(jnp.inf, dtype), C)
+            val = jnp.where(bad, jnp.inf, val)
             better = (~bad) & (val < best_loss)
         best = jnp.where(better, C, best)
         best_loss = jnp.where(better, val, best_loss)
@@ -133,7 +142,8 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
     carry0 = (filt.init(rhs), zero, jnp.asarray(jnp.inf, dtype), jnp.asarray(0), zero,
               jnp.asarray(False))
     steps = jnp.arange(1, n_steps + 1)
-    (_, best, _, best_i, last, bad), losses = jax.lax.scan(body, carry0, steps)
+    flags = jnp.ones((n_steps,), bool) if report is None else jnp.asarray(report, bool)
+    (_, best, _, best_i, last, bad), losses = jax.lax.scan(body, carry0, (steps, flags))
     return PathResult(losses, best_i, best, last, bad, tau)
 
 
@@ -195,7 +205,7 @@ def nu_method_path(op, Y, n_steps=150, **kwargs) -> PathResult:
 
 @partial(jax.jit, static_argnames=("build", "filt", "n_steps", "loss"))
 def grid_path_losses(build: Callable, kernels, params, data, Y: Array, masks: Array,
-                     filt: IterativeFilter, n_steps: int, loss: Callable = mse_loss):
+                     filt: IterativeFilter, n_steps: int, loss: Callable = mse_loss, report=None):
     """Held-out losses of matrix-free paths over kernels × folds × operator parameters.
 
     ``build(kernel, param, data)`` returns the training operator (all rows); each fold's mask
@@ -205,7 +215,8 @@ def grid_path_losses(build: Callable, kernels, params, data, Y: Array, masks: Ar
     Args:
       build: static function making the operator; kernels: stacked kernel pytree (W leading);
       params: (P,) operator parameters (ω, γ, …); data: pytree passed to ``build``;
-      Y: (n, d); masks: (k, n) training masks; filt, n_steps: the iterative filter and T.
+      Y: (n, d); masks: (k, n) training masks; filt, n_steps: the iterative filter and T;
+      report: optional (T,) booleans, the steps to evaluate (+inf elsewhere; see :func:`path_scan`).
 
     Returns:
       (losses (W, k, P, T), diverged (W, k, P)).
@@ -218,7 +229,7 @@ def grid_path_losses(build: Callable, kernels, params, data, Y: Array, masks: Ar
 
             def per_param(p):
                 op = build(kern, p, data)
-                res = path_scan(op, Y, filt, n_steps, op, Y, w, None, m, loss)
+                res = path_scan(op, Y, filt, n_steps, op, Y, w, None, m, loss, report)
                 return res.losses, res.diverged
 
             return jax.vmap(per_param)(params)

@@ -1,0 +1,134 @@
+r"""The exact route: a small Gram operator materialised and eigendecomposed, every filter on its path.
+
+A :class:`~jaxmtl.operators.GramOperator` on (n, d) coefficients is a symmetric PSD matrix G of
+size N = n·d (row-major vec). When N is small (a few thousand) it is cheaper to build G from the
+operator (:meth:`~jaxmtl.operators.GramOperator.as_matrix`) and eigendecompose it once than to run
+a long matrix-free path — and then every spectral filter (Tikhonov, TSVD, iterated Tikhonov,
+Landweber, ν-method), closed-form leave-one-out and GCV apply, through the eigen-path machinery of
+:mod:`jaxmtl.paths.eigen` and :mod:`jaxmtl.selection.criteria` with the trivial output factor
+(a = [1], V = [[1]]) and the outputs flattened to (N, 1).
+
+Normalisation: the matrix-free paths (:mod:`jaxmtl.paths.scan`) divide by the number of
+*inputs* n, the flattened eigen path by N = n·d; and λ is read relative to the mean diagonal
+ḡ = tr G / N (as the eigen-path estimators' λ grid is relative to the mean K(x, x)). The path
+therefore runs on d·G/ḡ (σ(d·G/(ḡN)) = σ(G/n)/ḡ) and its coefficients are multiplied by d/ḡ:
+the iterative filters give the same C = g_t(G/n) Y / n as the matrix-free path (step size
+1/σ_max), and Tikhonov solves (G + nλḡI) C = Y. k-fold folds are over inputs (each input's d
+rows go together).
+Leave-one-out on the flattened path leaves out one *scalar* observation (one output of one
+input); for d = 1 (multi-task data in long form) that is leave-one-input-out exactly.
+
+Example:
+    >>> import jax.numpy as jnp
+    >>> from jaxmtl.operators import SeparableOperator
+    >>> from jaxmtl.filters import Tikhonov
+    >>> op = SeparableOperator(jnp.eye(4) + 0.5, jnp.eye(2))
+    >>> dense_coefficients(op, jnp.ones((4, 2)), Tikhonov(), 0.1).shape
+    (4, 2)
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+
+from ..filters.spectral import SpectralFilter
+from ..operators.base import GramOperator, SeparableEigh
+from ..selection.criteria import gcv_path, kfold_path, loo_path
+from .eigen import filtered_coefficients, mse_loss
+
+__all__ = ["dense_eigh", "dense_coefficients", "dense_grid_losses"]
+
+Array = jax.Array
+
+
+def _normalised_gram(op: GramOperator) -> tuple[Array, Array]:
+    """(d·G/ḡ, ḡ) of a materialised operator, ḡ its mean diagonal (1 where it vanishes)."""
+    G = op.as_matrix()
+    g = jnp.mean(jnp.diag(G))
+    g = jnp.where(g > 0, g, 1.0)
+    return op.shape[1] * G / g, g
+
+
+def _flat_eigh(G: Array) -> SeparableEigh:
+    s, U = jnp.linalg.eigh(G)
+    one = jnp.ones((1,), G.dtype)
+    return SeparableEigh(jnp.maximum(s, 0.0), U, one, jnp.eye(1, dtype=G.dtype))
+
+
+def dense_eigh(op: GramOperator) -> tuple[SeparableEigh, Array]:
+    """(eigensystem of the normalised, materialised operator d·G/ḡ (N × N) with output factor
+    [1], ḡ)."""
+    G, g = _normalised_gram(op)
+    return _flat_eigh(G), g
+
+
+@partial(jax.jit, static_argnames=("filt",))
+def dense_coefficients(op: GramOperator, Y: Array, filt: SpectralFilter, param) -> Array:
+    """Coefficients C (n, d) = g_param(G/n) Y / n of any filter, from one eigendecomposition.
+
+    Args:
+      op: the training Gram operator (N = n·d small enough to materialise).
+      Y: (n, d) outputs.
+      filt: any spectral filter (static); param: λ (relative to the mean diagonal ḡ), or the
+        step count of an iterative filter (step size 1/σ_max(G/n)).
+
+    Returns:
+      (n, d) coefficients, equal to those of the matrix-free path at the same parameter.
+    """
+    n, d = Y.shape
+    eig, g = dense_eigh(op)
+    C = filtered_coefficients(filt, eig, Y.reshape(-1, 1), param)
+    return (d / g) * C.reshape(n, d)
+
+
+@partial(jax.jit, static_argnames=("build", "filt", "selection", "loss", "sizes"))
+def dense_grid_losses(build: Callable, kernels, params, data, Y: Array, filt: SpectralFilter,
+                      path_params: Array, selection: str, masks: Array, sizes: tuple[int, int],
+                      loss: Callable = mse_loss, report: Array | None = None) -> Array:
+    """Validation losses (W, P, L) over kernels × operator parameters × filter parameters.
+
+    Every (kernel, parameter) pair builds its operator (``build(kernel, param, data)``),
+    materialises it and scores the whole filter path: k-fold / hold-out by the masked eigen
+    path on each fold's training Gram (:func:`~jaxmtl.selection.criteria.kfold_path`), or
+    closed-form LOO / GCV from one eigendecomposition. Kernels and parameters are ``lax.map``-ed
+    (one N × N Gram in memory at a time).
+
+    Args:
+      build: static operator constructor; kernels: stacked kernel pytree (W leading);
+      params: (P,) operator parameters (ω, γ, …); data: pytree passed to ``build``.
+      Y: (n, d) outputs; filt: any filter (static); path_params: (L,) λ values (relative to
+        each Gram's mean diagonal), or the steps
+        1..T of an iterative filter (with ``report`` marking the steps to evaluate).
+      selection: 'kfold' (also hold-out and given masks), 'loo' or 'gcv' (static).
+      masks: (k, n) training masks over inputs (ignored by 'loo' / 'gcv');
+      sizes: ``fold_sizes(masks)`` (static).
+      loss: ``loss(F, Y, w)`` on the flattened (·, 1) outputs.
+
+    Returns:
+      (W, P, L) losses, the mean over folds for k-fold.
+    """
+    d = Y.shape[1]
+    y = Y.reshape(-1, 1)
+    flat_masks = jnp.repeat(masks, d, axis=1)
+    flat_sizes = (sizes[0] * d, sizes[1] * d)
+    one, eye = jnp.ones((1,), Y.dtype), jnp.eye(1, dtype=Y.dtype)
+
+    def per_pair(kern, p):
+        G, _ = _normalised_gram(build(kern, p, data))
+        if selection == "kfold":
+            return jnp.mean(kfold_path(G, y, one, eye, filt, path_params, flat_masks, loss=loss,
+                                       sizes=flat_sizes, report=report), axis=0)
+        eig = _flat_eigh(G)
+        if selection == "loo":
+            return loo_path(eig, y, filt, path_params, loss=loss, report=report)
+        return gcv_path(eig, y, filt, path_params, report=report)
+
+    def per_kernel(kern):
+        return jax.lax.map(lambda p: per_pair(kern, p), params)
+
+    scores = jax.lax.map(per_kernel, kernels)
+    return jnp.where(jnp.isnan(scores), jnp.inf, scores)

@@ -1,0 +1,138 @@
+"""The exact route of the multi-task and vector-field estimators (jaxmtl.paths.dense).
+
+References: dense NumPy solves and explicit refits on the Gram built entry by entry from the
+paper's formulas (tests/test_multitask.py), and the matrix-free path (jaxmtl.paths.scan) run at
+the same step size.
+"""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmtl import Gaussian, MultiTaskRegressor, VectorFieldRegressor
+from jaxmtl.datasets import grid_2d, make_multitask_toy, vector_field_1
+from jaxmtl.errors import ParameterError
+from jaxmtl.filters import Landweber, NuMethod, Tikhonov
+from jaxmtl.models import _matrix_free
+from jaxmtl.models.fields import _build_div_curl
+from jaxmtl.models.multitask import _build, _same_task
+from jaxmtl.paths.dense import dense_coefficients, dense_grid_losses
+from jaxmtl.paths.scan import path_scan
+from test_multitask import field_gram, multitask_gram
+
+
+def small_multitask(n_per_task=6):
+    d = make_multitask_toy(n_per_task, 0)
+    x = (d.x - d.x.mean()) / d.x.std()
+    return x, d.y - d.y.mean(), d.tasks
+
+
+def small_field(n=14):
+    X = grid_2d(6)
+    V, _, _ = vector_field_1(X, 0.4)
+    idx = np.random.default_rng(0).choice(len(X), n, replace=False)
+    return X[idx], V[idx]
+
+
+def operators():
+    """(operator, dense Gram, outputs (n, d)) of a multi-task and of a div/curl problem."""
+    x, y, t = small_multitask()
+    op_t = _build(Gaussian(0.7), jnp.asarray(0.3), (jnp.asarray(x), *_same_task(t, t)))
+    X, V = small_field()
+    op_f = _build_div_curl(Gaussian(0.9), jnp.asarray(0.4), jnp.asarray(X))
+    return [(op_t, multitask_gram(x, t, x, t, 0.7, 0.3), y[:, None]),
+            (op_f, field_gram(X, X, 0.9, 0.4), V)]
+
+
+@pytest.mark.parametrize("case", [0, 1], ids=["multitask", "field"])
+@pytest.mark.parametrize("filt", [NuMethod(), Landweber()], ids=["nu_method", "landweber"])
+def test_exact_coefficients_equal_the_matrix_free_path_at_the_same_step(case, filt):
+    op, G, Y = operators()[case]
+    n = Y.shape[0]
+    tau = n / np.linalg.eigvalsh(G)[-1]  # the exact route's step 1/σ_max(G/n)
+    for steps in (1, 7, 40):
+        free = path_scan(op, jnp.asarray(Y), filt, steps, tau=tau).coef
+        exact = dense_coefficients(op, jnp.asarray(Y), filt, steps)
+        np.testing.assert_allclose(exact, free, rtol=1e-8, atol=1e-10 * np.abs(free).max())
+
+
+@pytest.mark.parametrize("case", [0, 1], ids=["multitask", "field"])
+def test_exact_tikhonov_equals_a_dense_solve(case):
+    op, G, Y = operators()[case]
+    n, d = Y.shape
+    lam = 1e-3
+    gbar = np.mean(np.diag(G))  # λ is relative to the Gram's mean diagonal
+    ref = np.linalg.solve(G + n * lam * gbar * np.eye(n * d), Y.reshape(-1)).reshape(n, d)
+    np.testing.assert_allclose(dense_coefficients(op, jnp.asarray(Y), Tikhonov(), lam), ref, rtol=1e-8)
+
+
+def test_exact_holdout_losses_equal_the_matrix_free_path_on_the_training_rows():
+    """dense_grid_losses (fold's Gram eigendecomposed) against path_scan masked to the same fold
+    and run at the same step size, every step."""
+    X, V = small_field(16)
+    train = np.arange(16) % 4 != 0
+    Xj, Vj = jnp.asarray(X), jnp.asarray(V)
+    gammas, T = jnp.asarray([0.2, 0.7]), 25
+    got = dense_grid_losses(_build_div_curl, Gaussian(jnp.asarray([0.8])), gammas, Xj, Vj, NuMethod(),
+                            jnp.arange(1, T + 1), "kfold", jnp.asarray(train[None]), (12, 4))
+    held = (~train).astype(float) / (~train).sum()
+    for ig, g in enumerate(np.asarray(gammas)):
+        op = _build_div_curl(Gaussian(0.8), jnp.asarray(g), Xj)
+        G = field_gram(X, X, 0.8, g)
+        m2 = np.repeat(train, 2)
+        tau = train.sum() / np.linalg.eigvalsh(G[np.ix_(m2, m2)])[-1]
+        ref = path_scan(op, Vj, NuMethod(), T, op, Vj, jnp.asarray(held), tau, jnp.asarray(train)).losses
+        np.testing.assert_allclose(got[0, ig], ref, rtol=1e-8)
+
+
+def test_multitask_tikhonov_loo_equals_brute_force_refits_and_predictions_equal_a_solve():
+    x, y, t = small_multitask()
+    lams = [1e-1, 1e-2, 1e-3]
+    model = MultiTaskRegressor(kernel=Gaussian(0.7), omegas=[0.0, 0.6], filter="tikhonov", lambdas=lams,
+                               selection="loo", fit_intercept=False).fit(x, y, t)
+    assert model.route_ == "exact"
+    n = len(y)
+    ref = np.empty((2, 3))
+    for io, om in enumerate([0.0, 0.6]):
+        Q = multitask_gram(x, t, x, t, 0.7, om)
+        for il, lam in enumerate(sorted(lams, reverse=True)):
+            errs = []
+            for i in range(n):
+                keep = np.arange(n) != i
+                c = np.linalg.solve(Q[np.ix_(keep, keep)] + n * lam * np.eye(n - 1), y[keep])
+                errs.append((y[i] - Q[i, keep] @ c) ** 2)
+            ref[io, il] = np.mean(errs)
+    np.testing.assert_allclose(model.cv_scores_[0], ref, rtol=1e-7)
+    io, il = np.unravel_index(int(np.argmin(ref)), ref.shape)
+    om, lam = [0.0, 0.6][io], sorted(lams, reverse=True)[il]
+    assert model.best_params_["omega"] == om and model.best_params_["param"] == lam
+    Q = multitask_gram(x, t, x, t, 0.7, om)
+    c = np.linalg.solve(Q + n * lam * np.eye(n), y)
+    np.testing.assert_allclose(model.predict(x[:5], t[:5]), Q[:5] @ c, rtol=1e-8)
+
+
+def test_vector_field_exact_route_every_selection_and_tikhonov_prediction():
+    X, V = small_field()
+    for selection in ("kfold", "holdout", "loo", "gcv"):
+        m = VectorFieldRegressor(kernel=Gaussian(0.9), gammas=[0.4], filter="tikhonov", lambdas=[1e-4],
+                                 selection=selection, n_folds=3).fit(X, V)
+        G = field_gram(X, X, 0.9, 0.4)
+        c = np.linalg.solve(G + len(X) * 1e-4 * np.mean(np.diag(G)) * np.eye(G.shape[0]), V.reshape(-1))
+        Xn = X[:4] + 0.05
+        np.testing.assert_allclose(m.predict(Xn), (field_gram(Xn, X, 0.9, 0.4) @ c).reshape(-1, 2), rtol=1e-7)
+
+
+def test_auto_route_threshold_and_refusals(monkeypatch):
+    x, y, t = small_multitask(4)
+    kw = dict(kernel=Gaussian(0.7), omegas=[0.5], n_steps=10)
+    assert MultiTaskRegressor(**kw).fit(x, y, t).route_ == "exact"
+    monkeypatch.setattr(_matrix_free, "EXACT_MAX_UNKNOWNS", len(y) - 1)
+    assert MultiTaskRegressor(**kw).fit(x, y, t).route_ == "matrix_free"
+    tsvd = dict(kernel=Gaussian(0.7), omegas=[0.5], filter="tsvd", lambdas=[1e-2, 1e-3])
+    with pytest.raises(ParameterError, match="route='exact'"):
+        MultiTaskRegressor(**tsvd).fit(x, y, t)
+    assert MultiTaskRegressor(**tsvd, route="exact").fit(x, y, t).route_ == "exact"
