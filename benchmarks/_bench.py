@@ -11,6 +11,9 @@ import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # the scripts import jaxmtl from this checkout
+    sys.path.insert(0, str(ROOT))
 
 
 def machine() -> dict:
@@ -242,6 +245,50 @@ def set_threads(argv=None) -> int:
             flags = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
             os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flags).strip()
     return n
+
+
+def float64_jax():
+    """Enable float64 in JAX and start its backend (a worker's first step, before its timings); returns jax."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    jax.numpy.zeros(1).block_until_ready()
+    return jax
+
+
+def run_isolated(script: str, tasks: list[dict], keys: tuple[str, ...], timeout: float = 900) -> list[dict]:
+    """Each task in a fresh process (:func:`isolated`), in order; one row per task, with its ``keys``.
+
+    Prints a progress line per task: its keys, the median time, the XLA peak (``peak_mb``) when the
+    worker reports one, the wall time and the tail of any error.
+    """
+    rows = []
+    for task in tasks:
+        t0 = time.perf_counter()
+        res = isolated(script, task, timeout)
+        res.update({k: task[k] for k in keys})
+        rows.append(res)
+        peak = f", peak {res['xla']['peak_mb']:8.1f} MB" if "xla" in res else ""
+        print(f"  {' '.join(f'{k}={task[k]}' for k in keys)} {res.get('median_s', float('nan')):9.3f} s{peak} "
+              f"(wall {time.perf_counter() - t0:.1f} s) {res.get('error', '')[-400:]}", flush=True)
+    return rows
+
+
+def report(name: str, quick: bool, rows: list[dict], columns: list[str], targets: dict, /, **fields) -> Path:
+    """Print the table and the targets, write ``results/<name>[_quick].json`` and return its path.
+
+    The file holds the thread count, dtype (``fields['dtype']``, default float64), library versions,
+    the other ``fields`` in order, then the rows and targets.
+    """
+    print(table(rows, columns))
+    for k, t in targets.items():
+        met = f"{'MET' if t['met'] else 'NOT MET'}  " if isinstance(t, dict) and "met" in t else ""
+        print(f"target {k}: {met}{t}")
+    payload = {"threads": int(os.environ.get("JAXMTL_BENCH_THREADS", "1")), "dtype": fields.pop("dtype", "float64"),
+               "versions": versions(), **fields, "rows": rows, "targets": targets}
+    path = write(name + ("_quick" if quick else ""), payload)
+    print("wrote", path)
+    return path
 
 
 def parse_args(doc: str, worker, argv=None, float32: bool = False):

@@ -24,40 +24,30 @@ Run: ``python benchmarks/perf_batched.py [--quick]``.
 
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
+from _bench import parse_args, set_threads
 
-from _bench import parse_args, set_threads  # noqa: E402
-
-THREADS = set_threads()  # before numpy / jax: one BLAS/XLA thread per process by default
+set_threads()  # before numpy / jax: one BLAS/XLA thread per process by default
 
 D, STEPS, SIGMA = 10, 150, 2.0
 BATCHES = (1, 11, 33)
 
 
 def worker(task):
-    import jax
+    from _bench import compile_seconds, float64_jax, timed, worker_memory
 
-    jax.config.update("jax_enable_x64", True)
+    jax = float64_jax()
     import jax.numpy as jnp
     import numpy as np
-
-    from _bench import compile_seconds, timed, worker_memory
-    from jaxmtl.filters import NuMethod
-    from jaxmtl.paths import omega_path_scan
-    from jaxmtl.kernels import Gaussian
-    from jaxmtl.paths import path_scan
-    from jaxmtl.operators import SeparableOperator, separable_eigh
-    from jaxmtl.kernels.outputs import common_similarity_eigh
-    from jaxmtl.paths import spectral_path
     from perf_vector_valued import make_data
 
-    jnp.zeros(1).block_until_ready()
+    from jaxmtl.filters import NuMethod
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.kernels.outputs import common_similarity_eigh
+    from jaxmtl.operators import SeparableOperator, separable_eigh
+    from jaxmtl.paths import omega_path_scan, path_scan, spectral_path
+
     kind, n, B = task["kind"], task["n"], task["batch"]
     X, Y, Xv, Yv = (jnp.asarray(a) for a in make_data(n, D))
     grid = jnp.linspace(0.0, 1.0, B) if B > 1 else jnp.array([0.5])
@@ -107,11 +97,10 @@ def main(argv=None):
     args = parse_args(__doc__, worker, argv)
     if args is None:  # worker mode
         return
-    import jax
     import numpy as np
+    from _bench import bare_kc_seconds, float64_jax, gemm_gflops, report, run_isolated
 
-    jax.config.update("jax_enable_x64", True)
-    from _bench import bare_kc_seconds, gemm_gflops, isolated, table, versions, write
+    float64_jax()
 
     sizes = [500] if args.quick else [2000]
     limits = {"gemm": gemm_gflops(1000 if args.quick else 2000, np.float64),
@@ -119,18 +108,10 @@ def main(argv=None):
               "bare_KC_11d_s": {str(n): bare_kc_seconds(n, 11 * D, np.float64) for n in sizes},
               "bare_KC_33d_s": {str(n): bare_kc_seconds(n, 33 * D, np.float64) for n in sizes}}
     print(f"GEMM {limits['gemm']['gflops']:.1f} GFLOP/s", flush=True)
-    script = str(Path(__file__).resolve())
-    rows = []
-    for n in sizes:
-        for kind in ("omega", "width", "eigen_omega"):
-            for B in BATCHES:
-                t0 = time.perf_counter()
-                reps = 0 if (kind == "width" and B == 33 and not args.quick) else 3  # ~1.5 min a call
-                res = isolated(script, {"kind": kind, "n": n, "batch": B, "repeats": reps})
-                res.update(kind=kind, n=n, batch=B)
-                rows.append(res)
-                print(f"  n={n} {kind:11s} B={B:2d} {res.get('median_s', float('nan')):8.3f} s "
-                      f"(wall {time.perf_counter() - t0:.1f} s) {res.get('error', '')[-300:]}", flush=True)
+    tasks = [{"kind": kind, "n": n, "batch": B,
+              "repeats": 0 if (kind == "width" and B == 33 and not args.quick) else 3}  # ~1.5 min a call
+             for n in sizes for kind in ("omega", "width", "eigen_omega") for B in BATCHES]
+    rows = run_isolated(str(Path(__file__).resolve()), tasks, ("kind", "n", "batch"))
     by = {(r["kind"], r["n"], r["batch"]): r for r in rows}
     for r in rows:
         one = by[(r["kind"], r["n"], 1)].get("median_s")
@@ -149,13 +130,7 @@ def main(argv=None):
                                                 "note": "eigen path: one eigh of K shared by every ω"}}
     cols = ["n", "kind", "batch", "median_s", "compile_s", "ratio_to_one_path", "kc_floor_ratio", "best_val_mse",
             "peak_alloc_mb"]
-    print(table(rows, cols))
-    for k, t in targets.items():
-        print(f"target {k}: {'MET' if t['met'] else 'NOT MET'}  {t}")
-    path = write("perf_batched" + ("_quick" if args.quick else ""),
-                 {"threads": THREADS, "dtype": "float64", "versions": versions(), "limits": limits, "steps": STEPS, "d": D,
-                  "rows": rows, "targets": targets})
-    print("wrote", path)
+    report("perf_batched", args.quick, rows, cols, targets, limits=limits, steps=STEPS, d=D)
 
 
 if __name__ == "__main__":

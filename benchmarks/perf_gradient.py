@@ -8,7 +8,9 @@ over :class:`jaxmtl.learning.RematKernelOperator` and ``RematCrossOperator``, ke
 their soft minimum with respect to the kernel width and ω (one reverse pass). Each measurement runs in a fresh subprocess; memory is
 the high-water mark of XLA's buffer assignment for the compiled call (temporaries + arguments +
 outputs: ``peak_mb``), with the process's peak resident set beside it (``rss_peak_mb``, the JAX
-runtime and compiler included); time is the median of the timed calls after a warm-up:
+runtime and compiler included); time is the median of the timed calls after a warm-up, and
+``time_over_forward`` the median ratio of this call to the forward path timed in the same process,
+the two alternating (so that the load of a shared machine cancels):
 
 * ``forward``      — the path's losses alone (no n × n matrix is ever formed);
 * ``gradient``     — value and gradient, checkpointed (T/chunk states stored, each chunk recomputed);
@@ -23,28 +25,21 @@ Run: ``python benchmarks/perf_gradient.py [--quick]``.
 
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
 
 from _bench import parse_args, set_threads
 
-THREADS = set_threads()  # before numpy / jax: one BLAS/XLA thread per process by default
+set_threads()  # before numpy / jax: one BLAS/XLA thread per process by default
 
 D, P, STEPS, CHUNK, BLOCK, SIGMA, OMEGA = 5, 5, 64, 8, 64, 2.0, 0.5
 
 
 def worker(task):
-    import jax
+    from _bench import compile_seconds, float64_jax, median_time, timed, worker_memory
 
-    jax.config.update("jax_enable_x64", True)
+    jax = float64_jax()
     import jax.numpy as jnp
     import numpy as np
-    from _bench import compile_seconds, timed, worker_memory
 
     from jaxmtl.filters import NuMethod
     from jaxmtl.kernels import Gaussian
@@ -57,7 +52,6 @@ def worker(task):
     from jaxmtl.operators import SeparableOperator, max_eigenvalue
     from jaxmtl.paths import path_scan
 
-    jnp.zeros(1).block_until_ready()
     kind, n = task["kind"], task["n"]
     m = n // 4
     rng = np.random.default_rng(n)
@@ -86,8 +80,9 @@ def worker(task):
         return path_scan(SeparableOperator(k(X, X), A_of(om)), Y, filt, STEPS,
                          SeparableOperator(k(Xv, X), A_of(om)), Yv, tau=tau).losses
 
+    forward = jax.jit(lambda s, o: soft_min(ckpt_losses(s, o), 0.05))
     if kind == "forward":
-        f = jax.jit(lambda s, o: soft_min(ckpt_losses(s, o), 0.05))
+        f = forward
     elif kind == "gradient":
         f = jax.jit(jax.value_and_grad(lambda s, o: soft_min(ckpt_losses(s, o), 0.05), argnums=(0, 1)))
     else:  # plain_dense
@@ -109,6 +104,15 @@ def worker(task):
     # the arrays the job needs: data, outputs, one coefficient state (3 n × d) and one kernel block
     ref = 8 * ((n + m) * (P + D) + 3 * n * D + BLOCK * n)
     out["memory"] = worker_memory(r["rss_base_kb"], ref)
+    out.update(peak_mb=xla["peak_mb"], rss_alloc_mb=out["memory"]["alloc_peak_mb"],
+               rss_peak_mb=out["memory"]["rss_peak_mb"])
+    if kind != "forward":  # the time ratio from the same process, forward and this call alternating
+        fwd = forward.lower(*args).compile()
+        jax.block_until_ready(fwd(*args))
+        pairs = [[median_time(lambda g=g: jax.block_until_ready(g(*args)), 1) for g in (fwd, compiled)]
+                 for _ in range(max(2, task.get("repeats", 2)))]
+        out["forward_times_same_process"] = [a for a, _ in pairs]
+        out["time_over_forward"] = float(np.median([b / a for a, b in pairs]))
     return out
 
 
@@ -116,38 +120,22 @@ def main(argv=None):
     args = parse_args(__doc__, worker, argv)
     if args is None:  # worker mode
         return
-    import jax
     import numpy as np
+    from _bench import float64_jax, gemm_gflops, report, run_isolated
 
-    jax.config.update("jax_enable_x64", True)
-    from _bench import gemm_gflops, isolated, table, versions, write
-
+    float64_jax()
     sizes = [250, 500] if args.quick else [1000, 2000, 4000]
     limits = {"gemm": gemm_gflops(1000, np.float64)}
     print(f"GEMM {limits['gemm']['gflops']:.1f} GFLOP/s", flush=True)
-    script = str(Path(__file__).resolve())
-    rows = []
-    for n in sizes:
-        for kind in ("forward", "gradient", "plain_dense"):
-            if kind == "plain_dense" and n > 2000:
-                continue
-            t0 = time.perf_counter()
-            res = isolated(script, {"kind": kind, "n": n, "repeats": 2}, timeout=1800)
-            res.update(kind=kind, n=n)
-            if "memory" in res:
-                res["peak_mb"] = res["xla"]["peak_mb"]
-                res["rss_alloc_mb"] = res["memory"]["alloc_peak_mb"]
-                res["rss_peak_mb"] = res["memory"]["rss_peak_mb"]
-            rows.append(res)
-            print(f"  n={n} {kind:11s} {res.get('median_s', float('nan')):8.3f} s, "
-                  f"peak {res.get('peak_mb', float('nan')):8.1f} MB "
-                  f"(wall {time.perf_counter() - t0:.1f} s) {res.get('error', '')[-300:]}", flush=True)
+    tasks = [{"kind": kind, "n": n, "repeats": 2} for n in sizes for kind in ("forward", "gradient", "plain_dense")
+             if kind != "plain_dense" or n <= 2000]
+    rows = run_isolated(str(Path(__file__).resolve()), tasks, ("kind", "n"), timeout=1800)
     by = {(r["kind"], r["n"]): r for r in rows}
     for r in rows:
         fwd = by.get(("forward", r["n"]), {})
         if "peak_mb" in r and fwd.get("peak_mb"):
             r["memory_over_forward"] = r["peak_mb"] / fwd["peak_mb"]
-            r["time_over_forward"] = r["median_s"] / fwd["median_s"]
+            r.setdefault("time_over_forward", 1.0)
         r["dense_gram_mb"] = 8 * r["n"] ** 2 / 2**20
     big = sizes[-1]
     g, f = by[("gradient", big)], by[("forward", big)]
@@ -159,14 +147,8 @@ def main(argv=None):
                 f"in chunks of {CHUNK}, kernel blocks of {BLOCK} rows recomputed"}}
     cols = ["n", "kind", "median_s", "compile_s", "peak_mb", "memory_over_forward", "time_over_forward",
             "dense_gram_mb", "rss_peak_mb"]
-    print(table(rows, cols))
-    for k, t in targets.items():
-        print(f"target {k}: {'MET' if t['met'] else 'NOT MET'}  {t}")
-    path = write("perf_gradient" + ("_quick" if args.quick else ""),
-                 {"threads": THREADS, "dtype": "float64", "versions": versions(), "limits": limits,
-                  "steps": STEPS, "chunk": CHUNK, "block": BLOCK, "d": D, "p": P, "rows": rows,
-                  "targets": targets, "quick": args.quick})
-    print("wrote", path)
+    report("perf_gradient", args.quick, rows, cols, targets, limits=limits, steps=STEPS, chunk=CHUNK, block=BLOCK,
+           d=D, p=P, quick=args.quick)
 
 
 if __name__ == "__main__":

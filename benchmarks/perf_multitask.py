@@ -26,17 +26,12 @@ Run: ``python benchmarks/perf_multitask.py [--quick]``.
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
+from _bench import parse_args, set_threads
 
-from _bench import parse_args, set_threads  # noqa: E402
-
-THREADS = set_threads()  # before numpy / jax: one BLAS/XLA thread per process by default
+set_threads()  # before numpy / jax: one BLAS/XLA thread per process by default
 
 OMEGAS = [i / 10 for i in range(11)]
 N_LAMBDA, STEPS = 30, 150
@@ -80,20 +75,22 @@ def split(tasks, seed=0):
 
 
 def worker(task):
-    import jax
+    from _bench import compile_seconds, float64_jax, timed, worker_memory
 
-    jax.config.update("jax_enable_x64", True)
+    jax = float64_jax()
     import jax.numpy as jnp
     import numpy as np
     import scipy.linalg as sl
 
-    from _bench import compile_seconds, timed, worker_memory
     from jaxmtl.filters import NuMethod
     from jaxmtl.kernels import Gaussian, knn_width
+    from jaxmtl.operators import (
+        CommonSimilarityTaskOperator,
+        task_block_index,
+        task_blocks,
+    )
     from jaxmtl.paths import path_scan
-    from jaxmtl.operators import CommonSimilarityTaskOperator, task_block_index, task_blocks
 
-    jnp.zeros(1).block_until_ready()
     method, data = task["method"], task["data"]
     X, y, tasks = load(data)
     tr, va, te = split(tasks)
@@ -186,29 +183,21 @@ def main(argv=None):
     args = parse_args(__doc__, worker, argv)
     if args is None:  # worker mode
         return
-    import jax
     import numpy as np
+    from _bench import bare_kc_seconds, float64_jax, gemm_gflops, report, run_isolated
 
-    jax.config.update("jax_enable_x64", True)
-    from _bench import bare_kc_seconds, gemm_gflops, isolated, table, versions, write
+    float64_jax()
 
     sets = ["school_quarter"] if args.quick else ["school", "synthetic_4x"]
     limits = {"gemm": gemm_gflops(1000 if args.quick else 2000, np.float64)}
-    script = str(Path(__file__).resolve())
-    rows = []
-    for data in sets:
-        for method in ("nu_method", "tikhonov"):
-            big = data == "synthetic_4x"
-            task = {"method": method, "data": data, "repeats": 0 if (big or method == "tikhonov") else 3,
-                    "limit": 3 if (big and method == "tikhonov") else None}
-            t0 = time.perf_counter()
-            res = isolated(script, task, timeout=1800)
-            res.update(method=method, data=data)
-            rows.append(res)
-            print(f"  {data:14s} {method:10s} {res.get('median_s', float('nan')):9.3f} s "
-                  f"(wall {time.perf_counter() - t0:.1f} s) {res.get('error', '')[-400:]}", flush=True)
-            if "n_train" in res and method == "nu_method":
-                limits.setdefault("bare_KC_s", {})[data] = bare_kc_seconds(res["n_train"], 2 * len(OMEGAS), np.float64)
+    big = lambda data: data == "synthetic_4x"
+    tasks = [{"method": method, "data": data, "repeats": 0 if (big(data) or method == "tikhonov") else 3,
+              "limit": 3 if (big(data) and method == "tikhonov") else None}
+             for data in sets for method in ("nu_method", "tikhonov")]
+    rows = run_isolated(str(Path(__file__).resolve()), tasks, ("method", "data"), timeout=1800)
+    for r in rows:
+        if "n_train" in r and r["method"] == "nu_method":
+            limits.setdefault("bare_KC_s", {})[r["data"]] = bare_kc_seconds(r["n_train"], 2 * len(OMEGAS), np.float64)
     by = {(r["method"], r["data"]): r for r in rows}
     for r in rows:
         tk = by.get(("tikhonov", r["data"]), {}).get("median_s")
@@ -228,13 +217,8 @@ def main(argv=None):
         targets["synthetic_4x_speedup_extrapolated"] = by[("nu_method", "synthetic_4x")].get("speedup_vs_tikhonov")
     cols = ["data", "method", "n_train", "median_s", "compile_s", "repeats", "speedup_vs_tikhonov", "best_omega",
             "best_steps", "best_lambda", "test_explained_variance", "peak_alloc_mb", "alloc_over_ref", "extrapolated"]
-    print(table(rows, cols))
-    for k, t in targets.items():
-        print(f"target {k}: {t}")
-    path = write("perf_multitask" + ("_quick" if args.quick else ""),
-                 {"threads": THREADS, "dtype": "float64", "versions": versions(), "limits": limits, "omegas": OMEGAS, "n_lambda": N_LAMBDA,
-                  "steps": STEPS, "rows": rows, "targets": targets})
-    print("wrote", path)
+    report("perf_multitask", args.quick, rows, cols, targets, limits=limits, omegas=OMEGAS, n_lambda=N_LAMBDA,
+           steps=STEPS)
 
 
 if __name__ == "__main__":
