@@ -67,6 +67,45 @@ def test_stacks_equal_numpy_loop_dense_and_lazy(problem):
     np.testing.assert_allclose(np.trace(Ks, axis1=1, axis2=2), 1.0, atol=1e-12)  # rule (4.14)
 
 
+def test_dense_combine_of_a_sparse_d_reads_its_support(problem):
+    _, _, D, _, st, Ks = problem
+    d = np.zeros(len(D))
+    d[[0, 7, 30]] = [0.5, 0.2, 0.3]
+    np.testing.assert_allclose(np.asarray(st.combine(jnp.asarray(d))), np.einsum("k,kij->ij", d, Ks), atol=1e-13)
+
+
+def test_factorized_products_equal_dense_and_ranks_are_exact(problem):
+    X, _, D, s, st, Ks = problem
+    fac = st.factorize(1e-13)
+    # (F, F): a bucket of factors of width r_b; (K, None): kernels of high rank kept dense (width n)
+    widths = np.concatenate([np.full(F.shape[0], F.shape[2] if G is not None else F.shape[1]) for F, G in fac.factors])
+    widths = widths[list(fac.bucket_order)]
+    names = D.names()
+    one_feature_poly = [i for i, nm in enumerate(names) if nm.startswith("Polynomial") and "[x" in nm]
+    rank = np.array([np.linalg.matrix_rank(Ks[i], tol=1e-10 * np.trace(Ks[i])) for i in one_feature_poly])
+    np.testing.assert_array_equal(rank, [2, 3, 4, 2, 3, 4])  # (1 + x x')^q on one feature: rank q + 1
+    assert np.all(widths[one_feature_poly] >= rank) and widths.min() >= 1
+    assert any(G is None for _, G in fac.factors)  # the all-feature Gaussian of width 0.5 stays dense
+    C = np.random.default_rng(3).normal(size=(30, 2))
+    np.testing.assert_allclose(np.asarray(fac.products(C)), np.einsum("kij,jt->kit", Ks, C), atol=1e-10)
+    rows, cols = np.arange(0, 30, 2), np.arange(1, 30, 3)
+    sub = fac.take(rows, cols)
+    np.testing.assert_allclose(np.asarray(sub.products(C[cols])), np.einsum("kij,jt->kit", Ks[:, rows][:, :, cols],
+                                                                             C[cols]), atol=1e-10)
+    with pytest.raises(ParameterError, match="tol"):
+        st.factorize(0.0)
+    with pytest.raises(ShapeError, match="square"):
+        st.take(rows, cols).factorize()
+
+
+@pytest.mark.slow
+def test_path_on_factorized_stack_equals_dense_path(problem):
+    _, y, _, _, st, _ = problem
+    lams = np.geomspace(10.0, 1e-3, 6)
+    p_dense, p_fac = rls2_path(st, y[:, None], lams, **TIGHT), rls2_path(st.factorize(1e-13), y[:, None], lams, **TIGHT)
+    np.testing.assert_allclose(np.asarray(p_fac.d), np.asarray(p_dense.d), atol=1e-7)
+
+
 def test_scalings_follow_section_4_4(problem):
     X = problem[0]
     np.testing.assert_allclose(linear_dictionary(2).scaling(X), 1 / np.sum(X**2, 0))  # (4.12)

@@ -13,7 +13,17 @@ Storage is chosen by the caller: ``store="dense"`` materialises the (m, n₁, n�
 ``store="lazy"`` keeps the inputs only and evaluates each basis Gram when a product needs it
 (memory O(n²), m kernel evaluations per product). Kernels that differ only in their array
 hyperparameters (the ten Gaussian widths on one feature, say) are stacked into one batched
-kernel and evaluated with one ``lax.map``.
+kernel and evaluated with one ``lax.map``. A dense stack ``combine``-s only the matrices of the
+support of d (a loop over its non-zeros), so a sparse d costs O(n²·|supp d|).
+
+Low-rank products: :meth:`GramStack.factorize` adds pivoted Cholesky factors 𝐊ᵏ ≈ LₖLₖᵀ (stopped
+when the trace of the PSD remainder is below ``tol``·tr 𝐊ᵏ, which bounds its spectral norm), and
+``products`` then costs O(n·Σₖ rₖ) instead of O(m·n²). Kernels on one feature are numerically of
+low rank (a polynomial of degree q on one feature has rank q + 1; a Gaussian on one standardised
+feature a few tens), so on the benchmark dictionary Σₖ rₖ is a small fraction of m·n. Factors are
+grouped in buckets of ranks within a factor 2 (zero-padded), one batched product per bucket;
+kernels whose rank would pass n/2 keep their dense matrix for the products.
+``take`` keeps the factors, so one factorisation on all inputs serves every split.
 
 Dictionaries:
 
@@ -41,6 +51,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 import equinox as eqx
@@ -70,7 +81,6 @@ STANDARD_WIDTHS: tuple[float, ...] = (0.5, 1.0, 2.0, 5.0, 7.0, 10.0, 12.0, 15.0,
 #: Polynomial degrees q of the benchmark dictionary (K = (1 + ⟨x, x'⟩)^q).
 STANDARD_DEGREES: tuple[int, ...] = (1, 2, 3)
 _SCALINGS = ("trace", "centered_trace", "fisher", "none")
-SUPPORT_GATHER = 32  # combine(d) reads only the selected matrices when d has at most this many non-zeros
 
 
 class BasisKernel(NamedTuple):
@@ -106,7 +116,11 @@ class GramStack(eqx.Module):
 
     Attributes:
       groups: the stacked kernel groups; X1: (n₁, p); X2: (n₂, p); scale: (m,) the s_k;
-      dense: (m, n₁, n₂) materialised matrices (already scaled) or None (lazy evaluation).
+      dense: (m, n₁, n₂) materialised matrices (already scaled) or None (lazy evaluation);
+      factors: None (products from ``dense`` or lazily), or (:meth:`factorize`) a tuple of buckets,
+        each (L₁ (m_b, n₁, r_b), L₂ (m_b, n₂, r_b)) with 𝐊ᵏ ≈ L₁ₖL₂ₖᵀ, then for the kernels of high
+        rank (Kₕ (m_h, n₁, n₂), None); bucket_order: the static permutation that puts the buckets'
+        concatenated products back in dictionary order.
     """
 
     groups: tuple[_Group, ...]
@@ -115,6 +129,8 @@ class GramStack(eqx.Module):
     scale: Array
     dense: Array | None
     order: tuple[int, ...] = eqx.field(static=True)  # dictionary position -> position in group order
+    factors: tuple[tuple[Array, Array | None], ...] | None = None
+    bucket_order: tuple[int, ...] | None = eqx.field(static=True, default=None)
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -126,7 +142,58 @@ class GramStack(eqx.Module):
         materialised matrices when dense, so one pre-computed stack serves every data split."""
         rows, cols = np.asarray(rows), np.asarray(cols)
         dense = None if self.dense is None else self.dense[:, rows][:, :, cols]
-        return GramStack(self.groups, self.X1[rows], self.X2[cols], self.scale, dense, self.order)
+        factors = None if self.factors is None else tuple(
+            (F[:, rows], G[:, cols]) if G is not None else (F[:, rows][:, :, cols], None) for F, G in self.factors)
+        return GramStack(self.groups, self.X1[rows], self.X2[cols], self.scale, dense, self.order, factors,
+                         self.bucket_order)
+
+    def factorize(self, tol: float = 1e-12) -> "GramStack":
+        """This stack with pivoted Cholesky factors 𝐊ᵏ ≈ LₖLₖᵀ, used by :meth:`products`.
+
+        Each factor stops at the smallest rank rₖ whose PSD remainder has trace ≤ ``tol``·tr 𝐊ᵏ (so
+        ‖𝐊ᵏ − LₖLₖᵀ‖₂ ≤ ``tol``·tr 𝐊ᵏ; ``tol`` is raised to n·ε of the dtype, the rounding level);
+        a kernel that needs more than n/2 columns keeps its matrix.
+        Needs a square stack on one input set (X₂ = X₁). Cost O(Σₖ n·rₖ²) once; each product then
+        O(n·Σₖ rₖ + m_h·n²). ``combine`` keeps the exact matrices. :meth:`take` slices the factors,
+        so one factorisation on all inputs serves every data split.
+
+        Args:
+          tol: relative trace of the remainder, in (0, 1).
+
+        Returns:
+          :class:`GramStack` with ``factors`` and ``bucket_order`` set.
+
+        Example:
+            >>> import numpy as np
+            >>> X = np.random.default_rng(0).normal(size=(30, 2))
+            >>> st = linear_dictionary(2).stack(X).factorize()
+            >>> st.factors[0][0].shape  # two linear kernels on one feature: rank 1 each
+            (2, 30, 1)
+        """
+        if not 0.0 < float(tol) < 1.0:
+            raise ParameterError(f"tol must lie in (0, 1); received {tol!r}.")
+        if self.X1.shape != self.X2.shape or not bool(jnp.array_equal(self.X1, self.X2)):
+            raise ShapeError(f"factorize needs a square stack on one input set (X2 = X1); received X1 of shape "
+                             f"{self.X1.shape} and X2 of shape {self.X2.shape}.")
+        K = self.matrices()
+        n = K.shape[1]
+        tol = max(float(tol), n * float(jnp.finfo(K.dtype).eps))
+        L, ranks = _pivoted_cholesky(K, tol, max(1, n // 2))
+        L, ranks = np.asarray(L), np.asarray(ranks)
+        high = ranks > n // 2  # the loop stopped at n/2 columns without meeting tol
+        level = np.where(high, -1, np.ceil(np.log2(np.maximum(ranks, 1))).astype(int))
+        factors, members = [], []
+        for b in np.unique(level[~high]):
+            ks = np.flatnonzero(level == b)
+            F = jnp.asarray(L[ks, :, :int(ranks[ks].max())])
+            factors.append((F, F))
+            members += ks.tolist()
+        if high.any():
+            ks = np.flatnonzero(high)
+            factors.append((K[jnp.asarray(ks)], None))
+            members += ks.tolist()
+        return GramStack(self.groups, self.X1, self.X2, self.scale, self.dense, self.order, tuple(factors),
+                         tuple(int(i) for i in np.argsort(members)))
 
     def _per_kernel(self, fn) -> Array:
         """Stack ``fn(K̃_k(X₁, X₂))`` over the dictionary (lax.map within each group), unscaled."""
@@ -144,21 +211,21 @@ class GramStack(eqx.Module):
 
     def products(self, C: Array) -> Array:
         """(m, n₁, T) the products 𝐊ᵏ C for C of shape (n₂, T)."""
+        if self.factors is not None:  # L₁ₖ(L₂ₖᵀC) per bucket of ranks, Kₖ C for the kernels of high rank
+            parts = [jnp.einsum("kir,krt->kit", F, jnp.einsum("kjr,jt->krt", G, C)) if G is not None
+                     else jnp.einsum("kij,jt->kit", F, C) for F, G in self.factors]
+            return jnp.concatenate(parts)[jnp.asarray(self.bucket_order)]
         if self.dense is not None:
-            return jnp.einsum("kij,jt->kit", self.dense, C)
+            m, n1, n2 = self.shape
+            return (self.dense.reshape(m * n1, n2) @ C).reshape(m, n1, -1)
         return self._per_kernel(lambda K: K @ C) * self.scale[:, None, None]
 
     def combine(self, d: Array) -> Array:
         """(n₁, n₂) the combined Gram 𝐊(d) = Σₖ d_k 𝐊ᵏ."""
-        if self.dense is not None:
-            m = self.shape[0]
-            if m <= SUPPORT_GATHER:
-                return jnp.einsum("k,kij->ij", d, self.dense)
-            # d is sparse: read only the matrices of its SUPPORT_GATHER largest weights when that is all of it
-            vals, idx = jax.lax.top_k(d, SUPPORT_GATHER)
-            return jax.lax.cond(jnp.count_nonzero(d) > SUPPORT_GATHER,
-                                lambda: jnp.einsum("k,kij->ij", d, self.dense),
-                                lambda: jnp.einsum("k,kij->ij", vals, self.dense[idx]))
+        if self.dense is not None:  # read only the matrices of the support of d
+            idx = jnp.nonzero(d, size=self.shape[0], fill_value=0)[0]
+            return jax.lax.fori_loop(0, jnp.count_nonzero(d), lambda i, acc: acc + d[idx[i]] * self.dense[idx[i]],
+                                     jnp.zeros(self.shape[1:], self.dense.dtype))
         w = (d * self.scale)
         total = jnp.zeros(self.shape[1:], self.X1.dtype)
         for g in self.groups:
@@ -311,6 +378,31 @@ class KernelDictionary:
 @eqx.filter_jit
 def _materialise(st: GramStack) -> Array:
     return st.matrices()
+
+
+@partial(jax.jit, static_argnames=("tol", "max_rank"))
+def _pivoted_cholesky(K: Array, tol: float, max_rank: int) -> tuple[Array, Array]:
+    """(m, n, max_rank) factors (columns beyond the rank are zero) and (m,) ranks of the PSD matrices
+    of K; a rank of max_rank + 1 marks a matrix whose remainder still had trace > tol·tr K there."""
+
+    def one(Kk):
+        stop = tol * jnp.trace(Kk)
+
+        def cond(s):
+            _, diag, j = s
+            return (j < max_rank) & (jnp.sum(diag) > stop)
+
+        def body(s):
+            L, diag, j = s
+            piv = jnp.argmax(diag)
+            col = (Kk[:, piv] - L @ L[piv]) / jnp.sqrt(diag[piv])
+            return L.at[:, j].set(col), jnp.maximum(diag - col**2, 0.0).at[piv].set(0.0), j + 1
+
+        start = (jnp.zeros((Kk.shape[0], max_rank), Kk.dtype), jnp.maximum(jnp.diag(Kk), 0.0), 0)
+        L, diag, r = jax.lax.while_loop(cond, body, start)
+        return L, jnp.where(jnp.sum(diag) > stop, max_rank + 1, r)
+
+    return jax.lax.map(one, K)
 
 
 @eqx.filter_jit
