@@ -19,6 +19,7 @@ Results: ``benchmarks/results/defaults_vs_tuned[_quick].json``.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -141,13 +142,20 @@ def digits():
 
     X, y = load_digits(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, random_state=0)
+    load = os.getloadavg()[0]
+    cpu0 = time.process_time()
     m, t = timed_fit(MultiClassClassifier(), Xtr, ytr)
+    cpu = time.process_time() - cpu0
     svc, t_svc = timed_fit(GridSearchCV(SVC(), {"C": [1, 10, 100], "gamma": ["scale", 1e-3, 1e-2]}), Xtr, ytr)
     row = {"n_train": len(ytr), "ours_acc": m.score(Xte, yte), "ours_fit_s_with_compile": t,
+           "ours_cpu_s_with_compile": cpu, "load_average_1min": load,
            "svc_acc": svc.score(Xte, yte), "svc_grid_fit_s": t_svc}
     print(table([row], list(row)), flush=True)
     return {"rows": [row], "claims": [{"claim": "digits default fit ≤ 10 s including compilation",
-                                       "value": t, "pass": bool(t <= 10.0)}]}
+                                       "value": t, "pass": bool(t <= 10.0)}],
+            "note": "CPU seconds (all threads of the process) do not grow with the load of other jobs the way "
+                    "wall seconds do; on an idle machine the wall time lies between CPU seconds / cores and "
+                    "CPU seconds."}
 
 
 def main(argv=None) -> dict:

@@ -382,10 +382,12 @@ class _SpectralEstimator(_GridSelection):
                     type(self)._loss, jnp.asarray(self.y_mean_, dtype), fold_sizes(fold_masks),
                     None if rep is None else jnp.asarray(rep))
             # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
-            # serves every call of a width search, whatever the number of widths it adds
-            padded = kerns + kerns[-1:] * (-len(kerns) % KERNEL_BATCH)
-            out = np.concatenate([np.asarray(_score_grid(_stack(padded[i:i + KERNEL_BATCH]), *args))
-                                  for i in range(0, len(padded), KERNEL_BATCH)])[: len(kerns)]
+            # serves every call of a width search, whatever the number of widths it adds; a
+            # continuation (one kernel, one ω) is a program of its own and is not padded
+            batch = KERNEL_BATCH if omega is None else 1
+            padded = kerns + kerns[-1:] * (-len(kerns) % batch)
+            out = np.concatenate([np.asarray(_score_grid(_stack(padded[i:i + batch]), *args))
+                                  for i in range(0, len(padded), batch)])[: len(kerns)]
             return out if index is None else out[:, :, index]
 
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))

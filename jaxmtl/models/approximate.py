@@ -274,9 +274,10 @@ class ApproximationMixin:
         return self._fit_approximate(X, Y)
 
     def _decision(self, X) -> np.ndarray:
-        if getattr(self, "approximate_", False):
-            return self._decision_approximate(X)
-        return super()._decision(X)
+        with self._precision():
+            if getattr(self, "approximate_", False):
+                return self._decision_approximate(X)
+            return super()._decision(X)
 
     def predictor(self):
         """The fitted prediction function as a pytree (exact fits only; see ``PredictorMixin``)."""

@@ -110,13 +110,14 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
                  selection="kfold", n_folds=5, n_steps=None, lambdas=None, omegas=None,
                  width_factors=None, validation_fraction=0.2, fit_intercept=True,
                  random_state=0, verbose=False, coding="one_vs_all", approximation=None, n_components=None,
-                 search="grid"):
+                 search="grid", dtype=None):
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.coding = coding
         self.approximation = approximation
         self.n_components = n_components
         self.search = search
+        self.dtype = dtype
 
     def _resolve_output(self, d: int):
         a, V, omegas = super()._resolve_output(d)
@@ -167,11 +168,12 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
           y: (n,) labels: integers, strings or any hashable values; ``classes_`` and ``predict``
             keep y's dtype.
         """
-        X = self._validate_fit_inputs(X)
-        codes, Y, (a, b) = self._coded_targets(X, y)
-        check_search(self)
-        self._fit_exact_or_approximate(X, Y)
-        self.proba_scale_ = _fit_softmax_scale(self._decision(X), codes, a - b)
+        with self._precision():
+            X = self._validate_fit_inputs(X)
+            codes, Y, (a, b) = self._coded_targets(X, y)
+            check_search(self)
+            self._fit_exact_or_approximate(X, Y)
+            self.proba_scale_ = _fit_softmax_scale(self._decision(X), codes, a - b)
         return self
 
     def decision_function(self, X) -> np.ndarray:
