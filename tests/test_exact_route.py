@@ -136,3 +136,33 @@ def test_auto_route_threshold_and_refusals(monkeypatch):
     with pytest.raises(ParameterError, match="route='exact'"):
         MultiTaskRegressor(**tsvd).fit(x, y, t)
     assert MultiTaskRegressor(**tsvd, route="exact").fit(x, y, t).route_ == "exact"
+
+
+def test_matrix_free_route_searches_widths_on_a_subsample_by_the_exact_route(monkeypatch):
+    """Above the threshold the default width grid is searched on WIDTH_SUBSAMPLE rows (exact
+    route, refined), and only the best width runs the matrix-free path on all rows."""
+    x, y, t = small_multitask(8)
+    monkeypatch.setattr(_matrix_free, "EXACT_MAX_UNKNOWNS", 10)
+    monkeypatch.setattr(_matrix_free, "WIDTH_SUBSAMPLE", 20)
+    m = MultiTaskRegressor(omegas=[0.0, 0.5], n_steps=15).fit(x, y, t)
+    assert m.route_ == "matrix_free" and m.kernel_widths_.shape == (1,)
+    assert m.cv_scores_.shape == (1, 2, 15)
+    # the width comes from the refined grid median × 2^(j/4) (median of all rows), polished
+    from jaxmtl.kernels.scalar import median_heuristic
+
+    j = 4 * np.log2(m.best_params_["kernel_width"] / median_heuristic(x))
+    assert j == pytest.approx(round(j), abs=1e-6)
+
+@pytest.mark.slow
+def test_structured_benchmark_parts_report_consistent_rows():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import _defaults_structured as structured
+
+    row = structured.unrelated(3, 8)["rows"][0]
+    assert row["ratio_to_better"] == pytest.approx(row["ours_mse"] / min(row["pooled_mse"], row["per_task_mse"]))
+    field = structured.fields(1, ("field_2",))["rows"][0]
+    assert field["ratio"] == pytest.approx(field["ours_angular"] / field["tuned_angular"])
+    assert 0 < field["ours_angular"] < 1.0

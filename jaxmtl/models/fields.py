@@ -114,7 +114,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         gammas = check_unit_interval(grid, "gammas")
         build = _build_independent if self.kind == "independent" else _build_div_curl
         Xj = jnp.asarray(X)
-        self._select_and_fit(X, V.astype(X.dtype), build, gammas, Xj)
+        self._select_and_fit(X, V.astype(X.dtype), build, gammas, Xj, lambda rows: Xj[rows])
         self.gamma_ = None if self.kind == "independent" else self._op_param
         self.best_params_["gamma"] = self.gamma_
         self.X_fit_ = Xj

@@ -126,7 +126,8 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.y_mean_ = float(Y.mean()) if check_bool(self.fit_intercept, "fit_intercept") else 0.0
         Y = (Y - self.y_mean_).astype(X.dtype)
         Xj = jnp.asarray(X)
-        self._select_and_fit(X, Y, _build, omegas, (Xj, *_same_task(codes, codes)))
+        self._select_and_fit(X, Y, _build, omegas, (Xj, *_same_task(codes, codes)),
+                             lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])))
         self.best_params_["omega"] = self._op_param
         self.X_fit_, self.task_codes_ = Xj, jnp.asarray(codes)
         return self
