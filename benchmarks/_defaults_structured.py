@@ -8,7 +8,8 @@
   (:func:`unrelated_tasks`: per task its own frequency, phase and scale), ``MultiTaskRegressor()``
   against a pooled ``GridSearchCV(KernelRidge)`` (tasks ignored) and one per task; test MSE.
 * ``school``: School with all 27 attributes standardised, 75/25 split within each school;
-  ``MultiTaskRegressor()`` explained variance and fit time against the same two baselines.
+  ``MultiTaskRegressor()`` explained variance and fit time against the same two baselines
+  (α ∈ 10^{−2…2} × γ ∈ (1/p)·10^{−1…1}, 3-fold: the pooled search refits ≈ 7 700 rows 45 times).
 """
 
 from __future__ import annotations
@@ -81,19 +82,20 @@ def unrelated_tasks(n_tasks: int, n_per_task: int, seed: int = 0):
     return X, f + 0.1 * a[tasks] * rng.normal(size=len(tasks)), tasks
 
 
-def _multitask_row(name, Xtr, ytr, ttr, Xte, yte, tte, gammas) -> dict:
-    """MultiTaskRegressor() against pooled and per-task tuned KernelRidge: test MSE and times."""
+def _multitask_row(name, Xtr, ytr, ttr, Xte, yte, tte, gammas, alphas=10.0 ** np.arange(-4, 2), cv=5) -> dict:
+    """MultiTaskRegressor() against pooled and per-task tuned KernelRidge (α × γ grids, ``cv``
+    inner folds): test MSE and times."""
     from jaxmtl import MultiTaskRegressor
 
     m, t_ours = _timed(lambda: MultiTaskRegressor().fit(Xtr, ytr, ttr))
     ours = float(np.mean((m.predict(Xte, tte) - yte) ** 2))
-    pooled, t_pooled = _timed(lambda: _kr_search(10.0 ** np.arange(-4, 2), gammas).fit(Xtr, ytr - ytr.mean()))
+    pooled, t_pooled = _timed(lambda: _kr_search(alphas, gammas, cv).fit(Xtr, ytr - ytr.mean()))
     mse_pooled = float(np.mean((pooled.predict(Xte) + ytr.mean() - yte) ** 2))
     pred, start = np.empty_like(yte), time.perf_counter()
     for task in np.unique(ttr):
         tr, te = ttr == task, tte == task
         mu = ytr[tr].mean()
-        kr = _kr_search(10.0 ** np.arange(-4, 2), gammas, cv=min(5, int(tr.sum()))).fit(Xtr[tr], ytr[tr] - mu)
+        kr = _kr_search(alphas, gammas, cv=min(cv, int(tr.sum()))).fit(Xtr[tr], ytr[tr] - mu)
         pred[te] = kr.predict(Xte[te]) + mu
     t_sep = time.perf_counter() - start
     mse_sep = float(np.mean((pred - yte) ** 2))
@@ -135,7 +137,8 @@ def school(n_schools: int | None = None) -> dict:
     X = (X - mu) / np.where(sd > 0, sd, 1.0)
     p = X.shape[1]
     row = _multitask_row("School" if n_schools is None else f"School ({n_schools} schools)", X[train], y[train],
-                         t[train], X[~train], y[~train], t[~train], (1.0 / p) * 10.0 ** np.arange(-2, 1.1, 1.0))
+                         t[train], X[~train], y[~train], t[~train], (1.0 / p) * 10.0 ** np.arange(-1, 1.1, 1.0),
+                         alphas=10.0 ** np.arange(-2, 2.1), cv=3)  # pooled: 45 fits of ≈ 7 700 rows
     print(table([row], list(row)), flush=True)
     claims = [_within(row)]
     if n_schools is None:
