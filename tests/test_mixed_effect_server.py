@@ -54,12 +54,13 @@ def cases(X, t):
     return out
 
 
-@pytest.mark.parametrize("alpha, fit_intercept", [(0.4, False), (0.4, True), (0.0, False), (1.0, True)])
-def test_online_equals_centralized_after_every_send(alpha, fit_intercept):
+@pytest.mark.parametrize("alpha, fit_intercept, capacity", [(0.4, False, 1), (0.4, True, 16), (0.0, False, 16),
+                                                            (1.0, True, 3)])
+def test_online_equals_centralized_after_every_send(alpha, fit_intercept, capacity):
     X, t, y, w, rng = stream()
     assert set(cases(X, t)) == {1, 2, 3}
     Xq = rng.normal(size=(4, 2))
-    server = Server(alpha, LAM, KBAR, KTIL, fit_intercept=fit_intercept)
+    server = Server(alpha, LAM, KBAR, KTIL, fit_intercept=fit_intercept, capacity=capacity)  # 1, 3: buffers grow
     clients = {j: server.client(j) for j in range(3)}
     for i in range(len(y)):
         clients[t[i]].send(X[i], y[i], w[i])
@@ -169,6 +170,9 @@ def test_bad_sends_raise_and_change_nothing():
             Server(alpha, LAM, KBAR)
     with pytest.raises(ParameterError):
         Server(0.5, 0.0, KBAR)
+    for capacity in (0, 2.5, True):
+        with pytest.raises(ParameterError, match="capacity"):
+            Server(0.5, LAM, KBAR, capacity=capacity)
 
 
 def _long_stream(n, seed, bad_every=None):

@@ -78,15 +78,13 @@ def _schur(kernel, X, L, D, n, x):
     return r, kxx - r @ (D * r), kxx
 
 
-@partial(jax.jit, donate_argnums=(0,))
-def _extend(buf: Buffers, n, x, r, beta) -> Buffers:
+def _extend_body(buf: Buffers, n, x, r, beta) -> Buffers:
     """Algorithm 5 lines 3–5 and 9–11: x̌ ← (x̌, x), y̌ ← (y̌; 0), H, D ← diag{·, β}, L ← [L 0; rᵀ 1]."""
     return buf._replace(X=buf.X.at[n].set(x), L=buf.L.at[n].set(r.at[n].set(1.0)), D=buf.D.at[n].set(beta),
                         H=buf.H.at[n, n].set(beta))
 
 
-@partial(jax.jit, donate_argnums=(0,))
-def _rank_one(buf: Buffers, h, u, mu, alpha_gamma) -> Buffers:
+def _rank_one_body(buf: Buffers, h, u, mu, alpha_gamma) -> Buffers:
     """Algorithm 5 lines 32–35 (u zero-padded, h padded with 0)."""
     v = buf.L[h].T @ u
     q = buf.H @ v
@@ -94,9 +92,29 @@ def _rank_one(buf: Buffers, h, u, mu, alpha_gamma) -> Buffers:
     return buf._replace(H=H, Y=buf.Y + v[:, None] * mu[None, :], a=buf.a + mu * jnp.sum(u))
 
 
-@jax.jit
-def _cross(kernel, x, Xt):
-    return kernel(x[None], Xt)[0]
+def _new_to_task_body(buf: Buffers, task_kernel, alpha, lam, h, ell, R, Yj, w):
+    """Algorithm 7 (Lemma 10) then lines 31–35, on the device.
+
+    h (width,) the task's inputs with the new one at ell − 1 (padding 0), R (width, width) the old
+    Rʲ zero-padded, Yj (width, 2) its outputs with the new row. Returns (buffers, u, γ, μ).
+    """
+    dt = buf.X.dtype
+    on = jnp.arange(h.shape[0]) < ell
+    kt = jnp.where(on, (1 - alpha) * task_kernel(buf.X[h[ell - 1]][None], buf.X[h])[0], 0.0)
+    u = jnp.where(jnp.arange(h.shape[0]) == ell - 1, -1.0, R.astype(dt) @ kt)
+    gamma = 1.0 / (lam * w - u @ kt)
+    mu = gamma * (u @ Yj.astype(dt))
+    return _rank_one_body(buf, h, u, mu, alpha * gamma), (u, gamma, mu)
+
+
+_rank_one = jax.jit(_rank_one_body, donate_argnums=(0,))
+_new_to_task = jax.jit(_new_to_task_body, donate_argnums=(0,))
+
+
+@partial(jax.jit, donate_argnums=(0,))
+def _new_input(buf: Buffers, n, x, r, beta, task_kernel, alpha, lam, h, ell, R, Yj, w):
+    """Case 3 (Algorithm 8, :func:`_extend_body`) and Algorithm 7 in one compiled call."""
+    return _new_to_task_body(_extend_body(buf, n, x, r, beta), task_kernel, alpha, lam, h, ell, R, Yj, w)
 
 
 def key_of(x: np.ndarray) -> bytes:
@@ -110,7 +128,8 @@ def _padded(length: int) -> int:
 
 @dataclass
 class Database:
-    """The distinct-input part of the state: buffers, their count n, and the ``find`` index."""
+    """The distinct-input part of the state: buffers, their count n, and the ``find`` index;
+    ``capacity`` is the buffers' initial capacity (each doubling recompiles the updates once)."""
 
     kernel: object
     alpha: float
@@ -118,7 +137,7 @@ class Database:
     buf: Buffers | None = None
     n: int = 0
     index: dict = field(default_factory=dict)
-    X_host: list = field(default_factory=list)
+    capacity: int = 16
 
     def find(self, x: np.ndarray) -> int:
         """Algorithm 5 line 1: the position of x in x̌, or n when x is new."""
@@ -126,31 +145,33 @@ class Database:
 
     def new_input(self, x: np.ndarray):
         """Case 3 checks (no change yet): returns the pending (r, β) for :meth:`add_input`."""
-        b = self.buf if self.buf is not None else empty_buffers(16, x.shape[0])
-        r, beta, kxx = _schur(self.kernel, b.X, b.L, b.D, self.n, jnp.asarray(x, b.X.dtype))
-        kxx = abs(float(kxx))
-        if not float(beta) > 1e-12 * max(kxx, 1e-300):
+        b = self.buf if self.buf is not None else empty_buffers(self.capacity, x.shape[0])
+        r, beta, kxx = _schur(self.kernel, b.X, b.L, b.D, self.n, x)
+        beta_h, kxx = (float(v) for v in jax.device_get((beta, kxx)))
+        kxx = abs(kxx)
+        if not beta_h > 1e-12 * max(kxx, 1e-300):
             raise ParameterError(
                 f"kernel {self.kernel!r} is not strictly positive definite on the inputs: a new input "
-                f"leaves a Schur complement β = {float(beta):.3g} (K̄(x, x) = {kxx:.3g}); the online "
+                f"leaves a Schur complement β = {beta_h:.3g} (K̄(x, x) = {kxx:.3g}); the online "
                 "algorithm (Algorithm 5, case 3) needs K̄ strictly positive definite on distinct inputs."
             )
         return r, beta
 
-    def add_input(self, x: np.ndarray, pending) -> int:
-        """Case 3 lines 1–11: append x to x̌ (growing the buffers when full); returns its index."""
+    def add_input(self, x: np.ndarray, pending, step: tuple):
+        """Case 3 lines 1–11 (append x to x̌, growing the buffers when full) fused with the
+        Algorithm 7 update ``step`` = (K̃ʲ, α, λ, h, ℓ, R, Yj, w) of :func:`_new_to_task_body`;
+        returns its (u, γ, μ), still on the device."""
         r, beta = pending
         if self.buf is None:
-            self.buf = empty_buffers(16, x.shape[0])
+            self.buf = empty_buffers(self.capacity, x.shape[0])
         cap = self.buf.X.shape[0]
         if self.n == cap:
             self.buf = grow(self.buf, self.n, 2 * cap)
             r = jnp.concatenate([r, jnp.zeros(cap, r.dtype)])
-        self.buf = _extend(self.buf, self.n, jnp.asarray(x, self.buf.X.dtype), r, beta)
+        self.buf, out = _new_input(self.buf, self.n, x, r, beta, *step)
         self.index[key_of(x)] = self.n
-        self.X_host.append(np.array(x, dtype=np.float64))
         self.n += 1
-        return self.n - 1
+        return out
 
     @classmethod
     def restore(cls, kernel, alpha: float, lam: float, X, L, D, H, Y, a, cap: int) -> "Database":
@@ -160,7 +181,7 @@ class Database:
         b = empty_buffers(cap, p)
         buf = Buffers(b.X.at[:n].set(X), b.L.at[:n, :n].set(L), b.D.at[:n].set(D), b.H.at[:n, :n].set(H),
                       b.Y.at[:n].set(Y), jnp.asarray(a, b.a.dtype))
-        return cls(kernel, alpha, lam, buf, n, {key_of(x): i for i, x in enumerate(X)}, list(X))
+        return cls(kernel, alpha, lam, buf, n, {key_of(x): i for i, x in enumerate(X)})
 
     def arrays(self) -> dict:
         """The first-n blocks of the buffers as NumPy arrays (X, L, D, H, Y, a)."""
@@ -204,42 +225,39 @@ def receive(db: Database, rec: TaskRecord, x: np.ndarray, y: float, w: float) ->
     alpha, lam = db.alpha, db.lam
     s = db.find(x)
     pending = db.new_input(x) if s == db.n else None
-    if pending is not None:
-        s = db.add_input(x, pending)                      # Case 3 (Algorithm 8)
     Yi = np.array([y, 1.0])
     p = rec.pos.get(s)
-    if p is None:                                         # Cases 2–3 (Algorithm 7)
+    if p is None:                                         # Cases 2–3 (Algorithms 7–8), one compiled call
         ell = len(rec.h) + 1
+        width = _padded(ell)
+        h = np.zeros(width, np.int64)
+        h[: ell - 1], h[ell - 1] = rec.h, s
+        R = _pad(rec.R, (width, width))
+        Yj = _pad(np.vstack([rec.Y, Yi]), (width, 2))
+        step = (rec.kernel, alpha, lam, h, ell, R, Yj, w)
+        if pending is None:
+            db.buf, out = _new_to_task(db.buf, *step)
+        else:
+            out = db.add_input(x, pending, step)
+        u, gamma, mu = jax.device_get(out)
+        u = u[:ell].astype(np.float64)
         rec.h.append(s)
         rec.pos[s] = ell - 1
-        rec.Y = np.vstack([rec.Y, Yi])
-        rec.w = np.append(rec.w, w)
-        Xt = np.zeros((_padded(ell), x.shape[0]))
-        Xt[:ell] = np.asarray(db.X_host)[rec.h]
-        kt = (1 - alpha) * np.asarray(_cross(rec.kernel, jnp.asarray(x), jnp.asarray(Xt)))[:ell]
-        u = np.append(rec.R @ kt[:-1], -1.0)
-        gamma = 1.0 / (lam * w - u @ kt)
-        mu = gamma * (u @ rec.Y)
-        R = np.zeros((ell, ell))
-        R[:-1, :-1] = rec.R
-        rec.R = R + gamma * np.outer(u, u)
-    else:                                                 # Case 1 (Algorithm 6)
-        u = rec.R[:, p].copy()
-        wp = rec.w[p] * w / (rec.w[p] + w)
-        rec.Y[p] = rec.Y[p] + wp * (Yi - rec.Y[p]) / w
-        dw = wp**2 / (wp - w)
-        gamma = -1.0 / (1.0 / (lam * dw) + rec.R[p, p])
-        mu = wp * (Yi - rec.Y[p]) / (w - wp) + gamma * (u @ rec.Y)
-        rec.w[p] = wp
-        rec.R = rec.R + gamma * np.outer(u, u)
+        rec.Y, rec.w = Yj[:ell], np.append(rec.w, w)
+        rec.R = R[:ell, :ell] + float(gamma) * np.outer(u, u)
+        return
+    u = rec.R[:, p].copy()                                # Case 1 (Algorithm 6)
+    wp = rec.w[p] * w / (rec.w[p] + w)
+    rec.Y[p] = rec.Y[p] + wp * (Yi - rec.Y[p]) / w
+    dw = wp**2 / (wp - w)
+    gamma = -1.0 / (1.0 / (lam * dw) + rec.R[p, p])
+    mu = wp * (Yi - rec.Y[p]) / (w - wp) + gamma * (u @ rec.Y)
+    rec.w[p] = wp
+    rec.R = rec.R + gamma * np.outer(u, u)
     width = _padded(len(rec.h))
     h = np.zeros(width, np.int64)
     h[: len(rec.h)] = rec.h
-    upad = np.zeros(width)
-    upad[: len(u)] = u
-    dt = db.buf.X.dtype
-    db.buf = _rank_one(db.buf, jnp.asarray(h), jnp.asarray(upad, dt), jnp.asarray(mu, dt),
-                       jnp.asarray(alpha * gamma, dt))
+    db.buf = _rank_one(db.buf, h, _pad(u, (width,)), mu, alpha * gamma)
 
 
 def _pad(a: np.ndarray, shape: tuple) -> np.ndarray:

@@ -51,7 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import as_float_array, check_bool, check_inputs
-from ..errors import NotFittedError, ShapeError, TaskError
+from ..errors import NotFittedError, ParameterError, ShapeError, TaskError
 from ..kernels.scalar import Kernel
 from .centralized import check_weights
 from .kernel import check_alpha, check_kernel, check_lam, resolve_task_kernel
@@ -95,6 +95,8 @@ class Server:
         on distinct points is).
       task_kernel: K̃ʲ: None (= ``kernel``), one kernel for every task, or a mapping task → kernel.
       fit_intercept: add an unpenalized bias b common to all tasks (default False: (5.4) exactly).
+      capacity: distinct inputs the device buffers hold before they double (each size compiles the
+        per-send update once); set it to the expected number of distinct inputs.
 
     Attributes:
       n_inputs: n, the number of distinct inputs received; n_tasks: tasks that sent data;
@@ -102,13 +104,15 @@ class Server:
     """
 
     def __init__(self, alpha: float, lam: float, kernel: Kernel, task_kernel: Any = None,
-                 fit_intercept: bool = False):
+                 fit_intercept: bool = False, capacity: int = 16):
         self._alpha, self._lam = check_alpha(alpha), check_lam(lam)
         check_kernel(kernel, "kernel")
         self._lookup, self._mapping = resolve_task_kernel(task_kernel, kernel)
         self._kernel, self._task_kernel = kernel, task_kernel
         self._fit_intercept = check_bool(fit_intercept, "fit_intercept")
-        self._db = Database(kernel, self._alpha, self._lam)
+        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity < 1:
+            raise ParameterError(f"capacity must be a positive int; received {capacity!r}.")
+        self._db = Database(kernel, self._alpha, self._lam, capacity=int(capacity))
         self._records: dict = {}
         self._n_features: int | None = None
         self.n_received = 0
