@@ -17,7 +17,8 @@ first best in GridSearchCV's order: C outer, γ inner).
 Claims: each published SVM mean error against ours two-sided, within 2 standard errors of the
 difference (as repro_ida.py); and, as checks of the solver rather than of the paper, ours picks
 the (C, γ) SVC picks on every selection partition and its test errors equal SVC's split by split
-(within one test point).
+(within 0.1 % of the test points, at least one: both solvers stop at a KKT violation of 1e-3, at
+slightly different points, and a test point on the boundary can fall either side).
 
 Usage: python benchmarks/repro_ida_svm.py [--quick]   (--quick: heart only, 3 widths, 2 selection
 partitions)
@@ -146,9 +147,11 @@ def main():
         claims.sanity(f"{n}: the same (C, σ) as SVC on every selection partition", all(same),
                       detail=f"ours {ours[n]['per_split_choice']}, SVC {peer[n]['per_split_choice']}")
         n_test = len(load_ida(n)[0].y_test)
-        diff = np.abs(np.asarray(ours[n]["errors"]) - np.asarray(peer[n]["errors"])) * n_test
-        claims.sanity(f"{n}: test errors equal SVC's on every partition (within one test point)", diff.max() <= 1,
-                      detail=f"largest difference {diff.max():.0f} of {n_test} test points")
+        diff = np.rint(np.abs(np.asarray(ours[n]["errors"]) - np.asarray(peer[n]["errors"])) * n_test)
+        allowed = max(1.0, np.floor(1e-3 * n_test))
+        claims.sanity(f"{n}: test errors equal SVC's on every partition (within 0.1 % of the test points, at least "
+                      "one: both stop at KKT violation 1e-3, not at the same point)", diff.max() <= allowed,
+                      detail=f"largest difference {diff.max():.0f} of {n_test} test points (allowed {allowed:.0f})")
     for n in datasets:
         cmp = _repro.mean_vs_published(100 * np.asarray(ours[n]["errors"]), *PAPER[n]["svm"], 100)
         svc = 100 * np.mean(peer[n]["errors"])
