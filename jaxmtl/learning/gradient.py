@@ -285,9 +285,9 @@ _remat_matmul.defvjp(_remat_fwd, _remat_bwd)
 class RematKernelOperator(BlockedKernelOperator):
     """:class:`~jaxmtl.operators.BlockedKernelOperator` whose kernel blocks are rematerialised.
 
-    Each block K(X_b, X) C is computed under ``jax.checkpoint``: reverse mode keeps only the block's
-    inputs and recomputes K(X_b, X) when it needs it, so a gradient through many products never
-    stores an n × n matrix (memory O(block·n + n·d)).
+    Each block K(X_b, X) C A is rematerialised: reverse mode (a custom VJP) keeps only the product's
+    operands — C, not C A — and recomputes K(X_b, X) when it needs it, so a gradient through many
+    products never stores an n × n matrix (memory O(block·n + n·d)).
     """
 
     def mv(self, C):
