@@ -13,6 +13,7 @@ import os
 import sys
 
 import numpy as np
+import pytest
 
 from jaxmtl.errors import ParameterError
 
@@ -58,6 +59,7 @@ def test_an_invalid_input_rejected_counts_as_documented():
 def test_valid_inputs_of_every_estimator_family_are_accepted():
     cases = report._valid_cases()
     names = ("VectorValuedRegressor: float32 X", "VectorValuedRegressor: rank-one PSD output 11ᵀ",
+             "VectorValuedRegressor: 2 folds on 6 samples",
              "MultiClassClassifier: string labels, simplex", "MultiTaskRegressor: string tasks",
              "VectorFieldRegressor: kind 'div_curl'")
     chosen = [c for c in cases if c[0] in names]
@@ -65,3 +67,10 @@ def test_valid_inputs_of_every_estimator_family_are_accepted():
     tally = report.must_accept(chosen)
     assert tally.rejected_valid == 0 and tally.unexpected == 0 and tally.non_finite == 0, tally.problems
     assert tally.succeeded == 2 * len(names)
+
+
+@pytest.mark.slow
+def test_every_valid_input_of_the_list_is_accepted():
+    tally = report.must_accept()
+    assert tally.rejected_valid == 0 and tally.unexpected == 0 and tally.non_finite == 0, tally.problems
+    assert tally.succeeded == 2 * len(report._valid_cases())
