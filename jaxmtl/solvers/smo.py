@@ -83,8 +83,12 @@ def _dual_data(y, Cw, eps, *, svr: bool):
 
 
 def _matvec(K, c):
-    """K c in the dtype of c (a float32 Gram read in float64 when c is: libsvm's Qfloat rows, double sums)."""
-    return jnp.matmul(K, c, preferred_element_type=c.dtype)
+    """K c in the dtype of c. A float32 Gram with float64 c multiplies c's float32 head and tail
+    (c = hi + lo) separately, never forming a float64 copy of K (twice its memory)."""
+    if K.dtype == c.dtype:
+        return K @ c
+    hi = c.astype(K.dtype)
+    return (K @ hi).astype(c.dtype) + (K @ (c - hi).astype(K.dtype)).astype(c.dtype)
 
 
 def _coef(a, sign, n):
