@@ -298,7 +298,7 @@ def main():
                 claims.check(f"RLS2Regressor() with no arguments, HOUSING {ratio}, vs [Din11] Table 4.3",
                              abs(h["mean"] - pm) <= ps, paper=f"{pm} ({ps})", ours=f"{h['mean']:.3f} ({h['std']:.3f})",
                              tolerance="|ours − paper mean| ≤ one published std")
-    claims.sanity(f"Figure 4.3 (HOUSING, linear RLS2): d̂f(λ) in [0, p] and increasing as λ decreases",
+    claims.sanity("Figure 4.3 (HOUSING, linear RLS2): d̂f(λ) in [0, p] and increasing as λ decreases",
                   bool(np.all(np.diff(profiles["df"]) >= -1e-9) and 0 <= min(profiles["df"]) and max(profiles["df"]) <= 13),
                   f"d̂f from {min(profiles['df']):.2f} to {max(profiles['df']):.2f}; "
                   f"{profiles['selected_at_chosen']} of 13 features at the CV choice")
