@@ -21,9 +21,9 @@ Example:
     >>> from jaxmtl.kernels import Linear
     >>> X = np.eye(3); t = np.array([0, 0, 1])
     >>> mixed_effect_gram(X, t, X, t, 0.5, Linear(), Linear())
-    array([[1. , 0. , 0. ],
-           [0. , 1. , 0. ],
-           [0. , 0. , 1. ]])
+    array([[1., 0., 0.],
+           [0., 1., 0.],
+           [0., 0., 1.]])
 """
 
 from __future__ import annotations
