@@ -21,9 +21,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-PERF = ["perf_vector_valued", "perf_iterative", "perf_batched", "perf_kronecker", "perf_multitask", "perf_gradient"]
+PERF = ["perf_vector_valued", "perf_iterative", "perf_batched", "perf_kronecker", "perf_multitask", "perf_gradient",
+        "perf_solvers"]
 ORDER = [("repro_school", "School data ([BRBV11] Table 1)"),
          ("repro_ida", "IDA benchmarks ([LRODV08] Table 2)"),
+         ("repro_ida_svm", "IDA benchmarks, SVM column by our SMO solver ([LRODV08] Table 3)"),
          ("repro_toy", "Multi-task vs vector-valued toy ([BRBV11] §7.1, Figures 2–4)"),
          ("repro_fields", "2-D vector fields ([BRBV11] §7.1, Figures 6–10)"),
          ("repro_mulan", "Mulan multi-target regression (aRRMSE, 10-fold CV)"),
@@ -211,6 +213,8 @@ TABLE_COLUMNS = {
                        "extrapolated"],
     "perf_gradient": ["n", "kind", "median_s", "compile_s", "peak_mb", "memory_over_forward", "time_over_forward",
                       "dense_gram_mb", "rss_peak_mb"],
+    "perf_solvers": ["n", "task", "method", "sklearn_s", "ours_s", "ours_over_sklearn", "sklearn_metric", "ours_metric",
+                     "max_decision_diff", "iterations", "sklearn_iterations"],
 }
 
 
@@ -299,7 +303,43 @@ def scale() -> str:
     return "\n".join(parts).strip() + "\n"
 
 
-SECTIONS = {"README.md": {"reproductions": reproductions, "performance": performance, "scale": scale},
+def solvers() -> str:
+    """The Markdown of the kernel-machine timings: SMO against SVC / SVR on CPU (perf_solvers.json), and
+    the fixed-point solver on a GPU (perf_solvers_gpu.json)."""
+    parts = []
+    res = _result("perf_solvers", parts)
+    if res is not None:
+        parts.append(f"CPU: {_machine_line(res)}; {res.get('threads', 1)} thread for both libraries; median of "
+                     f"{res['repeats']} runs after compilation, ours and scikit-learn timed alternately; the Gram "
+                     "matrix is computed inside the timed fit (float64, or float32 with float64 sums):\n")
+        lines = ["| n | task | ours | scikit-learn s | ours s | ours / scikit-learn | test error (SVM) or RMSE "
+                 "(SVR), scikit-learn / ours | max. difference of test decision values | steps ours / libsvm |",
+                 "|---|---|---|---|---|---|---|---|---|"]
+        for r in res["rows"]:
+            metric = f"{_fmt(r['sklearn_metric'])} / {_fmt(r['ours_metric'])}" if "ours_metric" in r else ""
+            steps = f"{r['iterations']} / {r['sklearn_iterations']}" if "iterations" in r else ""
+            lines.append(f"| {r['n']} | {r['task']} | {r['method']} | {_fmt(r['sklearn_s'])} | {_fmt(r['ours_s'])} | "
+                         f"{_fmt(r['ours_over_sklearn'])} | {metric} | {_fmt(r.get('max_decision_diff', ''))} | "
+                         f"{steps} |")
+        parts.append("\n".join(lines) + "\n")
+        parts.extend(f"- {'**met**' if t['met'] else '**not met**'} — {key}: float32 Gram {_fmt(t['ratio'])}, "
+                     f"float64 Gram {_fmt(t['ratio_float64_gram'])}" for key, t in res.get("targets", {}).items())
+        parts.append("")
+    gpu = RESULTS / "perf_solvers_gpu.json"
+    if gpu.exists():
+        g = json.loads(gpu.read_text())
+        lines = ["| n | task | scikit-learn s (host CPU) | fixed point s (GPU) | ratio |", "|---|---|---|---|---|"]
+        lines += [f"| {r['n']} | {r['task']} | {_fmt(r['sklearn_s'])} | {_fmt(r['fixed_point_s'])} | "
+                  f"{_fmt(r['fp_over_sklearn'])} |" for r in g["rows"]]
+        parts.append(f"GPU (`benchmarks/results/perf_solvers_gpu.json`, an earlier version of the script timing the "
+                     f"fixed-point solver with intercept): {_machine_line(g)}:\n\n" + "\n".join(lines) + "\n")
+    parts.append("Command: `python benchmarks/perf_solvers.py` (`--quick` in a minute), then "
+                 "`python scripts/readme_results.py`.")
+    return "\n".join(parts).strip() + "\n"
+
+
+SECTIONS = {"README.md": {"reproductions": reproductions, "performance": performance, "scale": scale,
+                          "solvers": solvers},
             "docs/performance.md": {"perf-tables": benchmark_tables}}
 
 
