@@ -10,7 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+# results/ beside the scripts; JAXMTL_RESULTS_DIR redirects them (the tests write to a temporary folder)
+RESULTS = Path(os.environ.get("JAXMTL_RESULTS_DIR", Path(__file__).resolve().parent / "results"))
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # the scripts import jaxmtl from this checkout
     sys.path.insert(0, str(ROOT))
