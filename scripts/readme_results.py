@@ -82,7 +82,7 @@ def reproductions() -> str:
                      f"({cpu}), float64. Results: `benchmarks/results/{name}.json`.\n")
         for table in res.get("tables", []):
             caption, _, body = table.partition("\n")
-            parts.append(f"{caption}\n\n{body}\n")
+            parts.append(f"{table}\n" if table.startswith("|") else f"{caption}\n\n{body}\n")  # uncaptioned
         claims = [c for c in res.get("claims", []) if _is_paper_claim(c)]
         if claims:
             parts.append("Claims checked by the script (it exits non-zero when one fails; a failing claim stays "
