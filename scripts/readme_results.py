@@ -30,7 +30,8 @@ ORDER = [("repro_school", "School data ([BRBV11] Table 1)"),
          ("repro_fields", "2-D vector fields ([BRBV11] §7.1, Figures 6–10)"),
          ("repro_mulan", "Mulan multi-target regression (aRRMSE, 10-fold CV)"),
          ("repro_okl", "Output kernel learning ([DOGP11] §5: sim0–sim3, digits, the Sylvester step)"),
-         ("repro_rls2", "Sparse multiple kernel learning: RLS2 ([Din11] Tables 4.3–4.4)")]
+         ("repro_rls2", "Sparse multiple kernel learning: RLS2 ([Din11] Tables 4.3–4.4)"),
+         ("repro_music", "Mixed-effect multi-task learning: music recommendation ([Din11] §5.4)")]
 
 
 def _result(name: str, parts: list[str]) -> dict | None:
