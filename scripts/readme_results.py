@@ -305,6 +305,43 @@ def scale() -> str:
     return "\n".join(parts).strip() + "\n"
 
 
+DEFAULT_PARTS = ("mulan", "ida", "imbalanced", "digits")
+
+
+def defaults() -> str:
+    """The Markdown of the defaults section: one table per ``defaults_vs_tuned_<part>.json`` with its claims."""
+    parts = []
+    names = sorted(RESULTS.glob("defaults_vs_tuned_*.json"),
+                   key=lambda f: (DEFAULT_PARTS + (f.stem,)).index(f.stem.split("defaults_vs_tuned_")[1])
+                   if f.stem.split("defaults_vs_tuned_")[1] in DEFAULT_PARTS else len(DEFAULT_PARTS))
+    for path in names:
+        res = json.loads(path.read_text())
+        if res.get("quick"):
+            continue
+        for part, body in res["results"].items():
+            rows = body.get("rows", [])
+            if not rows:
+                continue
+            cols = list(rows[0])
+            command = (f"python benchmarks/defaults_vs_tuned.py --parts {part}"
+                       + (f" --sets {res['sets']}" if res.get("sets") else "")
+                       + (f" --folds {res['mulan_folds']}" if part == "mulan" else "")
+                       + (f" --splits {res['ida_splits']}" if part == "ida" else "") + f" --out {path.stem}")
+            parts.append(f"**{part}** (`{command}`; "
+                         f"{_machine_line(res) if 'machine' in res else ''}; run took {res.get('seconds', 0) / 60:.0f} min)\n")
+            parts.append("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+            parts.extend("| " + " | ".join(_fmt(r.get(c, "")) for c in cols) + " |" for r in rows)
+            parts.append("")
+            for c in body.get("claims", []):
+                parts.append(f"- **{'met' if c['pass'] else 'not met'}** — {c['claim']}: {_figures(c['value'])}")
+            if body.get("note"):
+                parts.append(f"\n{body['note']}")
+            parts.append("")
+    if not parts:
+        return "No full run recorded yet: `python benchmarks/defaults_vs_tuned.py`.\n"
+    return "\n".join(parts).strip() + "\n"
+
+
 def solvers() -> str:
     """The Markdown of the kernel-machine timings: SMO against SVC / SVR on CPU (perf_solvers.json), and
     the fixed-point solver on a GPU (perf_solvers_gpu.json)."""
@@ -341,7 +378,7 @@ def solvers() -> str:
 
 
 SECTIONS = {"README.md": {"reproductions": reproductions, "performance": performance, "scale": scale,
-                          "solvers": solvers},
+                          "defaults": defaults, "solvers": solvers},
             "docs/performance.md": {"perf-tables": benchmark_tables}}
 
 
