@@ -84,7 +84,7 @@ def test_gradient_result_no_worse_than_its_start_on_validation(ard_fits):
 
 
 def test_gradient_fitted_model_round_trips_through_save_and_load(ard_fits, tmp_path):
-    X, _, Xt, _, _, ard = ard_fits
+    _, _, Xt, _, _, ard = ard_fits
     jaxmtl.save(ard, tmp_path / "ard.npz")
     loaded = jaxmtl.load(tmp_path / "ard.npz")
     assert loaded.get_params()["search"] == "gradient"
