@@ -155,13 +155,18 @@ def svm_peer(splits, n_select, factors, base):
     return {"C": float(C), "gamma": float(g), "errors": errs}
 
 
+def selection_protocol(quick: bool):
+    """(data sets, kernel-width factors of the median distance, partitions used for selection)."""
+    datasets = ["heart"] if quick else list(PAPER)
+    factors = 2.0 ** np.arange(-1, 2) if quick else 2.0 ** np.arange(-2, 2)
+    return datasets, factors, 2 if quick else 5
+
+
 def main():
     args = _repro.parse(__doc__.splitlines()[0])
     start = time.perf_counter()
     quick = args.quick
-    datasets = ["heart"] if quick else list(PAPER)
-    factors = 2.0 ** np.arange(-1, 2) if quick else 2.0 ** np.arange(-2, 2)
-    n_select = 2 if quick else 5
+    datasets, factors, n_select = selection_protocol(quick)
     T = 300 if quick else 1000
     lam = np.geomspace(1e-9, 1.0, 19 if quick else 37)
     t_lw = np.unique(np.round(np.geomspace(1, 1e6, 19 if quick else 49)))

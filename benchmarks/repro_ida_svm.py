@@ -42,7 +42,7 @@ import numpy as np  # noqa: E402
 from jaxmtl.datasets import load_ida  # noqa: E402
 from jaxmtl.kernels import Gaussian, median_heuristic  # noqa: E402
 from jaxmtl.solvers import smo, smo_path  # noqa: E402
-from repro_ida import PAPER, error_rate  # noqa: E402
+from repro_ida import PAPER, error_rate, selection_protocol  # noqa: E402
 
 CS = np.logspace(-1, 3, 5)
 TOL = 1e-3
@@ -111,9 +111,7 @@ def main():
     args = _repro.parse(__doc__.splitlines()[0])
     start = time.perf_counter()
     quick = args.quick
-    datasets = ["heart"] if quick else list(PAPER)
-    factors = 2.0 ** np.arange(-1, 2) if quick else 2.0 ** np.arange(-2, 2)
-    n_select = 2 if quick else 5
+    datasets, factors, n_select = selection_protocol(quick)
     ours, peer, rows, seconds = {}, {}, [], {}
     for name in datasets:
         splits = load_ida(name)
