@@ -178,6 +178,9 @@ def main(argv=None) -> dict:
     from jaxmtl.datasets import mulan_names
 
     chosen = set(args.sets.split(",")) if args.sets else set()
+    if chosen - set(mulan_names()) - set(IDA_PAPER):
+        parser.error(f"unknown sets {sorted(chosen - set(mulan_names()) - set(IDA_PAPER))}; choose from "
+                     f"{sorted(set(mulan_names()) | set(IDA_PAPER))}")
     results = {}
     start = time.perf_counter()
     if "mulan" in parts:

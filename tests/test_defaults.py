@@ -136,3 +136,15 @@ def test_a_kernel_without_parameters_fits_and_equals_kernel_ridge():
     np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)
     y = np.where(X[:, 0] + X[:, 1] > 0, "a", "b")  # linearly separable
     assert MultiClassClassifier(kernel=Linear()).fit(X, y).score(X, y) >= 0.95
+
+
+def test_the_benchmark_refuses_an_unknown_set_by_name():
+    import os
+    import subprocess
+    import sys
+
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks",
+                          "defaults_vs_tuned.py")
+    run = subprocess.run([sys.executable, script, "--parts", "mulan", "--sets", "nosuch"], capture_output=True,
+                         text=True)
+    assert run.returncode == 2 and "unknown sets ['nosuch']" in run.stderr
