@@ -268,11 +268,11 @@ def test_regressor_with_fixed_kernel_and_lambda_equals_the_reference(tmp_path):
 
 
 def test_kfold_scores_equal_a_brute_force_loop():
-    X, K, Y, _ = small_problem(n=15, seed=15)
+    X, K, Y, _ = small_problem(n=16, seed=15)
     lams = [1.0, 0.1]
-    masks = np.zeros((3, 15), bool)
-    for f in range(3):
-        masks[f] = np.arange(15) % 3 != f
+    masks = np.zeros((3, 16), bool)
+    for f in range(3):  # unequal folds (6, 5, 5 held out): the gathered fold Grams are padded
+        masks[f] = np.arange(16) % 3 != f
     model = OutputKernelRegressor(kernel=Gaussian(1.0), lambdas=lams, selection=masks, tol=1e-12,
                                   max_iter=2000).fit(X, Y)
     Yc = Y - Y.mean(0)  # centred on the mean of all rows, as the estimator does
@@ -381,3 +381,22 @@ def test_plot_output_kernel_draws_the_matrix():
         plot_output_kernel(np.ones((2, 3)))
     with pytest.raises(NotFittedError):
         plot_output_kernel(OutputKernelClassifier())
+
+
+@pytest.mark.slow  # two default-grid selections (~30 s on 2 cores)
+def test_default_widths_above_the_subsample_size_are_searched_on_a_subsample_first():
+    from jaxmtl.models._spectral import WIDTH_SUBSAMPLE
+    from jaxmtl.models.output_kernel import DEFAULT_WIDTH_FACTORS
+
+    data = make_okl_sim("sim3", rng=1, n_per_class=150, dim=10)
+    X, y = data.X[:WIDTH_SUBSAMPLE + 20], data.y[:WIDTH_SUBSAMPLE + 20]
+    model = OutputKernelClassifier(n_folds=3, random_state=2).fit(X, y)
+    rows = np.sort(np.random.default_rng(2).choice(len(y), WIDTH_SUBSAMPLE, replace=False))
+    median = np.median(np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))[np.triu_indices(len(y), 1)])
+    sub = OutputKernelClassifier(n_folds=3, random_state=2,
+                                 kernel=None, width_factors=np.asarray(DEFAULT_WIDTH_FACTORS) * median
+                                 / np.median(np.sqrt(((X[rows, None] - X[None, rows]) ** 2).sum(-1))
+                                             [np.triu_indices(WIDTH_SUBSAMPLE, 1)])).fit(X[rows], y[rows])
+    best = sub.best_params_["kernel_width"]
+    np.testing.assert_allclose(model.kernel_widths_, best * np.array([0.5, 1.0, 2.0]), rtol=1e-6)
+    assert model.cv_scores_.shape == (3, 15)

@@ -343,7 +343,9 @@ def okl_path(s: Array, U: Array, Y: Array, lambdas: Array, K_eval: Array, max_it
     """Algorithm 1 along a decreasing λ path, each λ warm-started from the previous L ([DOGP11] §5.1).
 
     Pure and jittable (``lax.scan`` over λ, ``lax.while_loop`` inside); the caller vmaps it over
-    folds (masked K) and maps it over kernels.
+    folds and maps it over kernels. Cost beyond the eigendecomposition: per λ, the iterations
+    (O(n d² + d³) each) and C = U C̃, K_eval C (O((n + m) n d)); K_eval U (m n², more than the
+    whole path when P d < n) is never formed.
 
     Args:
       s, U: eigensystem of the training Gram K (n × n); Y: (n, d); lambdas: (P,) decreasing;
@@ -353,14 +355,18 @@ def okl_path(s: Array, U: Array, Y: Array, lambdas: Array, K_eval: Array, max_it
 
     Returns:
       the stacked ``emit`` outputs, leading axis P.
+
+    Example:
+        >>> K = jnp.eye(3) + 0.5; s, U = jnp.linalg.eigh(K)
+        >>> okl_path(s, U, jnp.eye(3)[:, :2], jnp.array([1.0, 0.1]), K[:1], 50, 1e-6).shape
+        (2, 1, 2)
     """
     Yt = U.T @ Y
-    KU = K_eval @ U
     emit = (lambda F: F) if emit is None else emit
 
     def step(L, lam):
         Ct, L, *_ = okl_rotated(s, Yt, lam, L, max_iter, tol)
-        return L, emit(KU @ Ct @ L)
+        return L, emit(K_eval @ (U @ Ct) @ L)
 
     d = Y.shape[1]
     _, out = jax.lax.scan(step, jnp.zeros((d, d), Y.dtype), lambdas)

@@ -10,18 +10,22 @@ draws it.
 Selection. The paper computes "the solution for several values of λ by using a warm-start
 procedure" (§5.1); here λ and, for the default Gaussian kernel, its width are chosen by k-fold
 cross-validation in one compiled call: ``lax.map`` over the kernels, ``vmap`` over the folds
-(each fold's Gram masked to its training rows, one eigendecomposition each), and the
-warm-started λ path (``lax.scan``, decreasing λ, each Algorithm 1 run from the previous L) inside.
+(each fold's training rows gathered into their own Gram, one eigendecomposition each, the path
+scored on its held-out rows), and the warm-started λ path (``lax.scan``, decreasing λ, each
+Algorithm 1 run from the previous L) inside.
 The regressor ranks the grid by the held-out squared error; the classifier as
 :class:`~jaxmtl.MultiClassClassifier` does (squared loss on the codes, near-ties broken by the
 errors of the argmax rule). The selected pair is refitted on all rows.
 
-Defaults: a Gaussian kernel of width median distance × (1/4, 1/2, 1, 2, 4); λ on 15 values
+Defaults: a Gaussian kernel of width median distance × (1/4, 1/2, 1, 2, 4) — above
+``WIDTH_SUBSAMPLE`` = 400 rows searched on a random subsample of that size first, then the best
+width × (1/2, 1, 2) on all rows, as :class:`~jaxmtl.MultiClassClassifier` does; λ on 15 values
 log-spaced in [10⁻⁶, 10]·λ₀ with λ₀ = (‖K‖_F ‖Y‖_F)^{2/3} for each kernel. Objective (3) is not
 scale-free: with one output, one example and L optimised out it is
 (y − z)²/(2λ) + (3/2)(z²/(2k))^{2/3}, so the shrinkage is of order one at λ ≈ (k·|y|)^{2/3};
-λ₀ is that scale with k and |y| replaced by the norms of K and Y. Cost: one n × n
-eigendecomposition per kernel and fold, then O(n d² + d³) per iteration of Algorithm 1.
+λ₀ is that scale with k and |y| replaced by the norms of K and Y. Cost: one eigendecomposition
+of a fold's training Gram per kernel and fold (15 of (4n/5)² with five folds above 400 rows, plus
+the refit's n × n), then O(n d² + d³) per iteration of Algorithm 1.
 
 Example:
     >>> import numpy as np
@@ -48,13 +52,16 @@ from .._checks import (
     check_outputs,
     check_positive,
     check_positive_array,
+    check_random_state,
 )
 from .._progress import StageReporter
 from ..errors import GridEdgeWarning, ParameterError, ShapeError
+from ..kernels.scalar import Gaussian
 from ..learning.output_kernel import okl_path, output_basis, output_kernel_learning
 from ..paths.eigen import code_losses, mse_loss
+from ..selection.criteria import fold_rows, fold_sizes
 from ._base import ClassifierMixin, RegressorMixin
-from ._spectral import _best_index, _GridSelection, _stack
+from ._spectral import WIDTH_SUBSAMPLE, _best_index, _GridSelection, _stack
 from .multiclass import (
     MultiClassClassifier,
     _fit_softmax_scale,
@@ -74,27 +81,30 @@ def lambda_scale(K, Y):
     return (jnp.linalg.norm(K) * jnp.linalg.norm(Y)) ** (2.0 / 3.0)
 
 
-@partial(jax.jit, static_argnames=("max_iter", "rank", "loss", "relative"))
-def _score_grid(kernels, X, Y, lambdas, masks, offset, max_iter, tol, rank, loss, relative):
-    """Held-out losses (W, P[, 2]) for every kernel × λ, folds averaged; and the λ grids (W, P)."""
+@partial(jax.jit, static_argnames=("max_iter", "rank", "loss", "relative", "sizes"))
+def _score_grid(kernels, X, Y, lambdas, masks, offset, max_iter, tol, rank, loss, relative, sizes):
+    """Held-out losses (W, P[, 2]) for every kernel × λ, folds averaged; and the λ grids (W, P).
+
+    Each fold's training rows are gathered into their own Gram (padded to the largest fold with
+    zero rows and columns, which get C = 0 and leave the other rows' solution unchanged) and the
+    path is scored on its held-out rows only, as :func:`jaxmtl.selection.kfold_path` does."""
 
     def one_kernel(kern):
         K = kern(X, X)
         lams = lambdas * lambda_scale(K, Y) if relative else lambdas
 
         def one_fold(m):
-            mf = m.astype(K.dtype)
-            held = 1.0 - mf
-            w = held / jnp.sum(held)
-            s, U = jnp.linalg.eigh(K * mf[:, None] * mf[None, :])
-            Ym = Y * mf[:, None]
+            tr, held, vt, vh = fold_rows(m, sizes, K.dtype)
+            s, U = jnp.linalg.eigh(K[tr][:, tr] * vt[:, None] * vt[None, :])
+            Ym = Y[tr] * vt[:, None]
             if rank is None:
                 back, Yr = None, Ym
             else:  # low-rank variant: Algorithm 1 on the r outputs Y W (W from the training rows)
                 back = output_basis(Ym, rank)
                 Yr = Ym @ back
-            emit = lambda F: loss((F if back is None else F @ back.T) + offset, Y + offset, w)
-            return okl_path(jnp.maximum(s, 0.0), U, Yr, lams, K, max_iter, tol, emit=emit)
+            emit = lambda F: loss((F if back is None else F @ back.T) + offset, Y[held] + offset, vh / jnp.sum(vh))
+            return okl_path(jnp.maximum(s, 0.0), U, Yr, lams, K[held][:, tr] * vt[None, :], max_iter, tol,
+                            emit=emit)
 
         return jnp.mean(jax.vmap(one_fold)(masks), axis=0), lams
 
@@ -155,17 +165,31 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
         dtype = Y.dtype
         Yc = jnp.asarray(Y - self.y_mean_, dtype)
         Xj = jnp.asarray(X, dtype)
-        with report.stage(f"{len(kernels)} kernel(s) × {len(lambdas)} λ × {len(masks)} fold(s)"):
-            scores, lams = _score_grid(_stack(kernels), Xj, Yc, jnp.asarray(lambdas, dtype), jnp.asarray(masks),
-                                       jnp.asarray(self.y_mean_, dtype), max_iter, tol, rank, type(self)._loss,
-                                       relative)
-        scores, lams = np.asarray(scores), np.asarray(lams)
+
+        def score(kerns, rows=slice(None), fold_masks=masks):
+            scores, lams = _score_grid(_stack(kerns), Xj[rows], Yc[rows], jnp.asarray(lambdas, dtype),
+                                       jnp.asarray(fold_masks), jnp.asarray(self.y_mean_, dtype), max_iter, tol, rank,
+                                       type(self)._loss, relative, fold_sizes(fold_masks))
+            return np.asarray(scores), np.asarray(lams)  # waits for the compiled call
+
+        grid = f"{len(lambdas)} λ × {len(masks)} fold(s)"
+        search_grid = widths
+        if widths is not None and self.width_factors is None and n > WIDTH_SUBSAMPLE \
+                and isinstance(self.selection, str):  # as MultiClassClassifier: widths on a subsample first
+            rows = np.sort(np.random.default_rng(check_random_state(self.random_state))
+                           .choice(n, WIDTH_SUBSAMPLE, replace=False))
+            with report.stage(f"width search on {WIDTH_SUBSAMPLE} of {n} rows: {len(widths)} widths × {grid}"):
+                sub_scores, _ = score(kernels, rows, self._masks(WIDTH_SUBSAMPLE))
+            widths = widths[_best_index(sub_scores[:, None])[0]] * np.array([0.5, 1.0, 2.0])
+            kernels = [Gaussian(float(w)) for w in widths]
+        with report.stage(f"{len(kernels)} kernel(s) × {grid}{'' if search_grid is widths else f' on all {n} rows'}"):
+            scores, lams = score(kernels)
         iw, _, ip = _best_index(scores[:, None])
-        self._warn_on_edges(widths, iw, len(lambdas), ip)
+        self._warn_on_edges(None if widths is None else widths[iw], search_grid, len(lambdas), ip)
         lam = float(lams[iw, ip])
         with report.stage(f"refit at λ = {lam:.3g} on {n} rows"):
-            res = output_kernel_learning(kernels[iw](Xj, Xj), Yc, lam,
-                                         max_iter=max_iter, tol=tol, rank=rank)
+            res = jax.block_until_ready(output_kernel_learning(kernels[iw](Xj, Xj), Yc, lam,
+                                                               max_iter=max_iter, tol=tol, rank=rank))
         self.kernel_ = kernels[iw]
         self.coef_ = res.coef
         self.output_kernel_ = np.asarray(res.output_kernel)
@@ -186,11 +210,13 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
         self.best_score_ = float(self.cv_scores_[iw, ip])
         return self
 
-    def _warn_on_edges(self, widths, iw, n_lambdas, ip):
-        if widths is not None and len(widths) > 1 and iw in (0, len(widths) - 1):
-            side = "smallest" if iw == 0 else "largest"
-            warnings.warn(f"the selected kernel width {widths[iw]:.4g} is the {side} of the grid "
-                          f"{widths.min():.3g} … {widths.max():.3g}; pass a kernel or width_factors reaching "
+    def _warn_on_edges(self, width, grid, n_lambdas, ip):
+        """Warn when the selected width lies at an end of the searched ``grid`` (or falls outside it:
+        the refinement on all rows tries the subsample's best width × ½ and × 2) or λ is the smallest."""
+        if width is not None and len(grid) > 1 and not grid.min() < width < grid.max():
+            side = "smallest" if width <= grid.min() else "largest"
+            warnings.warn(f"the selected kernel width {width:.4g} is at or past the {side} of the grid "
+                          f"{grid.min():.3g} … {grid.max():.3g}; pass a kernel or width_factors reaching "
                           "further.", GridEdgeWarning, stacklevel=4)
         if n_lambdas > 1 and ip == n_lambdas - 1:
             warnings.warn("the selected λ is the smallest of the grid; pass smaller lambdas.", GridEdgeWarning,

@@ -46,7 +46,7 @@ from ..filters.spectral import SpectralFilter
 from ..operators.base import SeparableEigh
 from ..paths.eigen import mse_loss, path_map, spectral_path
 
-__all__ = ["kfold_masks", "fold_sizes", "loo_path", "gcv_path", "kfold_path", "holdout_path"]
+__all__ = ["kfold_masks", "fold_sizes", "fold_rows", "loo_path", "gcv_path", "kfold_path", "holdout_path"]
 
 Array = jax.Array
 
@@ -146,18 +146,36 @@ def fold_sizes(masks) -> tuple[int, int]:
     return int(m.sum(axis=1).max()), int((~m).sum(axis=1).max())
 
 
+def fold_rows(m: Array, sizes: tuple[int, int], dtype) -> tuple[Array, Array, Array, Array]:
+    """Gather indices of one fold, padded to fixed sizes (traceable; vmap it over the masks).
+
+    Args:
+      m: (n,) boolean training mask; sizes: ``fold_sizes`` of all the folds (static); dtype: of
+        the weights.
+
+    Returns:
+      (tr (n_train,), held (n_held,), vt (n_train,), vh (n_held,)): the training rows then the
+      held-out rows, each in order, and weights 1 on a fold's own rows, 0 on padding positions
+      past its count (which repeat other rows and must be zeroed or down-weighted by the caller).
+
+    Example:
+        >>> tr, held, vt, vh = fold_rows(jnp.array([True, False, True]), (2, 2), jnp.float32)
+        >>> tr.tolist(), held.tolist(), vh.tolist()
+        ([0, 2], [1, 0], [1.0, 0.0])
+    """
+    n_train, n_held = sizes
+    # a stable sort: cheaper to compile than jnp.nonzero
+    tr = jnp.argsort(~m, stable=True)[:n_train]
+    held = jnp.argsort(m, stable=True)[:n_held]
+    vt = (jnp.arange(n_train) < jnp.sum(m)).astype(dtype)
+    vh = (jnp.arange(n_held) < jnp.sum(~m)).astype(dtype)
+    return tr, held, vt, vh
+
+
 @partial(jax.jit, static_argnames=("filt", "loss", "sizes"))
 def _kfold_path(K, Y, a, V, filt, params, masks, loss, sizes, report=None):
-    n_train, n_held = sizes
-
     def one_fold(m):
-        # training rows first, then held-out rows, each in order (a stable sort: cheaper to
-        # compile than jnp.nonzero); positions past a fold's own count are padding, weighted 0
-        order = jnp.argsort(~m, stable=True)
-        tr = order[:n_train]
-        held = jnp.argsort(m, stable=True)[:n_held]
-        vt = (jnp.arange(n_train) < jnp.sum(m)).astype(K.dtype)  # padding rows: weight 0
-        vh = (jnp.arange(n_held) < jnp.sum(~m)).astype(K.dtype)
+        tr, held, vt, vh = fold_rows(m, sizes, K.dtype)
         s, U = jnp.linalg.eigh(K[tr][:, tr] * vt[:, None] * vt[None, :])
         eig = SeparableEigh(jnp.maximum(s, 0.0), U, a, V)
         return spectral_path(eig, Y[tr] * vt[:, None], filt, params, K_eval=K[held][:, tr] * vt[None, :],
