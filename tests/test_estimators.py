@@ -51,6 +51,33 @@ def test_tikhonov_estimator_matches_sklearn_kernel_ridge():
     np.testing.assert_allclose(model.predict(Xt), ref.predict(Xt), rtol=1e-7, atol=1e-9)
 
 
+def test_normalize_y_fits_standardised_outputs_and_predicts_in_their_units():
+    """normalize_y: the fit of Y / s (s the outputs' std) with the scales folded back, against
+    a NumPy refit at the selected point; an output in large units no longer decides ω."""
+    X, Y = regression_data(60)
+    Y = Y * np.array([1000.0, 0.01])
+    Xt, _ = regression_data(9, seed=2)
+    kw = {"kernel": Gaussian(1.5), "filter": Tikhonov(), "lambdas": np.geomspace(1e-4, 1e-1, 6), "n_folds": 3}
+    scaled = VectorValuedRegressor(**kw).fit(X, Y)
+    s = Y.std(0)
+    ref = VectorValuedRegressor(normalize_y=False, **kw).fit(X, Y / s)
+    assert scaled.best_params_ == ref.best_params_
+    np.testing.assert_allclose(scaled.cv_scores_, ref.cv_scores_, rtol=1e-6)
+    np.testing.assert_allclose(scaled.y_scale_, s, rtol=1e-12)
+    # explicit refit: C = (Γ + nλI)⁻¹ vec((Y − ȳ)/s), predictions (K_t C A) s + ȳ
+    om, lam = scaled.best_params_["omega"], scaled.best_params_["param"]
+    A = (1 - om) * np.eye(2) + om * np.full((2, 2), 0.5)
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / (2 * 1.5**2))
+    Kt = np.exp(-((Xt[:, None] - X[None]) ** 2).sum(-1) / (2 * 1.5**2))
+    C = np.linalg.solve(np.kron(K, A) + 60 * lam * np.eye(120), ((Y - Y.mean(0)) / s).ravel()).reshape(60, 2)
+    np.testing.assert_allclose(scaled.predict(Xt), (Kt @ C @ A) * s + Y.mean(0), rtol=1e-6)
+    np.testing.assert_allclose(scaled.output_matrix_, A * np.outer(s, s), rtol=1e-10, atol=1e-9)
+    raw = VectorValuedRegressor(normalize_y=False, **kw).fit(X, Y)
+    np.testing.assert_allclose(raw.y_scale_, 1.0)
+    with pytest.raises(ParameterError, match="normalize_y"):
+        VectorValuedRegressor(normalize_y="yes").fit(X, Y)
+
+
 # Selection against brute-force refits (k-fold, LOO, GCV, hold-out; Tikhonov and the ν-method):
 # tests/test_selection_bruteforce.py.
 

@@ -35,8 +35,8 @@ def test_gradient_with_respect_to_inputs_matches_the_closed_form():
     f = model.predictor()
     x = jnp.array([0.3, -0.2])
     grad = jax.grad(lambda z: f(z)[0])(x)
-    # d/dx Σᵢ exp(−|x − xᵢ|²/2σ²) cᵢ = Σᵢ −(x − xᵢ)/σ² k(x, xᵢ) cᵢ  (A = I, first output)
+    # d/dx Σᵢ exp(−|x − xᵢ|²/2σ²) (C A)ᵢ₀ = Σᵢ −(x − xᵢ)/σ² k(x, xᵢ) (C A)ᵢ₀  (first output)
     k = gaussian_gram(np.asarray(x)[None], X, sigma)[0]
-    C = np.asarray(model.coef_)[:, 0]
+    C = (np.asarray(model.coef_) @ np.asarray(model.output_matrix_))[:, 0]
     expected = (-(np.asarray(x) - X) / sigma**2 * (k * C)[:, None]).sum(0)
     np.testing.assert_allclose(grad, expected, rtol=1e-10, atol=1e-12)

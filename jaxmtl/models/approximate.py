@@ -55,6 +55,7 @@ from ..operators.nystrom import (
 from ..operators.random_features import RandomFourierFeatures, spectral_samples
 from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
 from ._base import RegressorMixin
+from ._output_scale import output_scales, unscale_fitted
 from ._spectral import (
     _best_index,
     _path_params,
@@ -306,6 +307,8 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
       n_components: m centres or D features.
       sampling: Nyström centres 'uniform' or by approximate ridge 'leverage' scores.
       block_size: rows of features evaluated at once (memory block_size × n_components).
+      normalize_y: fit the outputs divided by their standard deviations (as
+        :class:`~jaxmtl.VectorValuedRegressor`).
 
     Attributes (after fit): see :class:`ApproximationMixin`, and ``n_features_in_``.
     """
@@ -315,7 +318,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
                  selection: Any = "kfold", n_folds: int = 5, n_steps: int | None = None, lambdas: Any = None,
                  omegas: Any = None, width_factors: Any = None, validation_fraction: float = 0.2,
                  fit_intercept: bool = True, block_size: int = 2048, random_state: int = 0,
-                 verbose: bool = False):
+                 verbose: bool = False, normalize_y: bool = True):
         self.kernel = kernel
         self.approximation = approximation
         self.n_components = n_components
@@ -333,6 +336,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         self.block_size = block_size
         self.random_state = random_state
         self.verbose = verbose
+        self.normalize_y = normalize_y
 
     def fit(self, X, y) -> ApproximateKernelRegressor:
         """Select width, ω and the filter parameter on the approximate path; fit on all rows.
@@ -342,7 +346,10 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         """
         X = self._validate_fit_inputs(X)
         Y, self._y_1d = check_outputs(y, X.shape[0], "y")
-        return self._fit_approximate(X, Y.astype(X.dtype))
+        scales = output_scales(Y) if check_bool(self.normalize_y, "normalize_y") else np.ones(Y.shape[1])
+        self._fit_approximate(X, (Y / scales).astype(X.dtype))
+        unscale_fitted(self, scales)
+        return self
 
     def predict(self, X) -> np.ndarray:
         """(m, d) predictions ((m,) if fitted on 1-D outputs), in row blocks."""

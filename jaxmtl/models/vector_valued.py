@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_outputs
+from .._checks import check_bool, check_outputs
 from ._base import RegressorMixin
 from ._gradient_search import check_search
+from ._output_scale import output_scales, unscale_fitted
 from ._spectral import _SpectralEstimator
 from .approximate import ApproximationMixin
 from .predictors import PredictorMixin
@@ -33,6 +34,10 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
       width_factors: multipliers of the median distance for the default kernel.
       validation_fraction: held-out share for 'holdout'.
       fit_intercept: centre the outputs on their training mean.
+      normalize_y: fit the outputs divided by their standard deviations, so that every output
+        weighs the same in the selection loss and the common-similarity family couples outputs
+        in comparable units; the scales are folded back into ``coef_``, ``output_matrix_`` and
+        ``y_mean_`` (see :mod:`jaxmtl.models._output_scale`). Nothing to scale for a single output.
       random_state: seed of the fold / hold-out split (and of the width-search subsample).
       verbose: print each stage of the fit (each one compiled call) with its time, on stderr.
       approximation: None (exact kernel), 'nystrom' or 'random_features': K ≈ ΦΦᵀ and the
@@ -56,17 +61,19 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
 
     Attributes (after fit):
       coef_ (n, d), output_matrix_ (d, d), kernel_, filter_, best_params_, best_score_,
-      cv_scores_ (n_kernels, n_omegas, n_params) validation losses, path_params_, omegas_,
-      kernel_widths_, y_mean_, n_features_in_, approximate_. With an approximation: coef_ (D, d)
+      cv_scores_ (n_kernels, n_omegas, n_params) validation losses (of the scaled outputs when
+      ``normalize_y``), path_params_, omegas_, kernel_widths_, y_mean_, y_scale_ (d,) (ones
+      without ``normalize_y``), n_features_in_, approximate_. With an approximation: coef_ (D, d)
       on the features ``feature_map_``, cv_scores_ (n_omegas, n_params).
     """
 
     def __init__(self, kernel=None, output="common_similarity", filter="nu_method", selection="kfold",
                  n_folds=5, n_steps=None, lambdas=None, omegas=None, width_factors=None,
                  validation_fraction=0.2, fit_intercept=True, random_state=0, verbose=False,
-                 approximation=None, n_components=None, search="grid", dtype=None):
+                 approximation=None, n_components=None, search="grid", dtype=None, normalize_y=True):
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
+        self.normalize_y = normalize_y
         self.approximation = approximation
         self.n_components = n_components
         self.search = search
@@ -83,7 +90,11 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
             Y, self._y_1d = check_outputs(y, X.shape[0], "y")
             Y = Y.astype(X.dtype)
             check_search(self)
-            return self._fit_exact_or_approximate(X, Y)
+            scales = output_scales(Y) if check_bool(self.normalize_y, "normalize_y") \
+                else np.ones(Y.shape[1])
+            self._fit_exact_or_approximate(X, (Y / scales).astype(Y.dtype))
+            unscale_fitted(self, scales)
+            return self
 
     def predict(self, X) -> np.ndarray:
         """(m, d) predictions ((m,) if fitted on 1-D outputs)."""
