@@ -29,7 +29,7 @@ ORDER = [("repro_school", "School data ([BRBV11] Table 1)"),
          ("repro_toy", "Multi-task vs vector-valued toy ([BRBV11] §7.1, Figures 2–4)"),
          ("repro_fields", "2-D vector fields ([BRBV11] §7.1, Figures 6–10)"),
          ("repro_mulan", "Mulan multi-target regression (aRRMSE, 10-fold CV)"),
-         ("repro_okl", "Output kernel learning ([DOGP11] §5: sim0–sim3, digits, the Sylvester step)"),
+         ("repro_okl", "Output kernel learning ([DOGP11] §5: sim0–sim3, digits, raw-pixel MNIST, the Sylvester step)"),
          ("repro_rls2", "Sparse multiple kernel learning: RLS2 ([Din11] Tables 4.3–4.4)"),
          ("repro_music", "Mixed-effect multi-task learning: music recommendation ([Din11] §5.4)")]
 

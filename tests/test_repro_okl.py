@@ -1,5 +1,6 @@
 """benchmarks/repro_okl.py --quick runs, writes a well-formed JSON and passes its quick claims (the learned
-output kernel beats the identity on sim2; the cached Sylvester step ≥ 1000× faster than scipy's solver).
+output kernel beats the identity on sim2; the cached Sylvester step ≥ 1000× faster than scipy's solver) and
+records the raw-pixel MNIST part (600 / 400 images from the bundled file).
 
 Marked slow: the quick run fits the selection estimators and times scipy's Sylvester solver (about
 two to three minutes on 2 cores)."""
@@ -26,6 +27,11 @@ def test_quick_run_writes_json_and_passes(tmp_path):
     assert payload["name"] == "repro_okl" and payload["mode"] == "quick"
     assert set(payload["ours"]["sims"]) == {"sim0", "sim2"}
     assert payload["ours"]["sylvester"]["max_rel_diff"] <= 1e-8
+    pixels = payload["ours"]["pixels"]  # raw-pixel MNIST at 600 / 400: a Gaussian-kernel model is far above chance
+    assert (pixels["n_train"], pixels["n_test"]) == (600, 400)
+    for key in ("okl", "multiclass", "svc"):
+        assert pixels[key]["accuracy"] > 0.8 and pixels[key]["fit_cpu_s"] > 0, (key, pixels[key])
+    assert any("raw-pixel" in c["claim"] and c["status"] == "skipped (quick)" for c in payload["claims"])
     statuses = {c["status"] for c in payload["claims"]}
     assert statuses <= {"pass", "skipped (quick)"}, payload["claims"]
     passed = [c for c in payload["claims"] if c["status"] == "pass" and c["kind"] == "paper"]
