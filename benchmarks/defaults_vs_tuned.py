@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import table, write  # noqa: E402
-from repro_ida import PAPER as IDA_PAPER  # noqa: E402
+from _ida_published import PAPER as IDA_PAPER  # noqa: E402
 
 PARTS = ("mulan", "ida", "imbalanced", "digits", "fields", "unrelated", "school")
 
@@ -43,6 +43,12 @@ def arrmse(Y_true, Y_pred, Y_train) -> float:
     num = ((Y_true - Y_pred) ** 2).sum(0)
     den = ((Y_true - Y_train.mean(0)) ** 2).sum(0)
     return float(np.mean(np.sqrt(num / np.where(den > 0, den, 1.0))))
+
+
+def _dtype() -> str:
+    import jax
+
+    return "float64" if jax.config.jax_enable_x64 else "float32 (JAX default)"
 
 
 def timed_fit(model, X, y):
@@ -136,7 +142,8 @@ def imbalanced(draws, n):
                                       "value": float(gap), "pass": bool(gap <= 1.5)}]}
 
 
-def digits():
+def digits(repeats=3):
+    import jax
     from sklearn.datasets import load_digits
     from sklearn.model_selection import GridSearchCV, train_test_split
     from sklearn.svm import SVC
@@ -145,20 +152,27 @@ def digits():
 
     X, y = load_digits(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, random_state=0)
-    load = os.getloadavg()[0]
-    cpu0 = time.process_time()
-    m, t = timed_fit(MultiClassClassifier(), Xtr, ytr)
-    cpu = time.process_time() - cpu0
+    walls, cpus, loads = [], [], []
+    for _ in range(repeats):  # each fit compiles afresh: the caches are cleared before it
+        jax.clear_caches()
+        loads.append(os.getloadavg()[0])
+        cpu0 = time.process_time()
+        m, t = timed_fit(MultiClassClassifier(), Xtr, ytr)
+        cpus.append(time.process_time() - cpu0)
+        walls.append(t)
     svc, t_svc = timed_fit(GridSearchCV(SVC(), {"C": [1, 10, 100], "gamma": ["scale", 1e-3, 1e-2]}), Xtr, ytr)
+    t = statistics.median(walls)
     row = {"n_train": len(ytr), "ours_acc": m.score(Xte, yte), "ours_fit_s_with_compile": t,
-           "ours_cpu_s_with_compile": cpu, "load_average_1min": load,
+           "ours_cpu_s_with_compile": statistics.median(cpus), "repeats": repeats,
+           "ours_fit_s_each": walls, "load_average_1min": statistics.median(loads),
            "svc_acc": svc.score(Xte, yte), "svc_grid_fit_s": t_svc}
-    print(table([row], list(row)), flush=True)
-    return {"rows": [row], "claims": [{"claim": "digits default fit ≤ 10 s including compilation",
+    print(table([row], [k for k in row if k != "ours_fit_s_each"]), flush=True)
+    return {"rows": [row], "claims": [{"claim": "digits default fit ≤ 10 s including compilation (median)",
                                        "value": t, "pass": bool(t <= 10.0)}],
-            "note": "CPU seconds (all threads of the process) do not grow with the load of other jobs the way "
-                    "wall seconds do; on an idle machine the wall time lies between CPU seconds / cores and "
-                    "CPU seconds."}
+            "note": "Median of fresh fits (JAX's compilation caches cleared before each), in JAX's default "
+                    "float32. CPU seconds (all threads of the process) do not grow with the load of other "
+                    "jobs the way wall seconds do; on an idle machine the wall time lies between CPU seconds "
+                    "/ cores and CPU seconds."}
 
 
 def main(argv=None) -> dict:
@@ -205,7 +219,7 @@ def main(argv=None) -> dict:
     for c in claims:
         print(f"{'PASS' if c['pass'] else 'FAIL'}  {c['claim']}  ({c['value']:.4g})")
     name = args.out or ("defaults_vs_tuned" + ("_quick" if args.quick else ""))
-    write(name, {"quick": args.quick, "parts": parts, "sets": args.sets, "mulan_folds": args.folds, "ida_splits": args.splits, "dtype": "float32 (JAX default)",
+    write(name, {"quick": args.quick, "parts": parts, "sets": args.sets, "mulan_folds": args.folds, "ida_splits": args.splits, "dtype": _dtype(),
                  "seconds": time.perf_counter() - start, "results": results, "claims": claims})
     return results
 

@@ -44,6 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _repro  # noqa: E402
+from _ida_published import PAPER  # noqa: E402
 
 _repro.setup()
 
@@ -58,20 +59,6 @@ from jaxmtl.operators import SeparableEigh
 from jaxmtl.paths import filtered_coefficients, spectral_path
 from jaxmtl.selection import kfold_masks
 
-PAPER = {  # test error %, mean ± std over 100 partitions ([LRODV08] Tables 2, 3)
-    "banana": {"landweber": (11.70, 0.68), "nu_method": (10.67, 0.53), "tikhonov": (11.22, 0.61),
-               "tsvd": (11.74, 0.63), "iterated_tikhonov": (10.96, 0.56), "svm": (11.53, 0.66)},
-    "breast_cancer": {"landweber": (25.38, 4.21), "nu_method": (25.35, 4.24), "tikhonov": (25.12, 4.32),
-                      "tsvd": (26.81, 4.32), "iterated_tikhonov": (25.26, 4.14), "svm": (26.04, 4.74)},
-    "german": {"landweber": (23.20, 2.28), "nu_method": (23.14, 2.34), "tikhonov": (23.37, 2.11),
-               "tsvd": (24.67, 2.60), "iterated_tikhonov": (23.31, 2.24), "svm": (23.61, 2.07)},
-    "heart": {"landweber": (15.94, 3.37), "nu_method": (15.48, 3.25), "tikhonov": (15.71, 3.20),
-              "tsvd": (15.58, 3.41), "iterated_tikhonov": (15.60, 3.41), "svm": (15.95, 3.26)},
-    "image": {"landweber": (6.42, 0.82), "nu_method": (2.78, 0.56), "tikhonov": (2.68, 0.54),
-              "tsvd": (2.99, 0.48), "iterated_tikhonov": (2.72, 0.53), "svm": (2.96, 0.60)},
-    "titanic": {"landweber": (23.53, 1.82), "nu_method": (22.96, 1.21), "tikhonov": (22.82, 1.81),
-                "tsvd": (21.28, 0.67), "iterated_tikhonov": (20.20, 7.17), "svm": (22.42, 1.02)},
-}
 PAPER_NU_PARAMS = {"banana": (70, 1), "breast_cancer": (5, 2), "german": (16, 3), "heart": (16, 12),
                    "image": (447, 2.6), "titanic": (1, 1)}  # ν-method t / σ
 
