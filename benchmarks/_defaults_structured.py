@@ -1,7 +1,7 @@
 """Parts of ``defaults_vs_tuned.py`` for the structured estimators (multi-task data, vector fields).
 
 * ``fields``: ``VectorFieldRegressor()`` at 40 noiseless points of the bundled fields (field 1 at
-  γ = 0.5, field 2) on the 70 × 70 grid of [−2, 2]², tested on every other grid point, against
+  γ = 0, 0.25, 0.5, 0.75, 1 — the paper's range; the claim is on the mean over γ —, field 2) on the 70 × 70 grid of [−2, 2]², tested on every other grid point, against
   per-component ``GridSearchCV(KernelRidge(rbf))`` over α ∈ 10^{−10…0} × γ ∈ 10^{−2…2} (half
   decades), 5-fold; mean angular error ([BRBV11] eq. 33) over draws.
 * ``unrelated``: a multi-task problem of our own whose tasks are nearly unrelated
@@ -38,16 +38,22 @@ def _timed(fit):
     return model, time.perf_counter() - start
 
 
+FIELD_1_GAMMAS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
 def fields(draws: int, names=("field_1", "field_2")) -> dict:
+    """Field 1 at the curl-free weights γ of ``FIELD_1_GAMMAS`` (the paper spans γ ∈ [0, 1]) and
+    field 2. At γ = 0.5 the div/curl kernel is a scalar kernel times I (its two parts sum to one),
+    so no gain over per-component learning is possible there; the claim is on the mean over γ."""
     from jaxmtl import VectorFieldRegressor
     from jaxmtl.datasets import grid_2d, vector_field_1, vector_field_2
     from jaxmtl.models import angular_error
 
     X = grid_2d(70)
-    truth = {"field_1": vector_field_1(X, 0.5)[0], "field_2": vector_field_2(X)}
+    sets = [(f"field_1 (γ = {g:g})", vector_field_1(X, g)[0]) for g in FIELD_1_GAMMAS] if "field_1" in names else []
+    sets += [("field_2", vector_field_2(X))] if "field_2" in names else []
     rows = []
-    for name in names:
-        V = truth[name]
+    for name, V in sets:
         ours, theirs, t_ours, t_theirs = [], [], [], []
         for seed in range(draws):
             idx = np.random.default_rng(seed).choice(len(X), FIELD_POINTS, replace=False)
@@ -64,7 +70,12 @@ def fields(draws: int, names=("field_1", "field_2")) -> dict:
         print(table(rows[-1:], list(rows[-1])), flush=True)
     claims = [{"claim": f"{r['set']}: VectorFieldRegressor() ≤ 0.9 × the angular error of tuned per-component "
                         "KernelRidge (40 noiseless points)", "value": r["ratio"], "pass": bool(r["ratio"] <= 0.9)}
-              for r in rows]
+              for r in rows if not r["set"].startswith("field_1")]
+    field_1 = [r["ratio"] for r in rows if r["set"].startswith("field_1")]
+    if field_1:
+        claims.append({"claim": f"field_1, mean over γ ∈ {{{', '.join(f'{g:g}' for g in FIELD_1_GAMMAS)}}}: "
+                                "VectorFieldRegressor() ≤ 0.9 × the angular error of tuned per-component KernelRidge",
+                       "value": float(np.mean(field_1)), "pass": bool(np.mean(field_1) <= 0.9)})
     return {"rows": rows, "claims": claims}
 
 

@@ -226,7 +226,7 @@ def main():
             model = keep
             if model is None:
                 idx = rng.permutation(len(X))[:sizes[-1]]
-                model = VectorFieldRegressor(kernel=Gaussian(WIDTH), n_steps=steps1).fit(X[idx], V[idx])
+                model = VectorFieldRegressor(kernel=Gaussian(WIDTH), kind="div_curl", n_steps=steps1).fit(X[idx], V[idx])
             sub = grid_2d(18)
             pc, pd = model.predict_parts(sub)
             Vs, cs, ds = vector_field_1(sub, 0.5)

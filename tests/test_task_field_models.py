@@ -52,7 +52,7 @@ def test_vector_field_recovers_gamma_and_splits_parts():
     rng = np.random.default_rng(0)
     idx = rng.choice(len(X), 60, replace=False)
     rest = np.setdiff1d(np.arange(len(X)), idx)
-    model = VectorFieldRegressor(kernel=Gaussian(0.8), n_steps=300).fit(X[idx], V[idx])
+    model = VectorFieldRegressor(kernel=Gaussian(0.8), kind="div_curl", n_steps=300).fit(X[idx], V[idx])
     assert abs(model.gamma_ - 0.3) <= 0.15
     c_hat, d_hat = model.predict_parts(X[rest])
     assert angular_error(V[rest], model.predict(X[rest])) < 0.1
@@ -79,6 +79,22 @@ def test_vector_field_defaults_and_bad_input():
         from jaxmtl.kernels import Laplacian
 
         VectorFieldRegressor(kernel=Laplacian(1.0)).fit(X, V)
+
+
+@pytest.mark.parametrize(("width_factors", "family"), [((0.5, 1.0), "div_curl"), ((0.125, 0.25), "independent")])
+def test_vector_field_auto_kind_keeps_the_family_that_validates_better(width_factors, family):
+    """kind='auto' equals the explicit fit of whichever family (div/curl, Gaussian ⊗ I) has the
+    lower validation loss on the same folds (both outcomes exercised)."""
+    X = grid_2d(12)
+    V, _, _ = vector_field_1(X, 0.5)
+    idx = np.random.default_rng(0).choice(len(X), 40, replace=False)
+    kw = {"n_steps": 200, "width_factors": width_factors}
+    auto = VectorFieldRegressor(**kw).fit(X[idx], V[idx])
+    fits = {k: VectorFieldRegressor(kind=k, **kw).fit(X[idx], V[idx]) for k in ("div_curl", "independent")}
+    assert auto.kind_scores_ == {k: m.best_score_ for k, m in fits.items()}
+    assert min(fits, key=lambda k: fits[k].best_score_) == auto.kind_ == family
+    assert auto.best_params_ == fits[family].best_params_
+    np.testing.assert_array_equal(auto.predict(X), fits[family].predict(X))
 
 
 def test_multitask_score_on_constant_targets_is_refused():

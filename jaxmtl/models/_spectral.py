@@ -106,7 +106,10 @@ def _path_params(filt: SpectralFilter, params: np.ndarray):
 
 @partial(jax.jit, static_argnames=("filt", "selection", "base_loss", "sizes"))
 def _score_grid(kernels, X, Y, a, V, filt, params, selection, masks, base_loss, offset, sizes=None, report=None):
-    """Validation losses (W, Ω, P[, L]) for every kernel × output matrix × filter parameter.
+    """Validation losses (W, Ω, P[, 3]) for every kernel × output matrix × filter parameter.
+
+    With the classifiers' code losses the last axis holds the squared loss, the misclassification
+    rate and the standard error over folds of the squared loss (0 for one fold and for LOO).
 
     ``Y`` are the centred outputs and ``offset`` (d,) the intercept added back by ``predict``;
     the loss sees F + offset and Y + offset, so a decision rule is scored as it is deployed.
@@ -116,15 +119,24 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, masks, base_loss, 
     def loss(F, Yv, w):
         return base_loss(F + offset, Yv + offset, w)
 
+    def with_standard_error(mean, folds):
+        """Code losses (…, 2) get a third entry: the standard error over folds of the squared loss."""
+        if mean.ndim < 3 or mean.shape[-1] != 2:
+            return mean
+        k = folds.shape[0]
+        se = jnp.std(folds[..., 0], axis=0, ddof=1) / jnp.sqrt(k) if k > 1 else jnp.zeros_like(mean[..., 0])
+        return jnp.concatenate([mean, se[..., None]], axis=-1)
+
     def one_kernel(kern):
         K = kern(X, X)
         if selection in ("kfold", "holdout", "masks"):  # hold-out is one masked fold
-            return jnp.mean(kfold_path(K, Y, a, V, filt, params, masks, loss=loss, sizes=sizes, report=report),
-                            axis=0)
+            folds = kfold_path(K, Y, a, V, filt, params, masks, loss=loss, sizes=sizes, report=report)
+            return with_standard_error(jnp.mean(folds, axis=0), folds)
         s, U = jnp.linalg.eigh(K)
         eig = SeparableEigh(jnp.maximum(s, 0.0), U, a, V)
         if selection == "loo":
-            return loo_path(eig, Y, filt, params, loss=loss, report=report)
+            scores = loo_path(eig, Y, filt, params, loss=loss, report=report)
+            return with_standard_error(scores, scores[None])
         return gcv_path(eig, Y, filt, params, report=report)
 
     if jax.tree_util.tree_leaves(kernels):
@@ -150,15 +162,17 @@ def _predict(kern, X_new, X_fit, C, A):
 def _best_index(scores: np.ndarray, tolerance: float = 0.01) -> tuple[int, int, int]:
     """The grid point of least validation loss.
 
-    For (W, Ω, P, 2) code losses (squared loss, misclassification rate): among the points whose
-    squared loss is within ``tolerance`` (relative) of the least, the one with the fewest
-    validation errors, then the least squared loss.
+    For (W, Ω, P, 2 or 3) code losses (squared loss, misclassification rate[, standard error
+    over folds of the squared loss]): among the points whose squared loss is within one standard
+    error of the least (the one-standard-error rule), and at least within ``tolerance``
+    (relative), the one with the fewest validation errors, then the least squared loss.
     """
     if scores.ndim == 3:
         return tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
     sq, err = scores[..., 0], scores[..., 1]
     best = np.min(sq)
-    near = sq <= best + tolerance * abs(best) if np.isfinite(best) else np.isfinite(sq)
+    se = scores[..., 2].ravel()[int(np.argmin(sq))] if scores.shape[-1] > 2 else 0.0
+    near = sq <= best + max(tolerance * abs(best), se) if np.isfinite(best) else np.isfinite(sq)
     order = np.lexsort((sq.ravel(), np.where(near.ravel(), err.ravel(), np.inf)))
     return tuple(int(i) for i in np.unravel_index(int(order[0]), sq.shape))
 
@@ -427,6 +441,7 @@ class _SpectralEstimator(_GridSelection):
         pj = jnp.asarray(params, jnp.int32 if filt.iterative else dtype)
         if scores.ndim == 4:
             self.cv_errors_ = scores[..., 1]
+            self.cv_scores_se_ = scores[..., 2]
             scores = scores[..., 0]
         self.kernel_ = kernels[iw]
         self.filter_ = filt

@@ -5,7 +5,11 @@ divergence-free (26) kernels, by a spectral filter on the operator — materiali
 eigendecomposed up to ``EXACT_MAX_UNKNOWNS`` = 1500 unknowns n·p (every filter, LOO and GCV),
 an iterative filter matrix-free above; γ is chosen on a grid, and the fitted field splits into its curl-free and divergence-free
 parts (same coefficients, each kernel's share). ``kind='independent'`` fits each component
-with a scalar Gaussian kernel (Γ = K·I) for comparison.
+with a scalar Gaussian kernel (Γ = K·I); ``kind='auto'`` (the default) selects both families on
+the same folds and keeps the one of lower validation loss. Departure: the paper fits the
+div/curl family only; a field whose curl-free and divergence-free parts are balanced (γ near ½)
+is fitted better by the Gaussian ⊗ I (at γ = ½ the div/curl kernel is itself a scalar kernel
+times I, a rougher one than the Gaussian), so the default lets validation decide.
 
 Example:
     >>> import numpy as np
@@ -34,7 +38,7 @@ from ._matrix_free import _MatrixFreeEstimator
 
 __all__ = ["VectorFieldRegressor", "angular_error"]
 
-KINDS = ("div_curl", "curl_free", "div_free", "independent")
+KINDS = ("auto", "div_curl", "curl_free", "div_free", "independent")
 
 
 def _build_div_curl(kern, gamma, X):
@@ -67,18 +71,20 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
     Args:
       kernel: a Gaussian kernel; None selects its width from median × 4ᵏ, k = −2 … 3, refined
         around the best (or ``median × width_factors`` when given).
-      kind: 'div_curl' (γ selected on ``gammas``), 'curl_free' (γ = 1), 'div_free' (γ = 0) or
-        'independent' (Gaussian ⊗ I).
+      kind: 'auto' ('div_curl' or 'independent', whichever validates better), 'div_curl' (γ
+        selected on ``gammas``), 'curl_free' (γ = 1), 'div_free' (γ = 0) or 'independent'
+        (Gaussian ⊗ I).
       gammas: γ grid for 'div_curl' (default 0, 0.1, …, 1).
       filter, n_steps, selection, n_folds, validation_fraction, width_factors, random_state,
         lambdas, route: as in :class:`~jaxmtl.MultiTaskRegressor` (default selection: 5-fold;
         on the exact route 'loo' leaves out one component of one point at a time).
 
-    Attributes (after fit): coef_ (n, p), kernel_, best_params_ (kernel_width, gamma, param),
-    cv_scores_ (n_kernels, n_gammas, n_steps), n_features_in_.
+    Attributes (after fit): coef_ (n, p), kernel_, kind_ (the fitted family), best_params_
+    (kernel_width, gamma, param), cv_scores_ (n_kernels, n_gammas, n_steps), n_features_in_;
+    with ``kind='auto'`` also kind_scores_ (validation loss of each family's best point).
     """
 
-    def __init__(self, kernel: Gaussian | None = None, kind: str = "div_curl", gammas: Any = None,
+    def __init__(self, kernel: Gaussian | None = None, kind: str = "auto", gammas: Any = None,
                  filter: Any = "nu_method", n_steps: int | None = None, selection: str = "kfold",
                  n_folds: int = 5, validation_fraction: float = 0.25, width_factors: Any = None,
                  random_state: int = 0, lambdas: Any = None, route: str = "auto"):
@@ -109,13 +115,26 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
             raise ShapeError("div-free and curl-free kernels need fields of dimension p >= 2.")
         if self.kernel is not None and not isinstance(self.kernel, Gaussian):
             raise ParameterError(f"kernel must be a Gaussian (or None); received {self.kernel!r}.")
+        if self.kind != "auto":
+            return self._fit_kind(X, V, self.kind)
+        self._fit_kind(X, V, "div_curl")
+        div_curl = dict(vars(self))
+        self._fit_kind(X, V, "independent")
+        scores = {"div_curl": div_curl["best_score_"], "independent": self.best_score_}
+        if scores["div_curl"] <= scores["independent"]:
+            vars(self).update(div_curl)
+        self.kind_scores_ = scores
+        return self
+
+    def _fit_kind(self, X: np.ndarray, V: np.ndarray, kind: str) -> "VectorFieldRegressor":
         grid = {"div_curl": np.linspace(0, 1, 11) if self.gammas is None else self.gammas,
-                "curl_free": [1.0], "div_free": [0.0], "independent": [0.0]}[self.kind]
+                "curl_free": [1.0], "div_free": [0.0], "independent": [0.0]}[kind]
         gammas = check_unit_interval(grid, "gammas")
-        build = _build_independent if self.kind == "independent" else _build_div_curl
+        build = _build_independent if kind == "independent" else _build_div_curl
         Xj = jnp.asarray(X)
         self._select_and_fit(X, V.astype(X.dtype), build, gammas, Xj, lambda rows: Xj[rows])
-        self.gamma_ = None if self.kind == "independent" else self._op_param
+        self.kind_ = kind
+        self.gamma_ = None if kind == "independent" else self._op_param
         self.best_params_["gamma"] = self.gamma_
         self.X_fit_ = Xj
         return self
@@ -128,11 +147,11 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
     def predict_parts(self, X) -> tuple[np.ndarray, np.ndarray]:
         """(curl-free part, divergence-free part) of the predicted field, each (m, p).
 
-        For ``kind='independent'`` the whole field is returned as the first part.
+        For the 'independent' family (``kind_``) the whole field is returned as the first part.
         """
         X = self._validate_predict_inputs(X)
         Xn = jnp.asarray(X, self.X_fit_.dtype)
-        if self.kind == "independent":
+        if self.kind_ == "independent":
             F = self.kernel_(Xn, self.X_fit_) @ self.coef_
             return np.asarray(F), np.zeros(F.shape)
         curl, div = _parts(self.kernel_.sigma, jnp.asarray(self.gamma_, Xn.dtype), Xn, self.X_fit_, self.coef_)

@@ -86,8 +86,9 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
 
     Model selection ranks the grid by the validation squared loss on the codes (smooth, so it
     does not jump between near-equivalent points as the 0/1 loss does on small validation sets)
-    and, among the points within 1 % of the least squared loss, takes the one with the fewest
-    validation errors of the deployed rule — argmax of the scores with the intercept added back,
+    and, among the points within one standard error (over folds) of the least squared loss — the
+    one-standard-error rule, at least 1 % —, takes the one with the fewest validation errors of
+    the deployed rule — argmax of the scores with the intercept added back,
     exactly what ``predict`` applies. With two classes the coded outputs are exactly opposite
     (ℓ₀ = −ℓ₁ after centring), so ω of the common-similarity family only rescales the one
     eigenvalue that matters (1 − ω): the ω grid is not searched (ω = 0).
@@ -101,7 +102,9 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
         the squared loss on the codes).
       (the other arguments as :class:`VectorValuedRegressor`)
 
-    Attributes (after fit): classes_ plus those of :class:`VectorValuedRegressor`.
+    Attributes (after fit): classes_; cv_errors_ (validation error rates) and cv_scores_se_
+    (standard errors over folds of the squared loss), both (n_kernels, n_omegas, n_params) like
+    cv_scores_; plus those of :class:`VectorValuedRegressor`.
     """
 
     _loss = staticmethod(code_losses)
