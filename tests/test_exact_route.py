@@ -118,7 +118,7 @@ def test_multitask_tikhonov_loo_equals_brute_force_refits_and_predictions_equal_
 def test_vector_field_exact_route_every_selection_and_tikhonov_prediction():
     X, V = small_field()
     for selection in ("kfold", "holdout", "loo", "gcv"):
-        m = VectorFieldRegressor(kernel=Gaussian(0.9), gammas=[0.4], filter="tikhonov", lambdas=[1e-4],
+        m = VectorFieldRegressor(kernel=Gaussian(0.9), kind="div_curl", gammas=[0.4], filter="tikhonov", lambdas=[1e-4],
                                  selection=selection, n_folds=3).fit(X, V)
         G = field_gram(X, X, 0.9, 0.4)
         c = np.linalg.solve(G + len(X) * 1e-4 * np.mean(np.diag(G)) * np.eye(G.shape[0]), V.reshape(-1))

@@ -17,8 +17,8 @@ The search is the eigen-path estimators' (:mod:`jaxmtl.models._spectral`): width
 k = −2 … 3, refined or extended past an edge (on the exact route refined further, × 2^±1/2 and
 × 2^±1/4 around the best; on the matrix-free route searched so on a random subsample of
 ``WIDTH_SUBSAMPLE`` = 400 rows by the exact route, then only the best width runs on all rows);
-iterative paths evaluated on a geometric step grid
-and continued when their best step is the last; a ``GridEdgeWarning`` when a selected value still
+iterative paths evaluated on a geometric step grid (on the matrix-free route half as long by
+default, ``MATRIX_FREE_STEPS``) and continued when their best step is the last; a ``GridEdgeWarning`` when a selected value still
 lies on an edge.
 """
 
@@ -59,6 +59,10 @@ ROUTES = ("auto", "exact", "matrix_free")
 POLISH_RATIOS = (2.0**0.5, 2.0**0.25)
 # route='auto' materialises operators with at most this many unknowns n·d (see the module doc).
 EXACT_MAX_UNKNOWNS = 1500
+# Default path lengths on the matrix-free route, half the eigen path's: every step there is an
+# operator product for every ω / γ, and a path whose best step is its last is continued (to
+# 2**STEP_DOUBLINGS times its length) for the selected kernel and parameter anyway.
+MATRIX_FREE_STEPS = {"nu_method": 150, "landweber": 1500}
 
 
 def _polish_widths(kernels, widths, scores, score):
@@ -156,7 +160,8 @@ class _MatrixFreeEstimator(_GridSelection):
         path = _SpectralEstimator._resolve_params(self, filt, 1.0)
         default_steps = filt.iterative and self.n_steps is None
         if default_steps:
-            path = _step_grid(int(path[-1]))
+            path = _step_grid(MATRIX_FREE_STEPS.get(filt.name, int(path[-1])) if route == "matrix_free"
+                              else int(path[-1]))
         kernels, widths = self._resolve_kernels(X)
         masks = self._masks(n)
         named = isinstance(self.selection, str)
