@@ -225,6 +225,7 @@ def savefig(fig, name: str) -> str:
 
 
 def _shown(path: Path) -> str:
-    """``path`` relative to the repository when inside it."""
+    """``path`` relative to the repository when inside it, else its file name (results written
+    elsewhere through JAXMTL_RESULTS_DIR name no machine's folders)."""
     path = path.resolve()
-    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name

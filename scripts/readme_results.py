@@ -305,7 +305,7 @@ def scale() -> str:
     return "\n".join(parts).strip() + "\n"
 
 
-DEFAULT_PARTS = ("mulan", "ida", "imbalanced", "digits")
+DEFAULT_PARTS = ("mulan", "ida", "imbalanced", "digits", "fields", "unrelated", "school")
 
 
 def defaults() -> str:
@@ -322,7 +322,7 @@ def defaults() -> str:
             rows = body.get("rows", [])
             if not rows:
                 continue
-            cols = list(rows[0])
+            cols = [c for c in rows[0] if not isinstance(rows[0][c], list)]  # per-repeat lists stay in the JSON
             command = (f"python benchmarks/defaults_vs_tuned.py --parts {part}"
                        + (f" --sets {res['sets']}" if res.get("sets") else "")
                        + (f" --folds {res['mulan_folds']}" if part == "mulan" else "")
