@@ -91,6 +91,12 @@ def _peak_curves(X_tr, Y, X_te, lams_okl, lams_ridge):
     return F_okl, F_id
 
 
+def _threads() -> str:
+    """How XLA ran: pinned to one thread through XLA_FLAGS, or with its default threads."""
+    return ("single-threaded XLA" if "intra_op_parallelism_threads=1" in os.environ.get("XLA_FLAGS", "")
+            else f"XLA's default threads on {os.cpu_count()} cores")
+
+
 def sims(names, splits, cv):
     out = {}
     for name in names:
@@ -279,7 +285,7 @@ def main():
                                          ("sklearn SVC()", "svc"))])
           + f"\n\nMost similar digit pairs in the learned output kernel (largest off-diagonal entries): {', '.join(top)}")
     t_px = (f"Raw pixels (MNIST, {P['n_train']} / {P['n_test']} stratified from the bundled 5000 images, pixels / 255; "
-            "defaults, one fit each, compilation included; single-threaded XLA; load = 1-min load average before → "
+            f"defaults, one fit each, compilation included; {_threads()}; load = 1-min load average before → "
             "after the fit, on the machine above). The paper's USPS figure is on different data (USPS digits, "
             "16×16 pixels) and is shown for reference only\n"
             + _repro.table(["model", "accuracy %", "fit wall s", "fit CPU s", "load"],
