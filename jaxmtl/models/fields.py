@@ -116,6 +116,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         if self.kernel is not None and not isinstance(self.kernel, Gaussian):
             raise ParameterError(f"kernel must be a Gaussian (or None); received {self.kernel!r}.")
         if self.kind != "auto":
+            vars(self).pop("kind_scores_", None)  # from an earlier fit with kind='auto'
             return self._fit_kind(X, V, self.kind)
         self._fit_kind(X, V, "div_curl")
         div_curl = dict(vars(self))
