@@ -29,7 +29,6 @@ from typing import Callable
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import check_random_state
 from ..errors import DivergenceError, ParameterError
 from ..filters.spectral import get_filter
 from ..kernels.scalar import Gaussian
@@ -173,8 +172,7 @@ class _MatrixFreeEstimator(_GridSelection):
         if widths is not None and self.width_factors is None:
             if route == "matrix_free" and subset is not None and named and n > WIDTH_SUBSAMPLE:
                 # widths on a random subsample by the exact route, then the best one on all rows
-                rows = np.sort(np.random.default_rng(check_random_state(self.random_state))
-                               .choice(n, WIDTH_SUBSAMPLE, replace=False))
+                rows = self._subsample_rows(n)
                 sub = _scorer("exact", build, subset(rows), Yj[rows], self._masks(WIDTH_SUBSAMPLE), filt, pj, mode)
                 _, search_grid, sub_scores = _search_widths(kernels, widths, sub, path, polish=True)
                 widths = search_grid[[_best_index(sub_scores)[0]]]

@@ -14,7 +14,7 @@ kernel in the outputs' own units) and ``y_mean_`` ← m ∘ s. Validation losses
 
 Example::
 
-    s = output_scales(Y)                    # (d,)
+    s = output_scales(Y)                    # (d,) standard deviations
     model.fit(X, Y / s); unscale_fitted(model, s)
 """
 
@@ -23,14 +23,17 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from .._checks import check_bool
+
 __all__ = ["output_scales", "unscale_fitted"]
 
 
-def output_scales(Y: np.ndarray) -> np.ndarray:
-    """(d,) standard deviation of each column of Y (n, d); 1 for a constant column, and ones for
-    a single output (the filters are linear in Y: one scale changes no selection)."""
-    if Y.shape[1] == 1:
-        return np.ones(1)
+def output_scales(Y: np.ndarray, normalize_y=True) -> np.ndarray:
+    """(d,) standard deviation of each column of Y (n, d) when ``normalize_y`` (checked to be a
+    bool), else ones; 1 for a constant column, and ones for a single output (the filters are
+    linear in Y: one scale changes no selection)."""
+    if not check_bool(normalize_y, "normalize_y") or Y.shape[1] == 1:
+        return np.ones(Y.shape[1])
     s = np.std(np.asarray(Y, dtype=np.float64), axis=0)
     return np.where(s > 0, s, 1.0)
 

@@ -268,6 +268,12 @@ class _GridSelection(BaseEstimator):
             )
         return [self.kernel], None
 
+    def _subsample_rows(self, n: int) -> np.ndarray:
+        """(WIDTH_SUBSAMPLE,) sorted random rows of n, from ``random_state``: where the default
+        width grid is searched first when n > WIDTH_SUBSAMPLE."""
+        rng = np.random.default_rng(check_random_state(self.random_state))
+        return np.sort(rng.choice(n, WIDTH_SUBSAMPLE, replace=False))
+
     def _masks(self, n: int) -> np.ndarray:
         if not isinstance(self.selection, str):  # a predefined split: (k, n) or (n,) training masks
             masks = np.asarray(self.selection)
@@ -409,8 +415,7 @@ class _SpectralEstimator(_GridSelection):
         search_grid = widths
         if widths is not None and self.width_factors is None:
             if n > WIDTH_SUBSAMPLE and isinstance(self.selection, str):  # widths on a subsample first, then the 3 around the best on all rows
-                rows = np.sort(np.random.default_rng(check_random_state(self.random_state))
-                               .choice(n, WIDTH_SUBSAMPLE, replace=False))
+                rows = self._subsample_rows(n)
                 sub_masks = self._masks(WIDTH_SUBSAMPLE)
 
                 def score_sub(kerns):

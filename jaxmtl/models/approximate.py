@@ -346,7 +346,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         """
         X = self._validate_fit_inputs(X)
         Y, self._y_1d = check_outputs(y, X.shape[0], "y")
-        scales = output_scales(Y) if check_bool(self.normalize_y, "normalize_y") else np.ones(Y.shape[1])
+        scales = output_scales(Y, self.normalize_y)
         self._fit_approximate(X, (Y / scales).astype(X.dtype))
         unscale_fitted(self, scales)
         return self

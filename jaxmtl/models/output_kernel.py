@@ -52,7 +52,6 @@ from .._checks import (
     check_outputs,
     check_positive,
     check_positive_array,
-    check_random_state,
 )
 from .._progress import StageReporter
 from ..errors import GridEdgeWarning, ParameterError, ShapeError
@@ -176,8 +175,7 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
         search_grid = widths
         if widths is not None and self.width_factors is None and n > WIDTH_SUBSAMPLE \
                 and isinstance(self.selection, str):  # as MultiClassClassifier: widths on a subsample first
-            rows = np.sort(np.random.default_rng(check_random_state(self.random_state))
-                           .choice(n, WIDTH_SUBSAMPLE, replace=False))
+            rows = self._subsample_rows(n)
             with report.stage(f"width search on {WIDTH_SUBSAMPLE} of {n} rows: {len(widths)} widths × {grid}"):
                 sub_scores, _ = score(kernels, rows, self._masks(WIDTH_SUBSAMPLE))
             widths = widths[_best_index(sub_scores[:, None])[0]] * np.array([0.5, 1.0, 2.0])

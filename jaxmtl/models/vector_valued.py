@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_bool, check_outputs
+from .._checks import check_outputs
 from ._base import RegressorMixin
 from ._gradient_search import check_search
 from ._output_scale import output_scales, unscale_fitted
@@ -90,8 +90,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
             Y, self._y_1d = check_outputs(y, X.shape[0], "y")
             Y = Y.astype(X.dtype)
             check_search(self)
-            scales = output_scales(Y) if check_bool(self.normalize_y, "normalize_y") \
-                else np.ones(Y.shape[1])
+            scales = output_scales(Y, self.normalize_y)
             self._fit_exact_or_approximate(X, (Y / scales).astype(Y.dtype))
             unscale_fitted(self, scales)
             return self
