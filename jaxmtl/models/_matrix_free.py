@@ -172,7 +172,7 @@ class _MatrixFreeEstimator(_GridSelection):
         if widths is not None and self.width_factors is None:
             if route == "matrix_free" and subset is not None and named and n > WIDTH_SUBSAMPLE:
                 # widths on a random subsample by the exact route, then the best one on all rows
-                rows = self._subsample_rows(n)
+                rows = self._subsample_rows(n, WIDTH_SUBSAMPLE)
                 sub = _scorer("exact", build, subset(rows), Yj[rows], self._masks(WIDTH_SUBSAMPLE), filt, pj, mode)
                 _, search_grid, sub_scores = _search_widths(kernels, widths, sub, path, polish=True)
                 widths = search_grid[[_best_index(sub_scores)[0]]]

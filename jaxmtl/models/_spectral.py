@@ -268,11 +268,11 @@ class _GridSelection(BaseEstimator):
             )
         return [self.kernel], None
 
-    def _subsample_rows(self, n: int) -> np.ndarray:
-        """(WIDTH_SUBSAMPLE,) sorted random rows of n, from ``random_state``: where the default
-        width grid is searched first when n > WIDTH_SUBSAMPLE."""
+    def _subsample_rows(self, n: int, size: int) -> np.ndarray:
+        """(size,) sorted random rows of n (size ≤ n), from ``random_state``: where the default
+        width grid is searched first when n > size (``WIDTH_SUBSAMPLE`` of the calling module)."""
         rng = np.random.default_rng(check_random_state(self.random_state))
-        return np.sort(rng.choice(n, WIDTH_SUBSAMPLE, replace=False))
+        return np.sort(rng.choice(n, size, replace=False))
 
     def _masks(self, n: int) -> np.ndarray:
         if not isinstance(self.selection, str):  # a predefined split: (k, n) or (n,) training masks
@@ -415,7 +415,7 @@ class _SpectralEstimator(_GridSelection):
         search_grid = widths
         if widths is not None and self.width_factors is None:
             if n > WIDTH_SUBSAMPLE and isinstance(self.selection, str):  # widths on a subsample first, then the 3 around the best on all rows
-                rows = self._subsample_rows(n)
+                rows = self._subsample_rows(n, WIDTH_SUBSAMPLE)
                 sub_masks = self._masks(WIDTH_SUBSAMPLE)
 
                 def score_sub(kerns):

@@ -175,7 +175,7 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
         search_grid = widths
         if widths is not None and self.width_factors is None and n > WIDTH_SUBSAMPLE \
                 and isinstance(self.selection, str):  # as MultiClassClassifier: widths on a subsample first
-            rows = self._subsample_rows(n)
+            rows = self._subsample_rows(n, WIDTH_SUBSAMPLE)
             with report.stage(f"width search on {WIDTH_SUBSAMPLE} of {n} rows: {len(widths)} widths × {grid}"):
                 sub_scores, _ = score(kernels, rows, self._masks(WIDTH_SUBSAMPLE))
             widths = widths[_best_index(sub_scores[:, None])[0]] * np.array([0.5, 1.0, 2.0])
