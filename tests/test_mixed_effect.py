@@ -13,6 +13,7 @@ from sklearn.kernel_ridge import KernelRidge
 from jaxmtl.errors import NonFiniteError, NotFittedError, ParameterError, TaskError
 from jaxmtl.kernels import Gaussian, Linear
 from jaxmtl.mixed_effect import ExponentialDot, algorithm4, mixed_effect_gram
+from jaxmtl.mixed_effect.centralized import task_layout
 from jaxmtl.models.mixed_effect import MixedEffectRegressor
 
 KBAR, KTIL = Gaussian(1.3), Gaussian(0.6)
@@ -64,6 +65,19 @@ def test_algorithm4_task_kernel_mapping_and_several_outputs():
     sol = algorithm4(X, Y, t, 0.5, 0.2, KBAR, {j: Gaussian(s) for j, s in widths.items()}, w=w)
     C = np.linalg.solve(dense_K(X, t, X, t, 0.5, widths.get) + 0.2 * np.diag(w), Y)
     np.testing.assert_allclose(sol.coef, C, atol=1e-9)
+
+
+def test_equal_task_kernels_share_buckets_and_the_solution():
+    """Distinct but equal kernel objects (one per task) are grouped into the same buckets as one
+    shared kernel — one compiled shape, not one per task — and solve (5.4) alike."""
+    X, t, y, w, _ = data(3, n=36, n_tasks=6)
+    codes = np.unique(t, return_inverse=True)[1]
+    shared = task_layout(codes, 6, lambda j: Gaussian(0.6))
+    assert len(shared.buckets) == len(task_layout(codes, 6, lambda j: KTIL).buckets) < 6
+    assert len(task_layout(codes, 6, lambda j: Gaussian(0.6 + j)).buckets) == 6
+    sol = algorithm4(X, y, t, 0.4, 0.1, KBAR, {j: Gaussian(0.6) for j in range(6)}, w=w)
+    c = np.linalg.solve(dense_K(X, t, X, t, 0.4) + 0.1 * np.diag(w), y)
+    np.testing.assert_allclose(sol.coef, c, rtol=0, atol=1e-9)
 
 
 def test_mixed_effect_gram_matches_loops():

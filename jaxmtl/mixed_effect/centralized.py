@@ -127,12 +127,20 @@ def _size_class(length: int) -> int:
     return width
 
 
+def _kernel_key(kernel: Kernel) -> tuple:
+    """A hashable key equal for equal kernels (same class, structure and parameter values), so
+    that distinct but equal kernel objects share a bucket and one compiled shape."""
+    leaves, treedef = jax.tree_util.tree_flatten(kernel)
+    return treedef, tuple((np.shape(v), np.asarray(v).tobytes()) for v in leaves)
+
+
 def task_layout(codes: np.ndarray, n_tasks: int, kernel_of: Any) -> Layout:
     """Group the examples of each task into buckets of equal size class and equal kernel.
 
     Args:
       codes: (ℓ,) task codes in 0..n_tasks−1.
-      kernel_of: function code → individual kernel K̃ʲ.
+      kernel_of: function code → individual kernel K̃ʲ (equal kernels share buckets even when
+        they are distinct objects).
     """
     order = np.argsort(codes, kind="stable")
     counts = np.bincount(codes, minlength=n_tasks)
@@ -140,7 +148,7 @@ def task_layout(codes: np.ndarray, n_tasks: int, kernel_of: Any) -> Layout:
     groups: dict = {}
     for t in np.flatnonzero(counts).tolist():
         k = kernel_of(t)
-        groups.setdefault((id(k), _size_class(int(counts[t]))), (k, []))[1].append(t)
+        groups.setdefault((_kernel_key(k), _size_class(int(counts[t]))), (k, []))[1].append(t)
     slot = np.full((n_tasks, 2), -1, dtype=np.int64)
     buckets = []
     for b, ((_, width), (k, tasks)) in enumerate(groups.items()):
