@@ -240,7 +240,7 @@ def main():
     tables = [
         f"Best RMSE over λ for each α ({m} users, {len(alphas)} × {len(lams)} grid)\n"
         + _repro.table(["α", "best RMSE (ours)", "λ", "TOP20HITS (ours)"], rows),
-        "Summary (times on this CPU, single-threaded)\n" + _repro.table(["quantity", "ours", "thesis"], [
+        "Summary (times on this CPU)\n" + _repro.table(["quantity", "ours", "thesis"], [
             ["α*, λ* (best RMSE)", f"{a_star:.3f}, {lam_star:.1e}", "0 < α* < 1 (Fig. 5.2)"],
             ["TOP20HITS at α*, λ*", f"{hits[bi, bj]:.4f}", f"{PAPER_TOP20}"],
             ["RMSE at α*, λ*", f"{rmse[bi, bj]:.4f}", "(Fig. 5.2, not tabulated)"],
