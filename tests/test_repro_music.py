@@ -26,4 +26,8 @@ def test_repro_music_quick(tmp_path):
     ours = payload["ours"]
     assert len(ours["rmse"]) == 3 and len(ours["rmse"][0]) == 3
     assert ours["online_max_diff"] <= 1e-8
+    # tags concentrated on a few popular tags (exponent 2) make items more alike and top-20 lists easier
+    low, high = ours["tag_sensitivity"]
+    assert (low["zipf"], high["zipf"]) == (0.8, 2.0)
+    assert high["mean_cosine"] > low["mean_cosine"] and high["top20hits"] > low["top20hits"]
     assert (tmp_path / "repro_music_grid_quick.png").exists() and (tmp_path / "repro_music_tags_quick.npz").exists()
