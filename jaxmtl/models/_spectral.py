@@ -49,7 +49,7 @@ from ..kernels import outputs as _outputs
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..operators.base import SeparableEigh
 from ..paths.eigen import filtered_coefficients, mse_loss
-from ..selection.criteria import fold_sizes, gcv_path, kfold_masks, kfold_path, loo_path
+from ..selection.criteria import fold_indices, gcv_path, kfold_masks, kfold_path, loo_path
 from ._base import BaseEstimator
 from ._gradient_search import check_search, fit_gradient
 
@@ -74,8 +74,9 @@ SELECTIONS = ("kfold", "loo", "gcv", "holdout")
 
 
 def _stack(kernels: list[Kernel]) -> Kernel:
-    """Stack same-class kernels into one pytree with a leading batch axis."""
-    return jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *kernels)
+    """Stack same-class kernels into one pytree with a leading batch axis (NumPy leaves: stacking
+    them is no compiled call)."""
+    return jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *kernels)
 
 
 def _index(tree, i):
@@ -104,8 +105,8 @@ def _path_params(filt: SpectralFilter, params: np.ndarray):
     return full, np.isin(full, params), params - 1
 
 
-@partial(jax.jit, static_argnames=("filt", "selection", "base_loss", "sizes"))
-def _score_grid(kernels, X, Y, a, V, filt, params, selection, masks, base_loss, offset, sizes=None, report=None):
+@partial(jax.jit, static_argnames=("filt", "selection", "base_loss"))
+def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, offset, report=None):
     """Validation losses (W, Ω, P[, 3]) for every kernel × output matrix × filter parameter.
 
     With the classifiers' code losses the last axis holds the squared loss, the misclassification
@@ -113,7 +114,9 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, masks, base_loss, 
 
     ``Y`` are the centred outputs and ``offset`` (d,) the intercept added back by ``predict``;
     the loss sees F + offset and Y + offset, so a decision rule is scored as it is deployed.
-    ``report`` (iterative filters): the steps to evaluate, zeros elsewhere (see :func:`_path_params`).
+    ``folds``: the :func:`~jaxmtl.selection.criteria.fold_indices` of the training masks (k-fold,
+    hold-out and given masks). ``report`` (iterative filters): the steps to evaluate, zeros
+    elsewhere (see :func:`_path_params`).
     """
 
     def loss(F, Yv, w):
@@ -130,8 +133,8 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, masks, base_loss, 
     def one_kernel(kern):
         K = kern(X, X)
         if selection in ("kfold", "holdout", "masks"):  # hold-out is one masked fold
-            folds = kfold_path(K, Y, a, V, filt, params, masks, loss=loss, sizes=sizes, report=report)
-            return with_standard_error(jnp.mean(folds, axis=0), folds)
+            losses = kfold_path(K, Y, a, V, filt, params, folds, loss=loss, report=report)
+            return with_standard_error(jnp.mean(losses, axis=0), losses)
         s, U = jnp.linalg.eigh(K)
         eig = SeparableEigh(jnp.maximum(s, 0.0), U, a, V)
         if selection == "loo":
@@ -389,18 +392,20 @@ class _SpectralEstimator(_GridSelection):
         masks = self._masks(n)
         self.y_mean_ = Y.mean(axis=0) if check_bool(self.fit_intercept, "fit_intercept") \
             else np.zeros(d, Y.dtype)
-        Yc = jnp.asarray(Y - self.y_mean_)
-        dtype = Yc.dtype
-        Xj = jnp.asarray(X, dtype)
-        aj, Vj = jnp.asarray(a, dtype), jnp.asarray(V, dtype)
-        pj = jnp.asarray(params, jnp.int32 if filt.iterative else dtype)
+        # the compiled calls' arguments stay NumPy arrays in JAX's dtype: slicing and converting
+        # them is then no compiled call of its own
+        Yc = Y - self.y_mean_
+        dtype = jax.dtypes.canonicalize_dtype(Yc.dtype)
+        Yc, Xj = Yc.astype(dtype), np.asarray(X, dtype)
+        aj, Vj = np.asarray(a, dtype), np.asarray(V, dtype)
+        param_dtype = np.int32 if filt.iterative else dtype
         mode = self.selection if isinstance(self.selection, str) else "masks"
 
         def score(kerns, steps_or_lambdas, rows=slice(None), fold_masks=masks, omega=None):
             full, rep, index = _path_params(filt, steps_or_lambdas)
-            args = (Xj[rows], Yc[rows], aj if omega is None else aj[omega:omega + 1], Vj, filt, jnp.asarray(full, pj.dtype), mode, jnp.asarray(fold_masks),
-                    type(self)._loss, jnp.asarray(self.y_mean_, dtype), fold_sizes(fold_masks),
-                    None if rep is None else jnp.asarray(rep))
+            args = (Xj[rows], Yc[rows], aj if omega is None else aj[omega:omega + 1], Vj, filt,
+                    np.asarray(full, param_dtype), mode, fold_indices(fold_masks), type(self)._loss,
+                    np.asarray(self.y_mean_, dtype), rep)
             # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
             # serves every call of a width search, whatever the number of widths it adds; a
             # continuation (one kernel, one ω) is a program of its own and is not padded
@@ -443,16 +448,15 @@ class _SpectralEstimator(_GridSelection):
         iw, io, ip = _best_index(scores)
         _warn_on_edges(None if widths is None else widths[iw], search_grid, params, ip, filt,
                        self.width_factors is None and self.n_steps is None)
-        pj = jnp.asarray(params, jnp.int32 if filt.iterative else dtype)
         if scores.ndim == 4:
             self.cv_errors_ = scores[..., 1]
             self.cv_scores_se_ = scores[..., 2]
             scores = scores[..., 0]
         self.kernel_ = kernels[iw]
         self.filter_ = filt
-        self.output_matrix_ = jnp.asarray((V * a[io]) @ V.T, dtype)
-        self.coef_ = _refit(self.kernel_, Xj, Yc, aj[io], Vj, filt, pj[ip])
-        self.X_fit_ = Xj
+        self.output_matrix_ = jnp.asarray(((V * a[io]) @ V.T).astype(dtype))
+        self.X_fit_ = jnp.asarray(Xj)
+        self.coef_ = _refit(self.kernel_, self.X_fit_, Yc, aj[io], Vj, filt, np.asarray(params, param_dtype)[ip])
         self.n_outputs_ = d
         self.cv_scores_ = scores
         self.path_params_ = params
