@@ -97,6 +97,58 @@ def test_vector_field_auto_kind_keeps_the_family_that_validates_better(width_fac
     np.testing.assert_array_equal(auto.predict(X), fits[family].predict(X))
 
 
+def _dense_field_gram(A, B, sigma, gamma):
+    """Reference (2m, 2n) Gram, row-major vec: γ·Γ_cf + (1 − γ)·Γ_df ([BRBV11] eqs. 27, 26), or the
+    Gaussian ⊗ I for ``gamma=None``."""
+    U = (A[:, None, :] - B[None, :, :]) / sigma
+    r2 = (U**2).sum(-1)
+    I = np.eye(2)
+    if gamma is None:
+        blocks = np.exp(-r2 / 2)[..., None, None] * I
+    else:
+        uu = U[..., :, None] * U[..., None, :]
+        w = (np.exp(-r2 / 2) / sigma**2)[..., None, None]
+        blocks = gamma * w * (I - uu) + (1 - gamma) * w * (uu + (1 - r2)[..., None, None] * I)
+    return blocks.transpose(0, 2, 1, 3).reshape(2 * len(A), 2 * len(B))
+
+
+def _reference_cv_loss(X, V, masks, sigma, gamma, lam):
+    """Mean over folds of the validation MSE of Tikhonov by a dense solve (G + n·λ·ḡ·I) c = y on
+    each fold's n training rows (ḡ the mean diagonal of G)."""
+    losses = []
+    for train in masks:
+        G = _dense_field_gram(X[train], X[train], sigma, gamma)
+        c = np.linalg.solve(G + train.sum() * lam * np.mean(np.diag(G)) * np.eye(len(G)), V[train].ravel())
+        F = _dense_field_gram(X[~train], X[train], sigma, gamma) @ c
+        losses.append(np.mean((F - V[~train].ravel()) ** 2))
+    return np.mean(losses)
+
+
+@pytest.mark.parametrize("kind", ["div_curl", "independent"])
+def test_vector_field_selects_on_ten_folds_by_default(kind):
+    """With the default n_folds every validation loss of the grid (widths × γ × λ) equals the mean
+    over the 10 folds of ``kfold_masks`` of dense Tikhonov solves, and the selected point is the
+    least of them."""
+    from jaxmtl.selection.criteria import kfold_masks
+
+    X = grid_2d(12)
+    V, _, _ = vector_field_1(X, 0.3)
+    idx = np.random.default_rng(0).choice(len(X), 40, replace=False)
+    Xt, Vt = X[idx], V[idx]
+    gammas = [0.0, 0.5, 1.0]
+    m = VectorFieldRegressor(kind=kind, gammas=gammas, filter="tikhonov", lambdas=[1e-5, 1e-3, 1e-1],
+                             width_factors=(0.5, 1.0)).fit(Xt, Vt)
+    masks = kfold_masks(40, 10, 0)
+    ref = np.array([[[_reference_cv_loss(Xt, Vt, masks, w, None if kind == "independent" else g, lam)
+                      for lam in m.path_params_] for g in (gammas if kind == "div_curl" else [None])]
+                    for w in m.kernel_widths_])
+    np.testing.assert_allclose(m.cv_scores_, ref, rtol=1e-6)
+    best = np.unravel_index(np.argmin(ref), ref.shape)
+    chosen = (m.best_params_["kernel_width"], m.best_params_["gamma"], m.best_params_["param"])
+    gamma = gammas[best[1]] if kind == "div_curl" else None
+    assert chosen == pytest.approx((m.kernel_widths_[best[0]], gamma, m.path_params_[best[2]]))
+
+
 def test_multitask_score_on_constant_targets_is_refused():
     d = make_multitask_toy(8, 0)
     m = MultiTaskRegressor(n_steps=10, omegas=[0.5]).fit(d.x, d.y, d.tasks)
