@@ -51,17 +51,44 @@ def brute_force(X, y, sigma, lambdas, omegas, n_folds, seed):
 
 def test_selection_equals_brute_force_refits_on_imbalanced_classes():
     X, y = imbalanced(seed=6)  # a draw where the one-standard-error rule and a 1 % tolerance disagree
-    lambdas = np.array([1e-1, 1e-2, 1e-3])
-    omegas = np.array([0.0, 0.5, 0.9])
-    model = MultiClassClassifier(kernel=Gaussian(0.7), filter=Tikhonov(), lambdas=lambdas, omegas=omegas,
+    lambdas = np.array([1e-1, 3e-2, 1e-2, 3e-3, 1e-3])
+    # with the intercept fitted ω cannot matter (see the next test): the grid is ω = 0 whatever is asked
+    model = MultiClassClassifier(kernel=Gaussian(0.7), filter=Tikhonov(), lambdas=lambdas, omegas=[0.0, 0.5, 0.9],
                                  n_folds=3, random_state=0).fit(X, y)
-    (io, il), sq, err, se = brute_force(X, y, 0.7, lambdas, omegas, 3, 0)
+    assert model.omegas_.tolist() == [0.0]
+    (io, il), sq, err, se = brute_force(X, y, 0.7, lambdas, np.array([0.0]), 3, 0)
     # lambdas are searched in decreasing order by the estimator: compare by value
     np.testing.assert_allclose(model.cv_scores_[0], sq[:, np.argsort(-lambdas)], rtol=1e-8)
     np.testing.assert_allclose(model.cv_errors_[0], err[:, np.argsort(-lambdas)], atol=1e-12)
     np.testing.assert_allclose(model.cv_scores_se_[0], se[:, np.argsort(-lambdas)], rtol=1e-8)
-    assert model.best_params_["omega"] == omegas[io]
     assert model.best_params_["param"] == lambdas[il]
+
+
+def dense_scores(X, y, X_new, sigma, omega, lam, intercept):
+    """Deployed scores of Tikhonov with Γ = K·A_ω by the dense nc × nc solve (Γ + nλI) vec C = vec Y."""
+    n, c = len(y), 3
+    Y = np.eye(c)[y]
+    ybar = Y.mean(0) if intercept else np.zeros(c)
+    A = omega * np.ones((c, c)) + (1 - omega) * np.eye(c)
+    G = np.kron(gaussian_gram(X, X, sigma), A) + n * lam * np.eye(n * c)
+    C = np.linalg.solve(G, (Y - ybar).reshape(-1)).reshape(n, c)
+    return gaussian_gram(X_new, X, sigma) @ C @ A + ybar
+
+
+def test_omega_only_rescales_lambda_for_centred_codes():
+    """Centred one-vs-all codes are orthogonal to 1, where A_ω = (1 − ω)I: Tikhonov at (ω, λ) is
+    ω = 0 at λ / (1 − ω). Without the intercept the codes keep their 1 direction, and ω matters."""
+    X, y = imbalanced(seed=2)
+    X_new = X[:20] + 0.1
+    model = MultiClassClassifier(kernel=Gaussian(0.7), filter=Tikhonov(), lambdas=[0.02]).fit(X, y)
+    assert model.omegas_.tolist() == [0.0]
+    np.testing.assert_allclose(model.decision_function(X_new), dense_scores(X, y, X_new, 0.7, 0.5, 0.01, True),
+                               rtol=1e-8, atol=1e-10)
+    no_intercept = dense_scores(X, y, X_new, 0.7, 0.5, 0.01, False)
+    assert np.abs(no_intercept - dense_scores(X, y, X_new, 0.7, 0.0, 0.02, False)).max() > 1e-3
+    kept = MultiClassClassifier(kernel=Gaussian(0.7), filter=Tikhonov(), lambdas=[0.01], omegas=[0.0, 0.5],
+                                fit_intercept=False).fit(X, y)
+    assert kept.omegas_.tolist() == [0.0, 0.5]
 
 
 def test_binary_problems_search_no_omega_and_beat_the_majority():
