@@ -75,20 +75,24 @@ def dense_scores(X, y, X_new, sigma, omega, lam, intercept):
     return gaussian_gram(X_new, X, sigma) @ C @ A + ybar
 
 
-def test_omega_only_rescales_lambda_for_centred_codes():
-    """Centred one-vs-all codes are orthogonal to 1, where A_ω = (1 − ω)I: Tikhonov at (ω, λ) is
-    ω = 0 at λ / (1 − ω). Without the intercept the codes keep their 1 direction, and ω matters."""
+def test_omega_cannot_change_a_decision():
+    """A_ω acts as (1 − ω)I off the all-ones direction: Tikhonov at (ω, λ) is ω = 0 at λ / (1 − ω)
+    up to a shift of each row's scores by one amount (none once the codes are centred), so the
+    argmax rule and the softmax are unchanged and ω is not searched, with or without intercept."""
     X, y = imbalanced(seed=2)
     X_new = X[:20] + 0.1
-    model = MultiClassClassifier(kernel=Gaussian(0.7), filter=Tikhonov(), lambdas=[0.02]).fit(X, y)
+    model = MultiClassClassifier(kernel=Gaussian(0.7), filter=Tikhonov(), lambdas=[0.02], omegas=[0.0, 0.5]).fit(X, y)
     assert model.omegas_.tolist() == [0.0]
     np.testing.assert_allclose(model.decision_function(X_new), dense_scores(X, y, X_new, 0.7, 0.5, 0.01, True),
                                rtol=1e-8, atol=1e-10)
     no_intercept = dense_scores(X, y, X_new, 0.7, 0.5, 0.01, False)
-    assert np.abs(no_intercept - dense_scores(X, y, X_new, 0.7, 0.0, 0.02, False)).max() > 1e-3
-    kept = MultiClassClassifier(kernel=Gaussian(0.7), filter=Tikhonov(), lambdas=[0.01], omegas=[0.0, 0.5],
+    shift = no_intercept - dense_scores(X, y, X_new, 0.7, 0.0, 0.02, False)
+    assert np.abs(shift).max() > 1e-3  # the scores differ ...
+    np.testing.assert_allclose(shift, shift[:, :1] * np.ones((1, 3)), atol=1e-10)  # ... by one amount per row
+    kept = MultiClassClassifier(kernel=Gaussian(0.7), filter=Tikhonov(), lambdas=[0.02], omegas=[0.0, 0.5],
                                 fit_intercept=False).fit(X, y)
-    assert kept.omegas_.tolist() == [0.0, 0.5]
+    assert kept.omegas_.tolist() == [0.0]
+    np.testing.assert_array_equal(np.argmax(kept.decision_function(X_new), 1), np.argmax(no_intercept, 1))
 
 
 def test_binary_problems_search_no_omega_and_beat_the_majority():

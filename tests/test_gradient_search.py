@@ -119,13 +119,13 @@ def test_grid_stays_the_default():
 
 @pytest.mark.slow
 def test_classifier_gradient_search_iterative_filter(tmp_path):
-    """Three classes, ν-method: width and ω learned on the code criterion, steps on the path."""
+    """Three classes, ν-method: width learned on the code criterion (ω cannot change a
+    classifier's decision and is not searched), steps on the path."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(150, 3))
     y = np.digitize(X[:, 0] + 0.3 * rng.normal(size=150), [-0.5, 0.5])
-    # without the intercept the one-vs-all codes keep their 1 direction, so ω is a real parameter
-    clf = MultiClassClassifier(search="gradient", omegas=[0.0, 0.5, 1.0], fit_intercept=False).fit(X[:90], y[:90])
-    grid = MultiClassClassifier(omegas=[0.0, 0.5, 1.0], fit_intercept=False).fit(X[:90], y[:90])
+    clf = MultiClassClassifier(search="gradient", omegas=[0.0, 0.5, 1.0]).fit(X[:90], y[:90])
+    grid = MultiClassClassifier(omegas=[0.0, 0.5, 1.0]).fit(X[:90], y[:90])
     assert clf.search_score_ <= clf.search_start_score_
     assert isinstance(clf.best_params_["param"], int)
     assert clf.score(X[90:], y[90:]) >= grid.score(X[90:], y[90:]) - 0.05

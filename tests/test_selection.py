@@ -11,7 +11,9 @@ import pytest
 from _reference import dense_filter_coefficients, gaussian_gram, problem
 from jaxmtl.filters import Landweber, NuMethod, Tikhonov, TruncatedSVD
 from jaxmtl.operators import separable_eigh
+from jaxmtl.errors import ParameterError, ShapeError
 from jaxmtl.selection import gcv_path, holdout_path, kfold_masks, kfold_path, loo_path
+from jaxmtl.selection.criteria import fold_indices, fold_rows, fold_sizes
 
 
 def test_closed_form_loo_equals_brute_force_for_tikhonov():
@@ -69,6 +71,25 @@ def test_kfold_path_equals_refits_on_each_fold(filt, params):
     hold = holdout_path(jnp.asarray(K[np.ix_(tr, tr)]), jnp.asarray(K[np.ix_(va, tr)]), jnp.asarray(Y[tr]),
                         jnp.asarray(Y[va]), jnp.asarray(a), jnp.asarray(V), filt, jnp.asarray(params))
     np.testing.assert_allclose(np.asarray(hold), got[0], rtol=1e-7)
+
+
+def test_fold_indices_equal_traced_fold_rows_and_give_the_same_kfold_losses():
+    """Unequal folds (23 rows, 5 folds): the NumPy row indices equal the traced ones, and
+    kfold_path on them equals kfold_path on the masks."""
+    X, K, A, Y = problem(n=23)
+    masks = kfold_masks(23, 5, seed=3)
+    a, V = np.linalg.eigh(A)
+    rows = fold_indices(masks)
+    traced = jax.vmap(lambda m: fold_rows(m, fold_sizes(masks), jnp.float64))(jnp.asarray(masks))
+    for got, ref in zip(rows, traced):
+        np.testing.assert_array_equal(got, np.asarray(ref))
+    args = (jnp.asarray(K), jnp.asarray(Y), jnp.asarray(a), jnp.asarray(V), NuMethod(), jnp.arange(1, 12))
+    np.testing.assert_allclose(np.asarray(kfold_path(*args, rows)), np.asarray(kfold_path(*args, jnp.asarray(masks))),
+                               rtol=1e-12)
+    with pytest.raises(ShapeError, match=r"boolean of shape \(k, n\)"):
+        fold_indices(masks[0])
+    with pytest.raises(ParameterError, match="training .* and held-out"):
+        fold_indices(np.ones((2, 5), bool))
 
 
 def test_kfold_masks_partition():

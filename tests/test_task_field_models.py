@@ -149,6 +149,19 @@ def test_vector_field_selects_on_ten_folds_by_default(kind):
     assert chosen == pytest.approx((m.kernel_widths_[best[0]], gamma, m.path_params_[best[2]]))
 
 
+def test_vector_field_default_folds_are_at_most_one_per_sample():
+    """n_folds=None: 10 folds, one per sample below 10 samples; an explicit n_folds above the
+    sample count is refused by name."""
+    X = grid_2d(12)[::20][:6]
+    V, _, _ = vector_field_1(X, 0.3)
+    m = VectorFieldRegressor(kind="independent", filter="tikhonov", lambdas=[1e-3], width_factors=(1.0,)).fit(X, V)
+    loo = VectorFieldRegressor(kind="independent", filter="tikhonov", lambdas=[1e-3], width_factors=(1.0,),
+                               n_folds=6).fit(X, V)
+    np.testing.assert_allclose(m.cv_scores_, loo.cv_scores_, rtol=1e-12)
+    with pytest.raises(ParameterError, match="n_folds=10 exceeds the number of samples n=6"):
+        VectorFieldRegressor(n_folds=10).fit(X, V)
+
+
 def test_multitask_score_on_constant_targets_is_refused():
     d = make_multitask_toy(8, 0)
     m = MultiTaskRegressor(n_steps=10, omegas=[0.5]).fit(d.x, d.y, d.tasks)

@@ -115,7 +115,7 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
     ``Y`` are the centred outputs and ``offset`` (d,) the intercept added back by ``predict``;
     the loss sees F + offset and Y + offset, so a decision rule is scored as it is deployed.
     ``folds``: the :func:`~jaxmtl.selection.criteria.fold_indices` of the training masks (k-fold,
-    hold-out and given masks). ``report`` (iterative filters): the steps to evaluate, zeros
+    hold-out and given masks; None for 'loo' / 'gcv'). ``report`` (iterative filters): the steps to evaluate, zeros
     elsewhere (see :func:`_path_params`).
     """
 
@@ -248,11 +248,13 @@ def _warn_on_edges(width, grid, params, ip, filt, defaults: bool) -> None:
 class _GridSelection(BaseEstimator):
     """Kernel-width grids and fold masks shared by every estimator that selects on a path.
 
-    Reads the attributes ``kernel``, ``width_factors``, ``selection``, ``n_folds``,
-    ``validation_fraction`` and ``random_state``.
+    Reads the attributes ``kernel``, ``width_factors``, ``selection``, ``n_folds`` (None: the
+    class's ``_default_n_folds``, at most one fold per sample), ``validation_fraction`` and
+    ``random_state``.
     """
 
     _default_width_factors = DEFAULT_WIDTH_FACTORS
+    _default_n_folds = 5
 
     def _resolve_kernels(self, X: np.ndarray) -> tuple[list[Kernel], np.ndarray | None]:
         if self.kernel is None:
@@ -290,9 +292,12 @@ class _GridSelection(BaseEstimator):
                 raise ParameterError("every selection mask needs training (True) and validation (False) rows.")
             return masks
         if self.selection == "kfold":
-            k = check_int(self.n_folds, "n_folds", minimum=2)
-            if k > n:
-                raise ParameterError(f"n_folds={k} exceeds the number of samples n={n}.")
+            if self.n_folds is None:  # the estimator's default, at most one fold per sample
+                k = min(type(self)._default_n_folds, n)
+            else:
+                k = check_int(self.n_folds, "n_folds", minimum=2)
+                if k > n:
+                    raise ParameterError(f"n_folds={k} exceeds the number of samples n={n}.")
             return kfold_masks(n, k, check_random_state(self.random_state))
         if self.selection == "holdout":
             frac = check_fraction(self.validation_fraction, "validation_fraction")
@@ -400,11 +405,12 @@ class _SpectralEstimator(_GridSelection):
         aj, Vj = np.asarray(a, dtype), np.asarray(V, dtype)
         param_dtype = np.int32 if filt.iterative else dtype
         mode = self.selection if isinstance(self.selection, str) else "masks"
+        folds = (lambda m: None) if mode in ("loo", "gcv") else fold_indices  # closed forms need no folds
 
         def score(kerns, steps_or_lambdas, rows=slice(None), fold_masks=masks, omega=None):
             full, rep, index = _path_params(filt, steps_or_lambdas)
             args = (Xj[rows], Yc[rows], aj if omega is None else aj[omega:omega + 1], Vj, filt,
-                    np.asarray(full, param_dtype), mode, fold_indices(fold_masks), type(self)._loss,
+                    np.asarray(full, param_dtype), mode, folds(fold_masks), type(self)._loss,
                     np.asarray(self.y_mean_, dtype), rep)
             # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
             # serves every call of a width search, whatever the number of widths it adds; a

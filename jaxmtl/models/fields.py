@@ -42,11 +42,7 @@ from ._matrix_free import _MatrixFreeEstimator
 __all__ = ["VectorFieldRegressor", "angular_error"]
 
 KINDS = ("auto", "div_curl", "curl_free", "div_free", "independent")
-# Default number of folds. Fields are often sampled at a few dozen points, where a 5-fold
-# validation fold holds a handful of them: at 40 noiseless points of [BRBV11]'s field 1 (draws
-# other than the README benchmark's), 10-fold selection lowered the mean angular error by 12–18 %
-# at γ = ¼, ½, ¾ and left it within 2 % at γ = 0, 1 and on field 2, at twice the selection cost.
-N_FOLDS = 10
+N_FOLDS = 10  # default folds (see the module docstring and docs/defaults.md)
 
 
 def _build_div_curl(kern, gamma, X):
@@ -84,18 +80,21 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         (Gaussian ⊗ I).
       gammas: γ grid for 'div_curl' (default 0, 0.1, …, 1).
       filter, n_steps, selection, n_folds, validation_fraction, width_factors, random_state,
-        lambdas, route: as in :class:`~jaxmtl.MultiTaskRegressor`, but ``n_folds`` defaults to
-        ``N_FOLDS`` = 10 (default selection: 10-fold; on the exact route 'loo' leaves out one
-        component of one point at a time).
+        lambdas, route: as in :class:`~jaxmtl.MultiTaskRegressor`, but ``n_folds=None`` (the
+        default) means ``N_FOLDS`` = 10 folds, one per sample below 10 samples (default
+        selection: k-fold; on the exact route 'loo' leaves out one component of one point at a
+        time).
 
     Attributes (after fit): coef_ (n, p), kernel_, kind_ (the fitted family), best_params_
     (kernel_width, gamma, param), cv_scores_ (n_kernels, n_gammas, n_steps), n_features_in_;
     with ``kind='auto'`` also kind_scores_ (validation loss of each family's best point).
     """
 
+    _default_n_folds = N_FOLDS
+
     def __init__(self, kernel: Gaussian | None = None, kind: str = "auto", gammas: Any = None,
                  filter: Any = "nu_method", n_steps: int | None = None, selection: str = "kfold",
-                 n_folds: int = N_FOLDS, validation_fraction: float = 0.25, width_factors: Any = None,
+                 n_folds: int | None = None, validation_fraction: float = 0.25, width_factors: Any = None,
                  random_state: int = 0, lambdas: Any = None, route: str = "auto"):
         self.kernel = kernel
         self.kind = kind

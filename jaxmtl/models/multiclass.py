@@ -6,7 +6,6 @@ import warnings
 
 import numpy as np
 
-from .._checks import check_bool
 from ..errors import LabelError, ParameterError, ShapeError
 from ..kernels import outputs as _outputs
 from ..paths.eigen import code_losses
@@ -92,14 +91,14 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
     the deployed rule — argmax of the scores with the intercept added back,
     exactly what ``predict`` applies.
 
-    The ω grid of the common-similarity family A = ω11ᵀ + (1 − ω)I is not searched (ω = 0)
-    where it cannot matter: every coded row sums to a + (c − 1)b, so with the intercept fitted
-    (the rows centred) — or with a coding whose rows sum to 0 (simplex) — the targets are
-    orthogonal to 1, where A acts as (1 − ω)I. Every filter then sees the operator (1 − ω)K ⊗ I:
-    ω only rescales the regularization parameter (Tikhonov at (ω, λ) is ω = 0 at λ/(1 − ω)) or
-    shortens the iterative filters' step (a slower path, never another model), and at ω = 1 it
-    leaves nothing but the intercept. With two classes this is the familiar ℓ₀ = −ℓ₁ after
-    centring. One-vs-all codes without an intercept keep their 1 direction, and the ω grid.
+    The ω grid of the common-similarity family A = ω11ᵀ + (1 − ω)I is not searched (ω = 0): it
+    cannot change a decision. A acts as 1 + (c − 1)ω on the all-ones output direction and as
+    1 − ω on its complement, and the two never mix, so the scores' component along 1 — a shift
+    of every class score of a row by the same amount, which neither the argmax rule nor the
+    softmax of ``predict_proba`` sees — is all that ω sets apart; on the complement every filter
+    sees (1 − ω)K ⊗ I, so ω only rescales the regularization parameter (Tikhonov at (ω, λ) is
+    ω = 0 at λ/(1 − ω)) or shortens the iterative filters' step (a slower path), and ω = 1 leaves
+    nothing but the intercept. With two classes this is the familiar ℓ₀ = −ℓ₁ after centring.
 
     Args:
       coding: 'one_vs_all', 'simplex', or a pair (a, b) with a > b.
@@ -132,16 +131,10 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
 
     def _resolve_output(self, d: int):
         a, V, omegas = super()._resolve_output(d)
-        if omegas is not None and self._omega_cannot_matter(d):  # see the class docstring
+        if omegas is not None:  # ω cannot change a decision (see the class docstring)
             omegas = np.zeros(1)
             a, V = (np.asarray(m) for m in _outputs.common_similarity_eigh(d, omegas))
         return a, V, omegas
-
-    def _omega_cannot_matter(self, c: int) -> bool:
-        """Whether the coded targets of ``c`` classes, as fitted, are orthogonal to the all-ones
-        output direction: the intercept is fitted, or the coding's rows sum to 0."""
-        a, b = self._code_values(c)
-        return check_bool(self.fit_intercept, "fit_intercept") or bool(np.isclose(a + (c - 1) * b, 0.0))
 
     def _coded_targets(self, X: np.ndarray, y) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
         """Checked labels as (codes (n,), coded targets Y (n, c), code values (a, b)); sets ``classes_``."""

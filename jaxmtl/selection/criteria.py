@@ -42,6 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..errors import ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter
 from ..operators.base import SeparableEigh
 from ..paths.eigen import mse_loss, path_map, spectral_path
@@ -164,12 +165,20 @@ def fold_rows(m: Array, sizes: tuple[int, int], dtype) -> tuple[Array, Array, Ar
         >>> tr.tolist(), held.tolist(), vh.tolist()
         ([0, 2], [1, 0], [1.0, 0.0])
     """
+    tr, held, vt, vh = _gather_rows(jnp, m, sizes)
+    return tr, held, vt.astype(dtype), vh.astype(dtype)
+
+
+def _gather_rows(xp, m, sizes):
+    """:func:`fold_rows` of one mask (n,) or of every mask (k, n), in the array module ``xp``
+    (``jnp`` traceable, ``np`` concrete); the weights boolean. A stable sort: cheaper to compile
+    than ``jnp.nonzero``."""
     n_train, n_held = sizes
-    # a stable sort: cheaper to compile than jnp.nonzero
-    tr = jnp.argsort(~m, stable=True)[:n_train]
-    held = jnp.argsort(m, stable=True)[:n_held]
-    vt = (jnp.arange(n_train) < jnp.sum(m)).astype(dtype)
-    vh = (jnp.arange(n_held) < jnp.sum(~m)).astype(dtype)
+    argsort = partial(xp.argsort, axis=-1, **({"stable": True} if xp is jnp else {"kind": "stable"}))
+    tr = argsort(~m)[..., :n_train]
+    held = argsort(m)[..., :n_held]
+    vt = xp.arange(n_train) < m.sum(axis=-1, keepdims=True)
+    vh = xp.arange(n_held) < (~m).sum(axis=-1, keepdims=True)
     return tr, held, vt, vh
 
 
@@ -187,12 +196,12 @@ def fold_indices(masks) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
         >>> tr.tolist(), held.tolist(), vh.tolist()
         ([[0, 2]], [[1]], [[True]])
     """
-    m = np.asarray(masks, bool)
-    n_train, n_held = fold_sizes(m)
-    tr = np.argsort(~m, axis=1, kind="stable")[:, :n_train]
-    held = np.argsort(m, axis=1, kind="stable")[:, :n_held]
-    vt = np.arange(n_train) < m.sum(axis=1, keepdims=True)
-    vh = np.arange(n_held) < (~m).sum(axis=1, keepdims=True)
+    m = np.asarray(masks)
+    if m.dtype != bool or m.ndim != 2:
+        raise ShapeError(f"masks must be boolean of shape (k, n); received {m.dtype} of shape {m.shape}.")
+    if not (m.any(axis=1).all() and (~m).any(axis=1).all()):
+        raise ParameterError("every mask needs training (True) and held-out (False) rows.")
+    tr, held, vt, vh = _gather_rows(np, m, fold_sizes(m))
     return tr.astype(np.int32), held.astype(np.int32), vt, vh
 
 
