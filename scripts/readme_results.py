@@ -308,8 +308,26 @@ def scale() -> str:
 DEFAULT_PARTS = ("mulan", "ida", "imbalanced", "digits", "fields", "unrelated", "school")
 
 
+def _result_block(title: str, command: str, res: dict, body: dict) -> list[str]:
+    """A results table with its command, machine line and claims (per-repeat lists stay in the JSON)."""
+    rows = body["rows"]
+    cols = [c for c in rows[0] if not isinstance(rows[0][c], list)]
+    lines = [f"**{title}** (`{command}`; "
+             f"{_machine_line(res) if 'machine' in res else ''}; run took {res.get('seconds', 0) / 60:.0f} min)\n",
+             "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols)]
+    lines.extend("| " + " | ".join(_fmt(r.get(c, "")) for c in cols) + " |" for r in rows)
+    lines.append("")
+    for c in body.get("claims", []):
+        lines.append(f"- **{'met' if c['pass'] else 'not met'}** — {c['claim']}: {_figures(c['value'])}")
+    if body.get("note"):
+        lines.append(f"\n{body['note']}")
+    lines.append("")
+    return lines
+
+
 def defaults() -> str:
-    """The Markdown of the defaults section: one table per ``defaults_vs_tuned_<part>.json`` with its claims."""
+    """The Markdown of the defaults section: one table per ``defaults_vs_tuned_<part>.json`` with its
+    claims, then the check of the classifier's repeated k-fold on sets outside IDA."""
     parts = []
     names = sorted(RESULTS.glob("defaults_vs_tuned_*.json"),
                    key=lambda f: (DEFAULT_PARTS + (f.stem,)).index(f.stem.split("defaults_vs_tuned_")[1])
@@ -319,24 +337,18 @@ def defaults() -> str:
         if res.get("quick"):
             continue
         for part, body in res["results"].items():
-            rows = body.get("rows", [])
-            if not rows:
+            if not body.get("rows"):
                 continue
-            cols = [c for c in rows[0] if not isinstance(rows[0][c], list)]  # per-repeat lists stay in the JSON
             command = (f"python benchmarks/defaults_vs_tuned.py --parts {part}"
                        + (f" --sets {res['sets']}" if res.get("sets") else "")
                        + (f" --folds {res['mulan_folds']}" if part == "mulan" else "")
                        + (f" --splits {res['ida_splits']}" if part == "ida" else "") + f" --out {path.stem}")
-            parts.append(f"**{part}** (`{command}`; "
-                         f"{_machine_line(res) if 'machine' in res else ''}; run took {res.get('seconds', 0) / 60:.0f} min)\n")
-            parts.append("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
-            parts.extend("| " + " | ".join(_fmt(r.get(c, "")) for c in cols) + " |" for r in rows)
-            parts.append("")
-            for c in body.get("claims", []):
-                parts.append(f"- **{'met' if c['pass'] else 'not met'}** — {c['claim']}: {_figures(c['value'])}")
-            if body.get("note"):
-                parts.append(f"\n{body['note']}")
-            parts.append("")
+            parts.extend(_result_block(part, command, res, body))
+    repeats = _result("selection_repeats", [])
+    if repeats is not None:
+        parts.extend(_result_block("classifier selection on one partition vs repeated k-fold, sets outside IDA",
+                                   f"python benchmarks/selection_repeats.py --splits {repeats['splits']}", repeats,
+                                   {"rows": repeats["results"]["rows"], "claims": repeats["claims"]}))
     if not parts:
         return "No full run recorded yet: `python benchmarks/defaults_vs_tuned.py`.\n"
     return "\n".join(parts).strip() + "\n"

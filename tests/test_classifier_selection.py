@@ -7,6 +7,7 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 import numpy as np
+import pytest
 
 from _reference import gaussian_gram
 from jaxmtl import Gaussian, MultiClassClassifier, Tikhonov
@@ -20,12 +21,12 @@ def imbalanced(n=90, seed=0):
     return X, y
 
 
-def brute_force(X, y, sigma, lambdas, omegas, n_folds, seed):
+def brute_force(X, y, sigma, lambdas, omegas, n_folds, seed, n_repeats=1):
     n, c = len(y), 3
     Y = np.eye(c)[y]
     ybar = Y.mean(0)
     Yc = Y - ybar
-    masks = kfold_masks(n, n_folds, seed)
+    masks = kfold_masks(n, n_folds, seed, n_repeats)
     sq_folds = np.zeros((len(masks), len(omegas), len(lambdas)))
     err = np.zeros((len(omegas), len(lambdas)))
     for io, om in enumerate(omegas):
@@ -42,21 +43,23 @@ def brute_force(X, y, sigma, lambdas, omegas, n_folds, seed):
                 err[io, il] += np.mean(np.argmax(F, 1) != y[va]) / len(masks)
     sq = sq_folds.mean(0)
     # one-standard-error rule: within the standard error over folds of the least squared loss
-    # (and at least within 1 %), the fewest validation errors, then the least squared loss
-    se = sq_folds.std(0, ddof=1) / np.sqrt(len(masks))
+    # (and at least within 1 %), the fewest validation errors, then the least squared loss; over
+    # repeated partitions the standard error of one k-fold estimate (√n_folds, not √(folds in all))
+    se = sq_folds.std(0, ddof=1) / np.sqrt(n_folds)
     near = sq <= sq.min() + max(0.01 * sq.min(), se.ravel()[np.argmin(sq)])
     order = np.lexsort((sq.ravel(), np.where(near.ravel(), err.ravel(), np.inf)))
     return np.unravel_index(order[0], sq.shape), sq, err, se
 
 
-def test_selection_equals_brute_force_refits_on_imbalanced_classes():
+@pytest.mark.parametrize("n_repeats, partitions", [(1, 1), (None, 3)])  # None at n = 90: ⌈1000 / 90⌉ → at most 3
+def test_selection_equals_brute_force_refits_on_imbalanced_classes(n_repeats, partitions):
     X, y = imbalanced(seed=6)  # a draw where the one-standard-error rule and a 1 % tolerance disagree
     lambdas = np.array([1e-1, 3e-2, 1e-2, 3e-3, 1e-3])
     # with the intercept fitted ω cannot matter (see the next test): the grid is ω = 0 whatever is asked
     model = MultiClassClassifier(kernel=Gaussian(0.7), filter=Tikhonov(), lambdas=lambdas, omegas=[0.0, 0.5, 0.9],
-                                 n_folds=3, random_state=0).fit(X, y)
+                                 n_folds=3, random_state=0, n_repeats=n_repeats).fit(X, y)
     assert model.omegas_.tolist() == [0.0]
-    (io, il), sq, err, se = brute_force(X, y, 0.7, lambdas, np.array([0.0]), 3, 0)
+    (io, il), sq, err, se = brute_force(X, y, 0.7, lambdas, np.array([0.0]), 3, 0, partitions)
     # lambdas are searched in decreasing order by the estimator: compare by value
     np.testing.assert_allclose(model.cv_scores_[0], sq[:, np.argsort(-lambdas)], rtol=1e-8)
     np.testing.assert_allclose(model.cv_errors_[0], err[:, np.argsort(-lambdas)], atol=1e-12)
@@ -103,3 +106,16 @@ def test_binary_problems_search_no_omega_and_beat_the_majority():
     assert model.omegas_.tolist() == [0.0]
     majority = max(np.mean(y[100:]), 1 - np.mean(y[100:]))
     assert model.score(X[100:], y[100:]) >= majority + 0.1
+
+
+def test_n_repeats_is_checked_and_an_approximation_scores_one_partition():
+    from jaxmtl.errors import ParameterError
+
+    X, y = imbalanced(n=60)
+    with pytest.raises(ParameterError, match="n_repeats"):
+        MultiClassClassifier(kernel=Gaussian(0.7), n_steps=5, n_repeats=0).fit(X, y)
+    with pytest.raises(ParameterError, match="n_repeats=2 needs the exact route"):
+        MultiClassClassifier(kernel=Gaussian(0.7), n_steps=5, approximation="nystrom", n_components=20,
+                             n_repeats=2).fit(X, y)
+    model = MultiClassClassifier(kernel=Gaussian(0.7), n_steps=5, approximation="nystrom", n_components=20).fit(X, y)
+    assert model.score(X, y) > 0.5

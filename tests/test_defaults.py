@@ -121,6 +121,21 @@ def test_defaults_benchmark_parts_run_and_check_their_claims():
     assert bench.arrmse(Y, np.tile(Y.mean(0), (30, 1)), Y) == pytest.approx(1.0)
 
 
+def test_repeats_benchmark_compares_both_selections_on_the_same_splits():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import selection_repeats as bench
+
+    first, again = (next(bench.splits("wine", 1))[0] for _ in range(2))
+    np.testing.assert_array_equal(first, again)  # reproducible splits
+    row = bench.compare("wine", 2)
+    assert row["train_rows"] == 89 and row["splits"] == 2
+    for key in ("one", "repeated"):
+        assert 0.0 <= row[f"{key}_error"] <= 100.0 and np.isfinite(row[f"{key}_std"]) and row[f"{key}_fit_s"] > 0
+
+
 def test_a_kernel_without_parameters_fits_and_equals_kernel_ridge():
     """Linear() has no array leaf to map over: the grid scoring still runs (it used to crash)."""
     from sklearn.kernel_ridge import KernelRidge

@@ -98,6 +98,17 @@ def test_kfold_masks_partition():
     assert np.all((~m).sum(axis=0) == 1)  # each sample held out exactly once
 
 
+def test_repeated_kfold_masks_stack_independent_partitions():
+    m = kfold_masks(23, 5, seed=3, n_repeats=3)
+    assert m.shape == (15, 23)
+    parts = m.reshape(3, 5, 23)
+    assert np.all((~parts).sum(axis=1) == 1)  # each partition holds every sample out exactly once
+    np.testing.assert_array_equal(parts[0], kfold_masks(23, 5, seed=3))  # the first is the unrepeated one
+    assert not np.array_equal(parts[1], parts[0]) and not np.array_equal(parts[2], parts[1])
+    with pytest.raises(ParameterError, match="n_repeats"):
+        kfold_masks(23, 5, n_repeats=0)
+
+
 def test_nu_method_reaches_landweber_best_in_far_fewer_steps():
     """Acceleration ([BRBV11] §3.3): the ν-method's t ≈ √(Landweber's t)."""
     rng = np.random.default_rng(0)

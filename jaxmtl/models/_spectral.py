@@ -71,6 +71,10 @@ STEP_RATIO = 1.15
 # Kernels per compiled grid-scoring call (the refined search on all rows scores 3 widths).
 KERNEL_BATCH = 3
 SELECTIONS = ("kfold", "loo", "gcv", "holdout")
+# n_repeats=None (estimators that take it): k-fold repeated over independent shuffles until about
+# REPEAT_PREDICTIONS validation predictions per grid point, at most MAX_REPEATS partitions.
+REPEAT_PREDICTIONS = 1000
+MAX_REPEATS = 3
 
 
 def _stack(kernels: list[Kernel]) -> Kernel:
@@ -105,12 +109,16 @@ def _path_params(filt: SpectralFilter, params: np.ndarray):
     return full, np.isin(full, params), params - 1
 
 
-@partial(jax.jit, static_argnames=("filt", "selection", "base_loss"))
-def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, offset, report=None):
+@partial(jax.jit, static_argnames=("filt", "selection", "base_loss", "partitions"))
+def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, offset, report=None,
+                partitions=1):
     """Validation losses (W, Ω, P[, 3]) for every kernel × output matrix × filter parameter.
 
     With the classifiers' code losses the last axis holds the squared loss, the misclassification
-    rate and the standard error over folds of the squared loss (0 for one fold and for LOO).
+    rate and the standard error over folds of the squared loss (0 for one fold and for LOO): the
+    standard deviation over all folds over √(folds per partition) when ``folds`` stacks
+    ``partitions`` repeated k-fold partitions (the standard error of one k-fold estimate: the
+    partitions share their samples, so repeating them does not shrink it by √partitions).
 
     ``Y`` are the centred outputs and ``offset`` (d,) the intercept added back by ``predict``;
     the loss sees F + offset and Y + offset, so a decision rule is scored as it is deployed.
@@ -126,8 +134,9 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
         """Code losses (…, 2) get a third entry: the standard error over folds of the squared loss."""
         if mean.ndim < 3 or mean.shape[-1] != 2:
             return mean
-        k = folds.shape[0]
-        se = jnp.std(folds[..., 0], axis=0, ddof=1) / jnp.sqrt(k) if k > 1 else jnp.zeros_like(mean[..., 0])
+        m = folds.shape[0]
+        se = jnp.std(folds[..., 0], axis=0, ddof=1) / jnp.sqrt(m // partitions) if m > 1 \
+            else jnp.zeros_like(mean[..., 0])
         return jnp.concatenate([mean, se[..., None]], axis=-1)
 
     def one_kernel(kern):
@@ -249,8 +258,8 @@ class _GridSelection(BaseEstimator):
     """Kernel-width grids and fold masks shared by every estimator that selects on a path.
 
     Reads the attributes ``kernel``, ``width_factors``, ``selection``, ``n_folds`` (None: the
-    class's ``_default_n_folds``, at most one fold per sample), ``validation_fraction`` and
-    ``random_state``.
+    class's ``_default_n_folds``, at most one fold per sample), ``n_repeats`` where the estimator
+    has it (see :meth:`_n_repeats`), ``validation_fraction`` and ``random_state``.
     """
 
     _default_width_factors = DEFAULT_WIDTH_FACTORS
@@ -279,7 +288,20 @@ class _GridSelection(BaseEstimator):
         rng = np.random.default_rng(check_random_state(self.random_state))
         return np.sort(rng.choice(n, size, replace=False))
 
-    def _masks(self, n: int) -> np.ndarray:
+    def _n_repeats(self, n: int) -> int:
+        """Partitions of a k-fold selection on n rows: 1 for estimators without ``n_repeats``;
+        ``n_repeats=None``: ⌈REPEAT_PREDICTIONS / n⌉, at most ``MAX_REPEATS`` (3 partitions at
+        400 rows, 1 from 1000 on: small sets, where one partition's arbitrary split moves the
+        selection most, are also where repeating it costs least)."""
+        if not hasattr(self, "n_repeats"):
+            return 1
+        if self.n_repeats is None:
+            return int(min(MAX_REPEATS, -(-REPEAT_PREDICTIONS // n)))
+        return check_int(self.n_repeats, "n_repeats", minimum=1)
+
+    def _masks(self, n: int, partitions: int | None = None) -> np.ndarray:
+        """(m, n) training masks of the selection; k-fold stacks ``partitions`` shuffles (None:
+        :meth:`_n_repeats`)."""
         if not isinstance(self.selection, str):  # a predefined split: (k, n) or (n,) training masks
             masks = np.asarray(self.selection)
             masks = masks[None, :] if masks.ndim == 1 else masks
@@ -298,7 +320,8 @@ class _GridSelection(BaseEstimator):
                 k = check_int(self.n_folds, "n_folds", minimum=2)
                 if k > n:
                     raise ParameterError(f"n_folds={k} exceeds the number of samples n={n}.")
-            return kfold_masks(n, k, check_random_state(self.random_state))
+            return kfold_masks(n, k, check_random_state(self.random_state),
+                               self._n_repeats(n) if partitions is None else partitions)
         if self.selection == "holdout":
             frac = check_fraction(self.validation_fraction, "validation_fraction")
             n_val = int(round(frac * n))
@@ -411,7 +434,8 @@ class _SpectralEstimator(_GridSelection):
             full, rep, index = _path_params(filt, steps_or_lambdas)
             args = (Xj[rows], Yc[rows], aj if omega is None else aj[omega:omega + 1], Vj, filt,
                     np.asarray(full, param_dtype), mode, folds(fold_masks), type(self)._loss,
-                    np.asarray(self.y_mean_, dtype), rep)
+                    np.asarray(self.y_mean_, dtype), rep,
+                    self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1)
             # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
             # serves every call of a width search, whatever the number of widths it adds; a
             # continuation (one kernel, one ω) is a program of its own and is not padded

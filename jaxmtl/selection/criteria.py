@@ -53,17 +53,28 @@ __all__ = ["kfold_masks", "fold_sizes", "fold_rows", "fold_indices", "loo_path",
 Array = jax.Array
 
 
-def kfold_masks(n: int, n_folds: int, seed: int = 0) -> np.ndarray:
-    """(n_folds, n) boolean training masks of a shuffled k-fold split (True = training).
+def kfold_masks(n: int, n_folds: int, seed: int = 0, n_repeats: int = 1) -> np.ndarray:
+    """(n_repeats·n_folds, n) boolean training masks of shuffled k-fold splits (True = training).
+
+    ``n_repeats`` > 1 stacks that many independent shuffles (repeated k-fold): averaging the
+    validation loss over several partitions removes most of the noise that one arbitrary
+    partition puts into a selection. The first partition is the one of ``n_repeats=1``.
 
     Example:
         >>> kfold_masks(5, 5).sum(axis=1)
         array([4, 4, 4, 4, 4])
+        >>> kfold_masks(6, 3, n_repeats=2).shape
+        (6, 6)
     """
-    perm = np.random.default_rng(seed).permutation(n)
-    fold_of = np.empty(n, dtype=np.int64)
-    fold_of[perm] = np.arange(n) % n_folds
-    return fold_of[None, :] != np.arange(n_folds)[:, None]
+    if n_repeats < 1:
+        raise ParameterError(f"n_repeats must be at least 1; received {n_repeats!r}.")
+    masks = []
+    for r in range(n_repeats):
+        perm = np.random.default_rng(seed if r == 0 else (seed, r)).permutation(n)
+        fold_of = np.empty(n, dtype=np.int64)
+        fold_of[perm] = np.arange(n) % n_folds
+        masks.append(fold_of[None, :] != np.arange(n_folds)[:, None])
+    return np.concatenate(masks)
 
 
 def _hat_path(eig: SeparableEigh, Y, filt, params, tau, emit_from_hat, report=None):
