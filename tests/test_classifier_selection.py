@@ -112,8 +112,9 @@ def test_n_repeats_is_checked_and_an_approximation_scores_one_partition():
     from jaxmtl.errors import ParameterError
 
     X, y = imbalanced(n=60)
-    with pytest.raises(ParameterError, match="n_repeats"):
-        MultiClassClassifier(kernel=Gaussian(0.7), n_steps=5, n_repeats=0).fit(X, y)
+    for selection in ("kfold", "loo"):  # checked whatever the selection
+        with pytest.raises(ParameterError, match="n_repeats"):
+            MultiClassClassifier(kernel=Gaussian(0.7), n_steps=5, n_repeats=0, selection=selection).fit(X, y)
     with pytest.raises(ParameterError, match="n_repeats=2 needs the exact route"):
         MultiClassClassifier(kernel=Gaussian(0.7), n_steps=5, approximation="nystrom", n_components=20,
                              n_repeats=2).fit(X, y)

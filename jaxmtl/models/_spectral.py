@@ -301,7 +301,8 @@ class _GridSelection(BaseEstimator):
 
     def _masks(self, n: int, partitions: int | None = None) -> np.ndarray:
         """(m, n) training masks of the selection; k-fold stacks ``partitions`` shuffles (None:
-        :meth:`_n_repeats`)."""
+        :meth:`_n_repeats`, checked whatever the selection)."""
+        repeats = self._n_repeats(n) if partitions is None else partitions
         if not isinstance(self.selection, str):  # a predefined split: (k, n) or (n,) training masks
             masks = np.asarray(self.selection)
             masks = masks[None, :] if masks.ndim == 1 else masks
@@ -320,8 +321,7 @@ class _GridSelection(BaseEstimator):
                 k = check_int(self.n_folds, "n_folds", minimum=2)
                 if k > n:
                     raise ParameterError(f"n_folds={k} exceeds the number of samples n={n}.")
-            return kfold_masks(n, k, check_random_state(self.random_state),
-                               self._n_repeats(n) if partitions is None else partitions)
+            return kfold_masks(n, k, check_random_state(self.random_state), repeats)
         if self.selection == "holdout":
             frac = check_fraction(self.validation_fraction, "validation_fraction")
             n_val = int(round(frac * n))
