@@ -14,7 +14,8 @@ below 600), the rest for testing. Synthetic sets: per split a fresh draw of 300 
 
 Claims (printed PASS / FAIL, the script exits 0 either way): over the sets, repeating the
 partition lowers the split-to-split std (the mean over the sets of its ratio to one partition's
-is below 1) and does not raise the mean test error by more than 0.1 points. ``--quick`` runs a reduced version for the tests.
+is below 1) and does not raise the mean test error by more than 0.1 points. ``--quick`` runs a
+reduced version for the tests.
 Results: ``benchmarks/results/selection_repeats[_quick].json``.
 """
 

@@ -344,7 +344,7 @@ def defaults() -> str:
                        + (f" --folds {res['mulan_folds']}" if part == "mulan" else "")
                        + (f" --splits {res['ida_splits']}" if part == "ida" else "") + f" --out {path.stem}")
             parts.extend(_result_block(part, command, res, body))
-    repeats = _result("selection_repeats", [])
+    repeats = _result("selection_repeats", parts)
     if repeats is not None:
         parts.extend(_result_block("classifier selection on one partition vs repeated k-fold, sets outside IDA",
                                    f"python benchmarks/selection_repeats.py --splits {repeats['splits']}", repeats,

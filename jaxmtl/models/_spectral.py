@@ -258,12 +258,13 @@ class _GridSelection(BaseEstimator):
     """Kernel-width grids and fold masks shared by every estimator that selects on a path.
 
     Reads the attributes ``kernel``, ``width_factors``, ``selection``, ``n_folds`` (None: the
-    class's ``_default_n_folds``, at most one fold per sample), ``n_repeats`` where the estimator
-    has it (see :meth:`_n_repeats`), ``validation_fraction`` and ``random_state``.
+    class's ``_default_n_folds``, at most one fold per sample), ``n_repeats`` (a class default of
+    1; see :meth:`_n_repeats`), ``validation_fraction`` and ``random_state``.
     """
 
     _default_width_factors = DEFAULT_WIDTH_FACTORS
     _default_n_folds = 5
+    n_repeats = 1  # one k-fold partition, unless an estimator takes ``n_repeats`` as a parameter
 
     def _resolve_kernels(self, X: np.ndarray) -> tuple[list[Kernel], np.ndarray | None]:
         if self.kernel is None:
@@ -289,12 +290,10 @@ class _GridSelection(BaseEstimator):
         return np.sort(rng.choice(n, size, replace=False))
 
     def _n_repeats(self, n: int) -> int:
-        """Partitions of a k-fold selection on n rows: 1 for estimators without ``n_repeats``;
-        ``n_repeats=None``: ⌈REPEAT_PREDICTIONS / n⌉, at most ``MAX_REPEATS`` (3 partitions at
+        """Partitions of a k-fold selection on n rows: ``n_repeats`` (1 for estimators without the
+        parameter); None: ⌈REPEAT_PREDICTIONS / n⌉, at most ``MAX_REPEATS`` (3 partitions at
         400 rows, 1 from 1000 on: small sets, where one partition's arbitrary split moves the
         selection most, are also where repeating it costs least)."""
-        if not hasattr(self, "n_repeats"):
-            return 1
         if self.n_repeats is None:
             return int(min(MAX_REPEATS, -(-REPEAT_PREDICTIONS // n)))
         return check_int(self.n_repeats, "n_repeats", minimum=1)

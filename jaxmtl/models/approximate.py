@@ -165,7 +165,7 @@ class ApproximationMixin:
         if isinstance(self.selection, str) and self.selection not in ("kfold", "holdout"):
             raise ParameterError("selection must be 'kfold', 'holdout' or boolean masks with approximation="
                                  f"{self.approximation!r}; received {self.selection!r}.")
-        if getattr(self, "n_repeats", None) not in (None, 1):
+        if self.n_repeats not in (None, 1):
             raise ParameterError(f"n_repeats={self.n_repeats!r} needs the exact route: an approximation scores "
                                  "one k-fold partition (its folds are groups of rows); pass n_repeats=None or 1.")
         held = ~self._masks(n, partitions=1)

@@ -111,9 +111,10 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
         over (repeated k-fold). None (default): ⌈1000 / n⌉, at most 3 — 3 at 400 rows, 1 from
         1000 on (the width search on a 400-row subsample of a larger set uses 3). One arbitrary
         partition of a few hundred rows moves the selected width and step by chance: on the IDA
-        banana set it set apart 2 of 10 splits (split-to-split std 0.88 points with one partition,
-        0.62 with three; ``benchmarks/selection_repeats.py`` checks the choice on sets outside
-        IDA). The approximate route scores one partition.
+        banana set it sent one split of ten to four times the width most chose (split-to-split
+        std 0.88 points with one partition, 0.62 with three; per split in
+        ``benchmarks/results/defaults_vs_tuned_ida.json``; ``benchmarks/selection_repeats.py``
+        checks the choice on sets outside IDA). The approximate route scores one partition.
       (the other arguments as :class:`VectorValuedRegressor`)
 
     Attributes (after fit): classes_; cv_errors_ (validation error rates) and cv_scores_se_

@@ -42,6 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._checks import check_int
 from ..errors import ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter
 from ..operators.base import SeparableEigh
@@ -66,8 +67,7 @@ def kfold_masks(n: int, n_folds: int, seed: int = 0, n_repeats: int = 1) -> np.n
         >>> kfold_masks(6, 3, n_repeats=2).shape
         (6, 6)
     """
-    if n_repeats < 1:
-        raise ParameterError(f"n_repeats must be at least 1; received {n_repeats!r}.")
+    n_repeats = check_int(n_repeats, "n_repeats", minimum=1)
     masks = []
     for r in range(n_repeats):
         perm = np.random.default_rng(seed if r == 0 else (seed, r)).permutation(n)
