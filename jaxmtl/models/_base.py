@@ -13,23 +13,22 @@ Input handling shared by every estimator:
   DataFrame with string column names, ``feature_names_in_``;
 * :meth:`BaseEstimator._validate_predict_inputs` checks that the model is fitted and that new
   inputs have the same features (scikit-learn's messages, so its tools read them);
-* :meth:`BaseEstimator._precision` is the context an estimator with a ``dtype`` parameter computes
-  in: float64 or float32 whatever JAX's global ``jax_enable_x64`` (``jax.enable_x64``, local to
-  the call and the thread), or JAX's default when ``dtype`` is None.
+* :class:`~jaxmtl.models._precision.PrecisionMixin` runs the public methods in the precision of
+  the ``dtype`` parameter (float64 or float32 whatever JAX's global ``jax_enable_x64``, or JAX's
+  default when ``dtype`` is None) and returns their results in scikit-learn's dtypes.
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import warnings
 from typing import Any
 
-import jax
 import numpy as np
 
 from .._checks import check_inputs
 from ..errors import NotFittedError, ParameterError, ShapeError
+from ._precision import PrecisionMixin
 
 try:  # scikit-learn is optional: use its base classes when it is installed
     from sklearn.base import BaseEstimator as _SklearnBase
@@ -62,7 +61,7 @@ def _feature_names(X: Any) -> np.ndarray | None:
     return None
 
 
-class BaseEstimator(_SklearnBase):
+class BaseEstimator(PrecisionMixin, _SklearnBase):
     """Stores ``__init__`` keyword arguments unchanged; ``get_params`` / ``set_params`` read
     and write them, as scikit-learn's ``BaseEstimator`` does (and is, when installed)."""
 
@@ -104,30 +103,6 @@ class BaseEstimator(_SklearnBase):
             raise NotFittedError(
                 f"This {type(self).__name__} is not fitted yet; call fit(...) before using it."
             )
-
-    def _precision(self):
-        """Context manager setting the precision of this estimator's computations from its ``dtype``.
-
-        ``dtype=None`` keeps JAX's setting (float32 unless ``jax_enable_x64`` is on);
-        ``'float64'`` / ``'float32'`` compute in that precision without changing the global
-        configuration (``jax.enable_x64`` is scoped to the ``with`` block and the thread).
-
-        Example:
-            >>> from jaxmtl import VectorValuedRegressor
-            >>> with VectorValuedRegressor(dtype="float64")._precision():
-            ...     import jax.numpy as jnp; print(jnp.ones(1).dtype)
-            float64
-        """
-        dtype = getattr(self, "dtype", None)
-        if dtype is None:
-            return contextlib.nullcontext()
-        try:
-            resolved = np.dtype(dtype).name
-        except TypeError:
-            resolved = None
-        if resolved not in ("float32", "float64"):
-            raise ParameterError(f"dtype must be None, 'float32' or 'float64'; received {dtype!r}.")
-        return jax.enable_x64(resolved == "float64")
 
     def _validate_fit_inputs(self, X: Any) -> np.ndarray:
         """(n, p) float inputs for ``fit``; records ``n_features_in_`` and ``feature_names_in_``."""

@@ -278,10 +278,9 @@ class ApproximationMixin:
         return self._fit_approximate(X, Y)
 
     def _decision(self, X) -> np.ndarray:
-        with self._precision():
-            if getattr(self, "approximate_", False):
-                return self._decision_approximate(X)
-            return super()._decision(X)
+        if getattr(self, "approximate_", False):
+            return self._decision_approximate(X)
+        return super()._decision(X)
 
     def predictor(self):
         """The fitted prediction function as a pytree (exact fits only; see ``PredictorMixin``)."""
@@ -312,6 +311,8 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
       block_size: rows of features evaluated at once (memory block_size × n_components).
       normalize_y: fit the outputs divided by their standard deviations (as
         :class:`~jaxmtl.VectorValuedRegressor`).
+      dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
+        JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
     Attributes (after fit): see :class:`ApproximationMixin`, and ``n_features_in_``.
     """
@@ -321,7 +322,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
                  selection: Any = "kfold", n_folds: int = 5, n_steps: int | None = None, lambdas: Any = None,
                  omegas: Any = None, width_factors: Any = None, validation_fraction: float = 0.2,
                  fit_intercept: bool = True, block_size: int = 2048, random_state: int = 0,
-                 verbose: bool = False, normalize_y: bool = True):
+                 verbose: bool = False, normalize_y: bool = True, dtype: Any = None):
         self.kernel = kernel
         self.approximation = approximation
         self.n_components = n_components
@@ -340,6 +341,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         self.random_state = random_state
         self.verbose = verbose
         self.normalize_y = normalize_y
+        self.dtype = dtype
 
     def fit(self, X, y) -> ApproximateKernelRegressor:
         """Select width, ω and the filter parameter on the approximate path; fit on all rows.

@@ -84,6 +84,8 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         default) means ``N_FOLDS`` = 10 folds, one per sample below 10 samples (default
         selection: k-fold; on the exact route 'loo' leaves out one component of one point at a
         time).
+      dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
+        JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
     Attributes (after fit): coef_ (n, p), kernel_, kind_ (the fitted family), best_params_
     (kernel_width, gamma, param), cv_scores_ (n_kernels, n_gammas, n_steps), n_features_in_;
@@ -95,7 +97,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
     def __init__(self, kernel: Gaussian | None = None, kind: str = "auto", gammas: Any = None,
                  filter: Any = "nu_method", n_steps: int | None = None, selection: str = "kfold",
                  n_folds: int | None = None, validation_fraction: float = 0.25, width_factors: Any = None,
-                 random_state: int = 0, lambdas: Any = None, route: str = "auto"):
+                 random_state: int = 0, lambdas: Any = None, route: str = "auto", dtype: Any = None):
         self.kernel = kernel
         self.kind = kind
         self.gammas = gammas
@@ -108,6 +110,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.random_state = random_state
         self.lambdas = lambdas
         self.route = route
+        self.dtype = dtype
 
     def fit(self, X, V) -> "VectorFieldRegressor":
         """Fit on (n, p) inputs and (n, p) field values."""

@@ -80,7 +80,7 @@ class _KernelMachineBase(BaseEstimator):
     _classifier = False
 
     def __init__(self, loss="square", C=None, kernel=None, epsilon=0.1, output=None, fit_intercept=True,
-                 solver="auto", Cs=None, n_folds=5, tol=1e-4, max_iter=None, random_state=0):
+                 solver="auto", Cs=None, n_folds=5, tol=1e-4, max_iter=None, random_state=0, dtype=None):
         self.loss = loss
         self.C = C
         self.kernel = kernel
@@ -93,6 +93,7 @@ class _KernelMachineBase(BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.dtype = dtype
 
     # ---- configuration -----------------------------------------------------------------------
     def _solver_kwargs(self, A=None):
@@ -220,6 +221,8 @@ class KernelMachine(RegressorMixin, _KernelMachineBase):
       tol: relative duality gap at which the solver stops (SMO: maximal KKT violation, libsvm's tol).
       max_iter: iteration cap (None: the solver's default).
       random_state: seed of the folds and of coordinate descent's permutations.
+      dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
+        JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
     Attributes (after fit):
       coef_ (n, d) with f(x) = Σᵢ K(x, xᵢ) A coef_[i] + intercept_, intercept_ (d,), C_, kernel_,
@@ -263,9 +266,9 @@ class KernelMachineClassifier(ClassifierMixin, _KernelMachineBase):
     _classifier = True
 
     def __init__(self, loss="hinge", C=None, kernel=None, epsilon=0.1, output=None, fit_intercept=True,
-                 solver="auto", Cs=None, n_folds=5, tol=1e-4, max_iter=None, random_state=0):
+                 solver="auto", Cs=None, n_folds=5, tol=1e-4, max_iter=None, random_state=0, dtype=None):
         super().__init__(loss, C, kernel, epsilon, output, fit_intercept, solver, Cs, n_folds, tol, max_iter,
-                         random_state)
+                         random_state, dtype)
 
     def fit(self, X, y) -> "KernelMachineClassifier":
         """Fit on (n, p) inputs and (n,) labels of any hashable type (at least two classes)."""

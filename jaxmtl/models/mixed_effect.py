@@ -74,6 +74,8 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         [Din11] §5.4); every pair is evaluated in one compiled call.
       validation_fraction: share of the examples held out to score the grid.
       random_state: seed of the hold-out split.
+      dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
+        JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
     ``sample_weight`` follows scikit-learn: the loss is Σᵢ sᵢ (yᵢ − g(xᵢ, tᵢ))², i.e. the thesis's
     wᵢ = 1/sᵢ in (5.4); examples of weight 0 are dropped.
@@ -85,7 +87,7 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, alpha: float | None = None, lam: float | None = None, kernel: Kernel | None = None,
                  task_kernel: Any = None, fit_intercept: bool = True, alphas: Any = None, lams: Any = None,
-                 validation_fraction: float = 0.2, random_state: int | None = 0):
+                 validation_fraction: float = 0.2, random_state: int | None = 0, dtype: Any = None):
         self.alpha = alpha
         self.lam = lam
         self.kernel = kernel
@@ -95,6 +97,7 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         self.lams = lams
         self.validation_fraction = validation_fraction
         self.random_state = random_state
+        self.dtype = dtype
 
     # ------------------------------------------------------------------ helpers
     def _kernel_of(self, labels):

@@ -187,12 +187,11 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
           y: (n,) labels: integers, strings or any hashable values; ``classes_`` and ``predict``
             keep y's dtype.
         """
-        with self._precision():
-            X = self._validate_fit_inputs(X)
-            codes, Y, (a, b) = self._coded_targets(X, y)
-            check_search(self)
-            self._fit_exact_or_approximate(X, Y)
-            self.proba_scale_ = _fit_softmax_scale(self._decision(X), codes, a - b)
+        X = self._validate_fit_inputs(X)
+        codes, Y, (a, b) = self._coded_targets(X, y)
+        check_search(self)
+        self._fit_exact_or_approximate(X, Y)
+        self.proba_scale_ = _fit_softmax_scale(self._decision(X), codes, a - b)
         return self
 
     def decision_function(self, X) -> np.ndarray:

@@ -127,7 +127,7 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
 
     def __init__(self, kernel=None, lambdas=None, width_factors=None, rank=None, selection="kfold",
                  n_folds=5, validation_fraction=0.2, max_iter=200, tol=1e-6, fit_intercept=True,
-                 random_state=0, verbose=False):
+                 random_state=0, verbose=False, dtype=None):
         self.kernel = kernel
         self.lambdas = lambdas
         self.width_factors = width_factors
@@ -140,6 +140,7 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.verbose = verbose
+        self.dtype = dtype
 
     def _fit_outputs(self, X: np.ndarray, Y: np.ndarray):
         n, d = Y.shape
@@ -241,7 +242,9 @@ _PARAMS_DOC = """
         iterations (per λ).
       fit_intercept: centre the outputs on their training mean (added back by ``predict``).
       random_state: seed of the fold / hold-out split.
-      verbose: print each stage of the fit with its time, on stderr."""
+      verbose: print each stage of the fit with its time, on stderr.
+      dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
+        JAX's global setting (see docs/precision.md); outputs are float64 either way."""
 
 _ATTRS_DOC = """
       output_kernel_: (d, d) learned output kernel L (symmetric PSD); coef_: (n, d)
@@ -291,9 +294,9 @@ class OutputKernelClassifier(ClassifierMixin, _OutputKernelBase):
 
     def __init__(self, kernel=None, lambdas=None, width_factors=None, rank=None, selection="kfold",
                  n_folds=5, validation_fraction=0.2, max_iter=200, tol=1e-6, fit_intercept=True,
-                 random_state=0, verbose=False, coding="one_vs_all"):
+                 random_state=0, verbose=False, coding="one_vs_all", dtype=None):
         super().__init__(kernel, lambdas, width_factors, rank, selection, n_folds, validation_fraction,
-                         max_iter, tol, fit_intercept, random_state, verbose)
+                         max_iter, tol, fit_intercept, random_state, verbose, dtype)
         self.coding = coding
 
     _code_values = MultiClassClassifier._code_values

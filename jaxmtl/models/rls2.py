@@ -75,7 +75,7 @@ class _RLS2Base(BaseEstimator):
 
     def __init__(self, kernels="standard", lambdas=None, n_lambdas=30, lambda_range=(1e-6, 1e6), lam=None,
                  scaling="trace", standardize=True, fit_intercept=True, output_matrix=None, cv=5, tol=1e-2,
-                 max_iter=200, solver="auto", store="auto", random_state=0):
+                 max_iter=200, solver="auto", store="auto", random_state=0, dtype=None):
         self.kernels = kernels
         self.lambdas = lambdas
         self.n_lambdas = n_lambdas
@@ -91,6 +91,7 @@ class _RLS2Base(BaseEstimator):
         self.solver = solver
         self.store = store
         self.random_state = random_state
+        self.dtype = dtype
 
     # ---- validation (plain Python, before anything is traced) ----
     def _dictionary(self, p: int) -> KernelDictionary:
@@ -166,14 +167,14 @@ class _RLS2Base(BaseEstimator):
         self.scale_ = self.dictionary_.scaling(Xs, self.scaling, y=labels)
         self.kernel_names_ = self.dictionary_.names()
         stack = self._stack(Xs)
-        Yj, Aj = jnp.asarray(Y), jnp.asarray(A, Y.dtype)
-        grid = jnp.asarray(opts["grid"], Y.dtype)
+        Yj = jnp.asarray(Y)  # in JAX's precision (float32 unless x64 is on)
+        Aj, grid = jnp.asarray(A, Yj.dtype), jnp.asarray(opts["grid"], Yj.dtype)
         args = (float(self.tol), int(self.max_iter), opts["solver"], 1e-8, 100_000)
 
         # the k fold paths and the full-data path in one vmapped, compiled call
         masks = self._fold_masks(n, opts["folds"], labels) if opts["folds"] is not None else np.zeros((0, n))
-        W = jnp.asarray(np.vstack([masks, np.ones((1, n))]), Y.dtype)
-        mus = (W @ Yj) / jnp.sum(W, 1, keepdims=True) if self.fit_intercept else jnp.zeros((W.shape[0], T), Y.dtype)
+        W = jnp.asarray(np.vstack([masks, np.ones((1, n))]), Yj.dtype)
+        mus = (W @ Yj) / jnp.sum(W, 1, keepdims=True) if self.fit_intercept else jnp.zeros((W.shape[0], T), Yj.dtype)
         paths, F = _fold_paths(stack, Yj, grid, Aj, W, mus, *args, self._one_vs_all)
         cv_scores = None
         if opts["folds"] is not None:
@@ -242,6 +243,8 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
       solver: c-step solver, ``"auto"`` / ``"cholesky"`` / ``"cg"``; store: basis Grams ``"auto"`` /
         ``"dense"`` (O(n²m) memory) / ``"lazy"`` (evaluated on demand, O(n²)).
       random_state: seed of the fold assignment.
+      dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
+        JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
     Attributes:
       d_: (m,) kernel weights (sum 1, mostly 0); dual_coef_: (n, T) coefficients c; lambda_: selected λ;
@@ -290,9 +293,9 @@ class RLS2Classifier(ClassifierMixin, _RLS2Base):
 
     def __init__(self, kernels="standard", lambdas=None, n_lambdas=30, lambda_range=(1e-6, 1e6), lam=None,
                  scaling="trace", standardize=True, fit_intercept=False, output_matrix=None, cv=5, tol=1e-2,
-                 max_iter=200, solver="auto", store="auto", random_state=0):
+                 max_iter=200, solver="auto", store="auto", random_state=0, dtype=None):
         super().__init__(kernels, lambdas, n_lambdas, lambda_range, lam, scaling, standardize, fit_intercept,
-                         output_matrix, cv, tol, max_iter, solver, store, random_state)
+                         output_matrix, cv, tol, max_iter, solver, store, random_state, dtype)
 
     def fit(self, X, y) -> "RLS2Classifier":
         """Fit on X (n, p) and labels y (n,) of any hashable type; returns self."""

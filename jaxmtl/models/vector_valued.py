@@ -85,15 +85,14 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         Args:
           X: (n, p) inputs (array, list or DataFrame); y: (n, d) or (n,) outputs.
         """
-        with self._precision():
-            X = self._validate_fit_inputs(X)
-            Y, self._y_1d = check_outputs(y, X.shape[0], "y")
-            Y = Y.astype(X.dtype)
-            check_search(self)
-            scales = output_scales(Y, self.normalize_y)
-            self._fit_exact_or_approximate(X, (Y / scales).astype(Y.dtype))
-            unscale_fitted(self, scales)
-            return self
+        X = self._validate_fit_inputs(X)
+        Y, self._y_1d = check_outputs(y, X.shape[0], "y")
+        Y = Y.astype(X.dtype)
+        check_search(self)
+        scales = output_scales(Y, self.normalize_y)
+        self._fit_exact_or_approximate(X, (Y / scales).astype(Y.dtype))
+        unscale_fitted(self, scales)
+        return self
 
     def predict(self, X) -> np.ndarray:
         """(m, d) predictions ((m,) if fitted on 1-D outputs)."""

@@ -107,7 +107,7 @@ def _argmax(x):
     maximum) — enough for a working-set choice, and its value is read back exactly.
     """
     n = x.shape[0]
-    if jnp.zeros((), jnp.int64).dtype != jnp.int64:  # no 64-bit integers (x64 off)
+    if jax.dtypes.canonicalize_dtype(jnp.int64) != jnp.int64:  # no 64-bit integers (x64 off)
         i = jnp.argmax(x)
         return i, x[i]
     bits = jax.lax.bitcast_convert_type(x.astype(jnp.float32), jnp.int32)
@@ -256,7 +256,7 @@ def _prepare(op, Y, loss, epsilon, tol, max_iter, fit_intercept, dtype):
     K, scale = _gram(op)
     if dtype is None:
         dtype = K.dtype
-    elif np.dtype(dtype) not in (np.float32, np.float64) or np.dtype(dtype) != jnp.zeros((), dtype).dtype:
+    elif np.dtype(dtype) not in (np.float32, np.float64) or np.dtype(dtype) != jax.dtypes.canonicalize_dtype(dtype):
         raise ParameterError(f"dtype must be None, float32 or float64 (float64 with jax_enable_x64); "
                              f"received {dtype!r}.")
     loss, eps, tol, _ = check_solver_args(loss, epsilon, tol, 1, dtype)
