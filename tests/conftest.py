@@ -1,13 +1,58 @@
-"""Tests run in float64 so that fast paths can be compared with dense references tightly.
+"""The suite's precision, and fresh compilation caches per module.
+
+Two runs (both in ``.ci/run``):
+
+* ``python -m pytest -q`` — float64 (``jax_enable_x64`` on), so that fast paths can be compared
+  with dense references tightly;
+* ``JAXMTL_TEST_PRECISION=float32 python -m pytest -q`` — JAX's default configuration (x64 off),
+  the one users run: only the modules in ``FLOAT32_MODULES`` are collected, with the float32
+  tolerances of :data:`FLOAT32_PROMISE`.
+
+Many modules switch x64 on when imported (so that they run alone in float64); an autouse
+fixture sets the run's precision again before every test.
 
 Compiled programs are dropped after each test module: one process compiles thousands of them
 over the whole suite, and holding them all grows memory without bound.
 """
 
+import os
+from pathlib import Path
+
 import jax
 import pytest
 
-jax.config.update("jax_enable_x64", True)
+PRECISION = os.environ.get("JAXMTL_TEST_PRECISION", "float64")
+if PRECISION not in ("float32", "float64"):
+    raise pytest.UsageError(f"JAXMTL_TEST_PRECISION must be 'float32' or 'float64'; received {PRECISION!r}.")
+X64 = PRECISION == "float64"
+
+# The float32 run: every estimator, filter, path, selection criterion, persistence, predictors and
+# the scikit-learn compatibility tests (check_estimator on every estimator) in the default configuration.
+FLOAT32_MODULES = ("test_float32.py", "test_precision.py", "test_sklearn_compat.py")
+
+# What float32 promises (used by the tests of FLOAT32_MODULES): unit roundoff 6e-8; a path or a
+# solve at a conditioning κ loses log10(κ) digits, so coefficients and predictions of the
+# well-conditioned problems tested agree with float64 to `rtol`; a selected model's test error is
+# within `error_factor` of float64's (plus `error_atol` for near-zero errors).
+FLOAT32_PROMISE = {"rtol": 2e-3, "atol": 2e-4, "error_factor": 1.1, "error_atol": 1e-3}
+
+jax.config.update("jax_enable_x64", X64)
+
+
+def pytest_ignore_collect(collection_path: Path, config):
+    if not X64 and collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+        return collection_path.name not in FLOAT32_MODULES
+    return None
+
+
+def pytest_report_header(config):
+    return f"jaxmtl test precision: {PRECISION} (jax_enable_x64={X64})"
+
+
+@pytest.fixture(autouse=True)
+def _run_precision():
+    jax.config.update("jax_enable_x64", X64)
+    yield
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -1,15 +1,14 @@
-"""The estimators inside scikit-learn's own tools: check_estimator, clone, Pipeline, GridSearchCV,
+"""The estimators inside scikit-learn's own tools: check_estimator on every exported estimator (in the
+run's precision: float64, or float32 in the default configuration), clone, Pipeline, GridSearchCV,
 cross_val_score (stratified folds for classifiers), DataFrames with feature names."""
-
-import jax
-
-jax.config.update("jax_enable_x64", True)
 
 import numpy as np
 import pytest
 
 sklearn = pytest.importorskip("sklearn")
 
+from _estimators import NAMES, as_xy
+from conftest import PRECISION
 from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, check_cv, cross_val_score
 from sklearn.pipeline import make_pipeline
@@ -22,16 +21,24 @@ from jaxmtl.errors import NotFittedError
 # Short paths keep the ~50 fits of each check suite quick; the defaults are exercised elsewhere.
 FAST = {"n_steps": 30, "width_factors": (0.5, 1.0, 2.0)}
 
-# Checks that cannot apply, with the reason (scikit-learn's convention for third-party estimators).
-EXPECTED_FAILED_CHECKS: dict[str, str] = {}
+# Checks an estimator cannot pass, with the reason (scikit-learn's convention for third-party
+# estimators); docs/precision.md tabulates them per estimator and precision.
+FLOAT32_ROUNDING = ("float32 products are not bitwise reproducible across batch shapes: a row's prediction "
+                    "moves by a few float32 roundoffs (~1e-7 relative) with the other rows of the batch, "
+                    "beyond the check's float64 tolerance rtol=1e-7 (tested at float32 tolerance in "
+                    "test_float32.py)")
+EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
+    "float64": {},
+    "float32": {"check_methods_sample_order_invariance": FLOAT32_ROUNDING,
+                "check_methods_subset_invariance": FLOAT32_ROUNDING},
+}
 
 
 def _expected_failed(estimator):
-    return EXPECTED_FAILED_CHECKS
+    return EXPECTED_FAILED_CHECKS[PRECISION]
 
 
-@parametrize_with_checks([VectorValuedRegressor(**FAST), MultiClassClassifier(**FAST)],
-                         expected_failed_checks=_expected_failed)
+@parametrize_with_checks([as_xy(name) for name in NAMES], expected_failed_checks=_expected_failed)
 def test_check_estimator(estimator, check):
     check(estimator)
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["PrecisionMixin", "PRECISION_METHODS", "sklearn_output", "resolve_dtype"]
+__all__ = ["PrecisionMixin", "PRECISION_METHODS", "sklearn_output", "resolve_dtype", "in_working_precision"]
 
 # method name -> whether its result is converted to scikit-learn's output conventions
 PRECISION_METHODS: dict[str, bool] = {
@@ -83,6 +83,27 @@ def sklearn_output(value: Any, labels: bool = False) -> Any:
         arr = np.asarray(value)
         return arr if labels or not np.issubdtype(arr.dtype, np.floating) else arr.astype(np.float64)
     return value
+
+
+def in_working_precision(tree: Any) -> Any:
+    """``tree`` (a kernel, any pytree) with its floating array leaves in JAX's current float
+    precision, so that a kernel built in one precision computes in the estimator's.
+
+    Example:
+        >>> from jaxmtl import Gaussian
+        >>> with jax.enable_x64(True):
+        ...     k = Gaussian(1.0)
+        >>> with jax.enable_x64(False):
+        ...     print(in_working_precision(k).sigma.dtype)
+        float32
+    """
+    dtype = jax.dtypes.canonicalize_dtype(np.float64)
+
+    def cast(v):
+        floating = isinstance(v, (np.ndarray, jax.Array)) and np.issubdtype(v.dtype, np.floating)
+        return jax.numpy.asarray(v, dtype) if floating else v
+
+    return jax.tree_util.tree_map(cast, tree)
 
 
 def _in_precision(name: str, method: Callable, convert: bool) -> Callable:

@@ -52,6 +52,7 @@ from ..paths.eigen import filtered_coefficients, mse_loss
 from ..selection.criteria import fold_indices, gcv_path, kfold_masks, kfold_path, loo_path
 from ._base import BaseEstimator
 from ._gradient_search import check_search, fit_gradient
+from ._precision import in_working_precision
 
 __all__: list[str] = []
 
@@ -281,7 +282,7 @@ class _GridSelection(BaseEstimator):
             raise ParameterError(
                 f"kernel must be a jaxmtl.kernels.Kernel or None; received {self.kernel!r}."
             )
-        return [self.kernel], None
+        return [in_working_precision(self.kernel)], None
 
     def _subsample_rows(self, n: int, size: int) -> np.ndarray:
         """(size,) sorted random rows of n (size ≤ n), from ``random_state``: where the default
@@ -326,7 +327,7 @@ class _GridSelection(BaseEstimator):
             n_val = int(round(frac * n))
             if n_val < 1 or n_val >= n:
                 raise ParameterError(
-                    f"validation_fraction={frac} leaves no training or validation sample for n={n}."
+                    f"validation_fraction={frac} leaves no training or validation sample for n_samples={n}."
                 )
             perm = np.random.default_rng(check_random_state(self.random_state)).permutation(n)
             mask = np.ones(n, dtype=bool)

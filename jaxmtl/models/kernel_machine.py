@@ -48,6 +48,7 @@ from ..solvers import (SMO_LOSSES, coordinate_descent, coordinate_descent_path, 
                        get_loss, smo, smo_path)
 from ..solvers._common import check_C
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from ._precision import in_working_precision
 from .multiclass import MultiClassClassifier, _encode_labels
 from .vector_valued import VectorValuedRegressor
 
@@ -126,7 +127,7 @@ class _KernelMachineBase(BaseEstimator):
             return Gaussian(float(width) if width > 0 else 1.0)
         if not isinstance(self.kernel, Kernel):
             raise ParameterError(f"kernel must be a jaxmtl.kernels.Kernel or None; received {self.kernel!r}.")
-        return self.kernel
+        return in_working_precision(self.kernel)
 
     def _resolve_output(self, d):
         if self.output is None or (isinstance(self.output, str) and self.output == "independent"):

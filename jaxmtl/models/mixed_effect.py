@@ -32,6 +32,7 @@ from ..mixed_effect.centralized import build_query, predict_query, prepare, solv
 from ..mixed_effect.kernel import check_alpha, check_lam, check_kernel, resolve_task_kernel
 from ..operators.tasks import check_tasks
 from ._base import BaseEstimator, RegressorMixin
+from ._precision import in_working_precision
 
 __all__ = ["MixedEffectRegressor"]
 
@@ -155,7 +156,7 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
             raise ParameterError("sample_weight is zero everywhere: there is nothing to fit.")
         X, y, s, codes = X[keep], y[keep], s[keep].astype(np.float64), codes[keep]
         w = 1.0 / s
-        self.kernel_ = Gaussian(median_heuristic(X)) if self.kernel is None else check_kernel(self.kernel, "kernel")
+        self.kernel_ = Gaussian(median_heuristic(X)) if self.kernel is None else in_working_precision(check_kernel(self.kernel, "kernel"))
         kernel_of = self._kernel_of(labels)
         for t in range(len(labels)):
             kernel_of(t)

@@ -1,0 +1,152 @@
+"""What float32 — JAX's default, the configuration users run — promises, whatever the suite's precision.
+
+Each test computes in float32 (``jax.enable_x64(False)`` or ``dtype='float32'``) and compares
+with a float64 reference computed independently in NumPy (dense eigendecompositions, explicit
+recurrences) or with the same estimator in float64, at the tolerances of
+``conftest.FLOAT32_PROMISE``. Covered: every estimator (default fit and predict without a
+warning; test error against float64), every filter on the eigen path, the matrix-free path,
+the selection criteria (k-fold, LOO, GCV), persistence and predictors.
+"""
+
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from _estimators import NAMES, fit_data, make
+from _reference import dense_filter_coefficients, nu_method_loop, problem
+from conftest import FLOAT32_PROMISE
+
+import jaxmtl.models as M
+from jaxmtl import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD, load, spectral_path
+from jaxmtl.operators import SeparableOperator, separable_eigh
+from jaxmtl.paths import iterative_path
+from jaxmtl.selection import gcv_path, kfold_masks, kfold_path, loo_path
+
+RTOL, ATOL = FLOAT32_PROMISE["rtol"], FLOAT32_PROMISE["atol"]
+
+
+def rel(a, b):
+    return np.linalg.norm(np.asarray(a, np.float64) - b) / np.linalg.norm(b)
+
+
+@pytest.fixture
+def float32():
+    """JAX's default configuration for the test's duration."""
+    with jax.enable_x64(False):
+        yield
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_default_fit_and_predict_raise_no_warning(name, float32):
+    fit_args, predict_args = fit_data(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = getattr(M, name)().fit(*fit_args)
+        out = model.predict(*predict_args)
+    assert model.coef_.dtype == np.float32
+    assert out.dtype == (np.float64 if not name.endswith("Classifier") else fit_args[1].dtype)
+
+
+def _test_error(name, model, seed=1):
+    (X, y, *tasks), _ = fit_data(name, n=60, seed=seed)
+    F = model.predict(X, *tasks)
+    if name.endswith("Classifier"):
+        return float(np.mean(F != y))
+    return float(np.mean((F - y) ** 2))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_float32_fit_costs_little_test_error_and_keeps_the_global_setting(name):
+    fit_args, predict_args = fit_data(name)
+    before = jax.config.jax_enable_x64
+    errors = {}
+    for dtype in ("float32", "float64"):
+        model = make(name, dtype=dtype).fit(*fit_args)
+        assert jax.config.jax_enable_x64 == before
+        assert np.asarray(model.coef_).dtype == dtype
+        out = model.predict(*predict_args)
+        assert isinstance(out, np.ndarray)
+        assert out.dtype == (fit_args[1].dtype if name.endswith("Classifier") else np.float64)
+        errors[dtype] = _test_error(name, model)
+    f = FLOAT32_PROMISE
+    assert errors["float32"] <= f["error_factor"] * errors["float64"] + f["error_atol"], errors
+
+
+@pytest.mark.parametrize("filt", [Tikhonov(), IteratedTikhonov(3), TruncatedSVD()])
+def test_closed_form_filters_on_the_eigen_path(filt, float32):
+    _, K, A, Y = problem()
+    lams = np.geomspace(1e-3, 0.5, 5)
+    C = spectral_path(separable_eigh(jnp.asarray(K, jnp.float32), jnp.asarray(A, jnp.float32)),
+                      jnp.asarray(Y, jnp.float32), filt, jnp.asarray(lams, jnp.float32), output="coefficients")
+    assert C.dtype == jnp.float32
+    for k, lam in enumerate(lams):
+        with jax.enable_x64(True):
+            ref = dense_filter_coefficients(K, A, Y, lambda w: np.asarray(filt(jnp.asarray(w), lam)))
+        if isinstance(filt, TruncatedSVD):  # a kept eigenvalue within roundoff of λ may flip
+            assert rel(C[k], ref) < 20 * RTOL
+        else:
+            assert rel(C[k], ref) < RTOL
+
+
+@pytest.mark.parametrize("filt", [Landweber(), NuMethod()])
+def test_iterative_filters_on_the_eigen_and_matrix_free_paths(filt, float32):
+    _, K, A, Y = problem()
+    n, d = Y.shape
+    G = np.kron(K, A)
+    tau = 1.0 / np.linalg.eigvalsh(G / n).max()
+    T = 60
+    if filt.name == "landweber":
+        c, refs = np.zeros(n * d), []
+        for _ in range(T):
+            c = c + tau / n * (Y.reshape(-1) - G @ c)
+            refs.append(c)
+    else:
+        refs = nu_method_loop(G, Y.reshape(-1), tau, n, T)
+    Kj, Aj, Yj = (jnp.asarray(v, jnp.float32) for v in (K, A, Y))
+    C = spectral_path(separable_eigh(Kj, Aj), Yj, filt, jnp.arange(1, T + 1), output="coefficients",
+                      tau=jnp.float32(tau))
+    for t in (0, 9, T - 1):
+        assert rel(C[t], refs[t].reshape(n, d)) < RTOL
+    res = iterative_path(SeparableOperator(Kj, Aj), Yj, filt, T, tau=jnp.float32(tau))
+    assert rel(res.coef, refs[-1].reshape(n, d)) < RTOL
+
+
+def test_selection_criteria_choose_as_float64(float32):
+    """k-fold, LOO and GCV in float32: the parameter chosen has a float64 loss within the promised
+    factor of float64's least."""
+    _, K, A, Y = problem(n=40)
+    lams = np.geomspace(1e-4, 1.0, 12)
+    a, V = np.linalg.eigh(A)
+    masks = kfold_masks(40, 4, seed=0)
+
+    def losses():
+        Kj, Yj, lj = jnp.asarray(K), jnp.asarray(Y), jnp.asarray(lams)
+        eig = separable_eigh(Kj, jnp.asarray(A))
+        return {"kfold": np.asarray(kfold_path(Kj, Yj, jnp.asarray(a), jnp.asarray(V), Tikhonov(), lj,
+                                               jnp.asarray(masks))).mean(axis=0),
+                "loo": np.asarray(loo_path(eig, Yj, Tikhonov(), lj)),
+                "gcv": np.asarray(gcv_path(eig, Yj, Tikhonov(), lj))}
+
+    single = losses()
+    with jax.enable_x64(True):
+        double = losses()
+    for name, curve in single.items():
+        assert curve.dtype == np.float32
+        best = double[name].min()
+        assert double[name][np.argmin(curve)] <= FLOAT32_PROMISE["error_factor"] * best, name
+        np.testing.assert_allclose(curve, double[name], rtol=RTOL * 10)
+
+
+def test_persistence_and_predictor_keep_float32(tmp_path, float32):
+    (X, Y), _ = fit_data("VectorValuedRegressor")
+    model = make("VectorValuedRegressor", n_steps=100).fit(X, Y)
+    model.save(tmp_path / "m.npz")
+    back = load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    assert back.coef_.dtype == np.float32
+    pred = model.predictor()
+    F = jax.jit(lambda p, x: p(x))(pred, jnp.asarray(X, jnp.float32))
+    assert F.dtype == jnp.float32
+    np.testing.assert_allclose(np.asarray(F), model.predict(X), rtol=1e-5, atol=1e-5)
