@@ -18,7 +18,7 @@ FAST = {
     "VectorValuedRegressor": {"n_steps": 30, "width_factors": (0.5, 1.0, 2.0)},
     "MultiClassClassifier": {"n_steps": 30, "width_factors": (0.5, 1.0, 2.0), "n_repeats": 1},
     "MultiTaskRegressor": {"n_steps": 30, "width_factors": (1.0,), "omegas": (0.0, 0.5, 1.0)},
-    "VectorFieldRegressor": {"n_steps": 30, "width_factors": (1.0,), "gammas": (0.0, 0.5, 1.0), "n_folds": 3},
+    "VectorFieldRegressor": {"kind": "curl_free", "n_steps": 20, "width_factors": (1.0,), "n_folds": 3},
     "MixedEffectRegressor": {"alphas": (0.25, 0.75), "lams": (1e-3, 1e-1)},
     "KernelMachine": {"Cs": (0.1, 1.0, 10.0), "n_folds": 3},
     "KernelMachineClassifier": {"Cs": (0.1, 1.0, 10.0), "n_folds": 3},

@@ -306,7 +306,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
     Args:
       approximation: 'nystrom' (m centres drawn from the training rows) or 'random_features'
         (Gaussian, Laplacian or Matérn kernels; n_components features, 2 per frequency).
-      n_components: m centres or D features.
+      n_components: m centres or D features (None: min(n, 1000) centres, 1000 features).
       sampling: Nyström centres 'uniform' or by approximate ridge 'leverage' scores.
       block_size: rows of features evaluated at once (memory block_size × n_components).
       normalize_y: fit the outputs divided by their standard deviations (as
@@ -317,7 +317,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
     Attributes (after fit): see :class:`ApproximationMixin`, and ``n_features_in_``.
     """
 
-    def __init__(self, kernel: Kernel | None = None, approximation: str = "nystrom", n_components: int = 1000,
+    def __init__(self, kernel: Kernel | None = None, approximation: str = "nystrom", n_components: int | None = None,
                  sampling: str = "uniform", output: Any = "common_similarity", filter: Any = "nu_method",
                  selection: Any = "kfold", n_folds: int = 5, n_steps: int | None = None, lambdas: Any = None,
                  omegas: Any = None, width_factors: Any = None, validation_fraction: float = 0.2,
