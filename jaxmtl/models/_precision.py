@@ -86,8 +86,10 @@ def sklearn_output(value: Any, labels: bool = False) -> Any:
 
 
 def in_working_precision(tree: Any) -> Any:
-    """``tree`` (a kernel, any pytree) with its floating array leaves in JAX's current float
-    precision, so that a kernel built in one precision computes in the estimator's.
+    """``tree`` (a kernel, any pytree) with its floating array leaves wider than JAX's current float
+    precision narrowed to it, so that a kernel built in a float64 session computes in a float32
+    estimator's precision (without JAX's truncation warning); other leaves, weakly typed scalars
+    included, are left as they are.
 
     Example:
         >>> from jaxmtl import Gaussian
@@ -100,8 +102,9 @@ def in_working_precision(tree: Any) -> Any:
     dtype = jax.dtypes.canonicalize_dtype(np.float64)
 
     def cast(v):
-        floating = isinstance(v, (np.ndarray, jax.Array)) and np.issubdtype(v.dtype, np.floating)
-        return jax.numpy.asarray(v, dtype) if floating else v
+        wider = (isinstance(v, (np.ndarray, jax.Array)) and np.issubdtype(v.dtype, np.floating)
+                 and v.dtype.itemsize > dtype.itemsize)
+        return jax.numpy.asarray(np.asarray(v), dtype) if wider else v
 
     return jax.tree_util.tree_map(cast, tree)
 
