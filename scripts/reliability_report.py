@@ -805,6 +805,65 @@ def degenerate(fast: bool = False) -> Tally:
     return t
 
 
+# =========================================================================== every estimator, small
+def _targets(X):
+    """Real outputs, two-class labels and two tasks derived from X (n, p)."""
+    y = np.sin(X[:, 0]) + (X[:, 1] if X.shape[1] > 1 else 0.0)
+    labels = np.where(X[:, 0] > np.median(X[:, 0]), "pos", "neg")
+    tasks = np.arange(X.shape[0]) % 2
+    return y, labels, tasks
+
+
+def estimator_cases():
+    """(name, make, fit_args, predict) for each of the twelve exported estimators, small settings.
+
+    ``make()`` builds the estimator, ``fit_args(X)`` the arguments of ``fit`` for inputs X (n, p)
+    with p >= 2 (outputs, labels, tasks and fields derived from X), ``predict(model, X)`` real
+    predictions (decision values for classifiers).
+    """
+    import jaxmtl as jm
+
+    def xy(X):
+        return (X, _targets(X)[0])
+
+    def xl(X):
+        return (X, _targets(X)[1])
+
+    def xyt(X):
+        y, _, t = _targets(X)
+        return (X, y, t)
+
+    def field(X):
+        return (X, np.c_[np.sin(X[:, 1]), -np.sin(X[:, 0])] if X.shape[1] == 2 else np.sin(X))
+
+    def plain(m, X):
+        return m.predict(X)
+
+    def decision(m, X):
+        return m.decision_function(X)
+
+    def with_tasks(m, X):
+        return m.predict(X, _targets(X)[2])
+
+    return [
+        ("VectorValuedRegressor", lambda: jm.VectorValuedRegressor(n_steps=10, n_folds=2), xy, plain),
+        ("MultiClassClassifier", lambda: jm.MultiClassClassifier(n_steps=10, n_folds=2), xl, decision),
+        ("MultiTaskRegressor", lambda: jm.MultiTaskRegressor(n_steps=10), xyt, with_tasks),
+        ("VectorFieldRegressor", lambda: jm.VectorFieldRegressor(n_steps=10, n_folds=2), field, plain),
+        ("MixedEffectRegressor", lambda: jm.MixedEffectRegressor(alpha=0.5, lam=0.1), xyt, with_tasks),
+        ("KernelMachine", lambda: jm.KernelMachine(C=1.0), xy, plain),
+        ("KernelMachineClassifier", lambda: jm.KernelMachineClassifier(C=1.0), xl, decision),
+        ("RLS2Regressor", lambda: jm.RLS2Regressor(lam=0.1), xy, plain),
+        ("RLS2Classifier", lambda: jm.RLS2Classifier(lam=0.1), xl, decision),
+        ("ApproximateKernelRegressor",
+         lambda: jm.ApproximateKernelRegressor(n_components=8, n_steps=10, n_folds=2), xy, plain),
+        ("OutputKernelRegressor", lambda: jm.OutputKernelRegressor(lambdas=[0.1], n_folds=2, max_iter=20),
+         lambda X: (X, np.c_[_targets(X)[0], np.cos(X[:, 0])]), plain),
+        ("OutputKernelClassifier", lambda: jm.OutputKernelClassifier(lambdas=[0.1], n_folds=2, max_iter=20),
+         xl, decision),
+    ]
+
+
 # =========================================================================== persistence
 def _fitted_models(fast: bool = False):
     """(name, fitted model, predict function) for every public estimator."""

@@ -8,23 +8,16 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-import importlib.util
 import inspect
-import os
-import sys
 
 import numpy as np
 import pytest
+from _report import load_report
 
 import jaxmtl
 from jaxmtl import errors
 
-_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts",
-                     "reliability_report.py")
-_spec = importlib.util.spec_from_file_location("reliability_report", _PATH)
-report = importlib.util.module_from_spec(_spec)
-sys.modules["reliability_report"] = report
-_spec.loader.exec_module(report)
+report = load_report()
 
 
 def _show(tally):

@@ -13,6 +13,9 @@ Input handling shared by every estimator:
   DataFrame with string column names, ``feature_names_in_``;
 * :meth:`BaseEstimator._validate_predict_inputs` checks that the model is fitted and that new
   inputs have the same features (scikit-learn's messages, so its tools read them);
+* every ``fit`` is atomic (:func:`_atomic_fit`, applied to each subclass by
+  ``__init_subclass__``): when it raises, the instance's attributes are restored to what they were
+  before the call, so a failed refit leaves the earlier fit exactly as it was;
 * :meth:`BaseEstimator._precision` is the context an estimator with a ``dtype`` parameter computes
   in: float64 or float32 whatever JAX's global ``jax_enable_x64`` (``jax.enable_x64``, local to
   the call and the thread), or JAX's default when ``dtype`` is None.
@@ -21,7 +24,10 @@ Input handling shared by every estimator:
 from __future__ import annotations
 
 import contextlib
+import copy
+import functools
 import inspect
+import threading
 import warnings
 from typing import Any
 
@@ -62,9 +68,81 @@ def _feature_names(X: Any) -> np.ndarray | None:
     return None
 
 
+_IN_FIT = threading.local()  # ids of the instances whose fit is running in this thread
+
+
+def _snapshot(state: dict) -> dict:
+    """A deep copy of an instance's ``__dict__`` that shares its immutable JAX parts.
+
+    JAX arrays and equinox modules (kernels, filters, predictors) cannot change in place, so they
+    are kept as they are; everything else (NumPy arrays, lists, dicts, nested estimators) is
+    copied, so that a ``fit`` that mutates an attribute in place cannot alter the snapshot.
+    """
+    import equinox as eqx
+
+    memo: dict = {}
+    for leaf in jax.tree_util.tree_leaves(state, is_leaf=lambda x: isinstance(x, eqx.Module)):
+        if isinstance(leaf, (jax.Array, eqx.Module)):
+            memo[id(leaf)] = leaf
+    return copy.deepcopy(state, memo)
+
+
+def _atomic_fit(fit):
+    """Wrap a ``fit`` method so that an exception leaves the instance exactly as before the call.
+
+    The instance's ``__dict__`` (parameters and fitted attributes) is snapshotted on entry
+    (:func:`_snapshot`) and put back, attributes added by the failed call removed, when ``fit``
+    raises; the exception then propagates unchanged. A ``fit`` called from inside another
+    ``fit`` of the same instance (``super().fit``) is covered by the outer call.
+
+    Example:
+        >>> import numpy as np
+        >>> from jaxmtl import VectorValuedRegressor
+        >>> m = VectorValuedRegressor().fit(np.arange(20.0)[:, None], np.arange(20.0))
+        >>> before = m.predict(np.ones((1, 1)))
+        >>> try:
+        ...     m.fit(np.full((20, 1), np.nan), np.arange(20.0))
+        ... except ValueError:
+        ...     pass
+        >>> bool(np.array_equal(m.predict(np.ones((1, 1))), before))
+        True
+    """
+    if getattr(fit, "_jaxmtl_atomic", False):
+        return fit
+
+    @functools.wraps(fit)
+    def atomic(self, *args, **kwargs):
+        active = getattr(_IN_FIT, "ids", None)
+        if active is None:
+            active = _IN_FIT.ids = set()
+        if id(self) in active:
+            return fit(self, *args, **kwargs)
+        saved = _snapshot(self.__dict__)
+        active.add(id(self))
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        finally:
+            active.discard(id(self))
+
+    atomic._jaxmtl_atomic = True
+    return atomic
+
+
 class BaseEstimator(_SklearnBase):
     """Stores ``__init__`` keyword arguments unchanged; ``get_params`` / ``set_params`` read
-    and write them, as scikit-learn's ``BaseEstimator`` does (and is, when installed)."""
+    and write them, as scikit-learn's ``BaseEstimator`` does (and is, when installed).
+
+    Every subclass's ``fit`` is made atomic (:func:`_atomic_fit`)."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        fit = getattr(cls, "fit", None)
+        if callable(fit) and not getattr(fit, "_jaxmtl_atomic", False):
+            cls.fit = _atomic_fit(fit)
 
     @classmethod
     def _param_names(cls) -> list[str]:
