@@ -10,9 +10,14 @@ dependency on it.
 Input handling shared by every estimator:
 
 * :meth:`BaseEstimator._validate_fit_inputs` records ``n_features_in_`` and, for a pandas
-  DataFrame with string column names, ``feature_names_in_``;
+  DataFrame with string column names, ``feature_names_in_``; for a translation-invariant kernel
+  (:meth:`BaseEstimator._shift_invariant`) it centres the inputs on the coordinate-wise median
+  **in float64 on the host**, before they are narrowed to the working precision, records the
+  shift as ``_input_offset_`` and warns when narrowing merges rows that were distinct
+  (:func:`_centre_and_narrow`);
 * :meth:`BaseEstimator._validate_predict_inputs` checks that the model is fitted and that new
-  inputs have the same features (scikit-learn's messages, so its tools read them);
+  inputs have the same features (scikit-learn's messages, so its tools read them), and applies
+  the same shift;
 * every ``fit`` is atomic (:func:`_atomic_fit`, applied to each subclass by
   ``__init_subclass__``): when it raises, the instance's attributes are restored to what they were
   before the call, so a failed refit leaves the earlier fit exactly as it was;
@@ -34,7 +39,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from .._checks import check_inputs
+from .._checks import check_inputs, narrow
 from ..errors import NotFittedError, ParameterError, ShapeError
 
 try:  # scikit-learn is optional: use its base classes when it is installed
@@ -66,6 +71,38 @@ def _feature_names(X: Any) -> np.ndarray | None:
     if len(names) and all(isinstance(c, str) for c in names):
         return names
     return None
+
+
+def _centre_and_narrow(X64: np.ndarray, offset: np.ndarray | None, name: str = "X",
+                       warn: bool = False) -> np.ndarray:
+    """Inputs shifted by ``offset`` in float64 on the host, then narrowed to the working precision.
+
+    Args:
+      X64: (n, p) float32 or float64 inputs, not yet narrowed.
+      offset: (p,) float64 shift, or None (no shift).
+      name: the argument's name for messages.
+      warn: warn (UserWarning naming ``dtype='float64'``) when narrowing to float32 merges rows
+        that are distinct in float64: the information that separates them is lost.
+
+    Returns:
+      (n, p) array in the working precision (float32 unless x64 is enabled).
+
+    Example:
+        >>> X = np.array([[1e8], [1e8 + 1.0]])
+        >>> np.diff(_centre_and_narrow(X, np.median(X, 0))[:, 0]).tolist()
+        [1.0]
+    """
+    shifted = X64 if offset is None else X64.astype(np.float64) - offset
+    out = narrow(shifted, name)
+    if warn and out.dtype != shifted.dtype:
+        before = len(np.unique(shifted, axis=0))
+        after = len(np.unique(out, axis=0))
+        if after < before:
+            warnings.warn(
+                f"{name} loses the information separating its rows when narrowed from {shifted.dtype} to "
+                f"{out.dtype}: {before} distinct rows become {after}. Pass dtype='float64' (or enable "
+                "jax_enable_x64), or rescale the features.", UserWarning, stacklevel=4)
+    return out
 
 
 _IN_FIT = threading.local()  # ids of the instances whose fit is running in this thread
@@ -207,15 +244,35 @@ class BaseEstimator(_SklearnBase):
             raise ParameterError(f"dtype must be None, 'float32' or 'float64'; received {dtype!r}.")
         return jax.enable_x64(resolved == "float64")
 
+    def _shift_invariant(self) -> bool:
+        """Whether the fitted model is unchanged when all inputs move by the same vector.
+
+        True for the translation-invariant kernels (Gaussian, Laplacian, Matérn: they depend on
+        x − x' only) and for the default kernel (None: a Gaussian); False for Linear, Polynomial,
+        SobolevSpline and kernels this library does not know, whose inputs are used as given.
+        """
+        from ..kernels.scalar import Gaussian, Laplacian, Matern
+
+        kernel = getattr(self, "kernel", None)
+        return kernel is None or isinstance(kernel, (Gaussian, Laplacian, Matern))
+
     def _validate_fit_inputs(self, X: Any) -> np.ndarray:
-        """(n, p) float inputs for ``fit``; records ``n_features_in_`` and ``feature_names_in_``."""
+        """(n, p) float inputs for ``fit``; records ``n_features_in_`` and ``feature_names_in_``.
+
+        For a shift-invariant model the inputs are centred on their coordinate-wise median in
+        float64 before they are narrowed (the shift, ``_input_offset_``, is applied again in
+        prediction): ``X + 1e8`` fits as ``X`` does in float32.
+        """
         names = _feature_names(X)
-        arr = check_inputs(X, allow_1d=False)
+        arr = check_inputs(X, allow_1d=False, keep_float64=True)
+        offset = np.median(arr.astype(np.float64), axis=0) if self._shift_invariant() else None
+        arr = _centre_and_narrow(arr, offset, warn=True)
         if names is not None:
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self.n_features_in_ = arr.shape[1]
+        self._input_offset_ = offset
         return arr
 
     def _validate_predict_inputs(self, X: Any) -> np.ndarray:
@@ -236,13 +293,13 @@ class BaseEstimator(_SklearnBase):
                 "The feature names should match those that were passed during fit; "
                 f"fitted with {list(fitted)}, received {list(names)}."
             )
-        arr = check_inputs(X, allow_1d=False)
+        arr = check_inputs(X, allow_1d=False, keep_float64=True)
         if arr.shape[1] != self.n_features_in_:
             raise ShapeError(
                 f"X has {arr.shape[1]} features, but {name} is expecting {self.n_features_in_} "
                 "features as input."
             )
-        return arr
+        return _centre_and_narrow(arr, getattr(self, "_input_offset_", None))
 
     def save(self, path) -> None:
         """Save the fitted estimator to a portable file; see :func:`jaxmtl.io.save`."""

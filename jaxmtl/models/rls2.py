@@ -142,6 +142,10 @@ class _RLS2Base(BaseEstimator):
         return {"grid": grid, "folds": folds, "solver": _resolve_solver(self.solver, n)}
 
     # ---- fitting ----
+    def _shift_invariant(self) -> bool:
+        """Standardised features (the default) do not depend on a common shift of the inputs."""
+        return self.standardize is True
+
     def _prepare_X(self, X: np.ndarray) -> np.ndarray:
         return (X - self.x_mean_) / self.x_scale_
 
