@@ -183,15 +183,38 @@ def check_positive(value: Any, name: str, allow_zero: bool = False) -> float:
     if not ok:
         what = "non-negative" if allow_zero else "positive"
         raise ParameterError(f"{name} must be a finite {what} number; received {value!r}.")
+    check_positive_range(np.array([v]), name)
     return v
+
+
+def check_positive_range(values: np.ndarray, name: str) -> np.ndarray:
+    """Refuse non-negative hyperparameters that overflow when squared, or underflow to 0, in the working dtype.
+
+    The admissible range is [sqrt(tiny), :func:`safe_magnitude`] of the working precision
+    (float32: [1.1e-19, 9.2e18]; float64: [1.5e-154, 6.7e153]); 0 itself is left to the caller.
+
+    Example:
+        >>> check_positive_range(np.array([1e-3, 1e3]), "lambdas").tolist()
+        [0.001, 1000.0]
+    """
+    dtype = default_float()
+    low, high = float(np.sqrt(np.finfo(dtype).tiny)), safe_magnitude(dtype)
+    bad = values[(values != 0) & ((np.abs(values) < low) | (np.abs(values) > high))]
+    if bad.size:
+        fix = "pass dtype='float64' (or enable jax_enable_x64) or rescale" if dtype == np.float32 else "rescale"
+        raise ParameterError(
+            f"{name} must lie in [{low:.3g}, {high:.3g}] to keep the computation finite in {dtype.name}; "
+            f"received {bad.tolist()[:5]}: {fix}."
+        )
+    return values
 
 
 def check_positive_array(values: Any, name: str) -> np.ndarray:
     """A non-empty 1-D array of finite positive numbers."""
-    arr = np.atleast_1d(as_float_array(values, name, ndim=(0, 1)))
+    arr = np.atleast_1d(as_float_array(values, name, ndim=(0, 1), keep_float64=True))
     if np.any(arr <= 0):
         raise ParameterError(f"{name} must hold positive numbers; received {arr.tolist()}.")
-    return arr
+    return narrow(check_positive_range(arr, name), name)
 
 
 def check_unit_interval(values: Any, name: str) -> np.ndarray:
@@ -202,12 +225,17 @@ def check_unit_interval(values: Any, name: str) -> np.ndarray:
     return arr
 
 
-def check_int(value: Any, name: str, minimum: int = 1) -> int:
-    """An integer no smaller than ``minimum``."""
+INT32_MAX = 2**31 - 1  # counters of compiled loops are int32 unless x64 is enabled
+
+
+def check_int(value: Any, name: str, minimum: int = 1, maximum: int = INT32_MAX) -> int:
+    """An integer in [``minimum``, ``maximum``] (default: what an int32 loop counter holds)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ParameterError(f"{name} must be an integer >= {minimum}; received {value!r}.")
     if value < minimum:
         raise ParameterError(f"{name} must be an integer >= {minimum}; received {value}.")
+    if value > maximum:
+        raise ParameterError(f"{name} must be an integer <= {maximum}; received {value}.")
     return int(value)
 
 
