@@ -123,9 +123,10 @@ def as_float_array(x: Any, name: str, ndim: int | tuple[int, ...] | None = None,
     return narrow(arr, name)
 
 
-def narrow(arr: np.ndarray, name: str) -> np.ndarray:
+def narrow(arr: np.ndarray, name: str, source: Any = None) -> np.ndarray:
     """A finite float array in the working precision: float64 is narrowed to float32 when x64 is off.
 
+    ``source``: the dtype the values came in (default ``arr``'s); float32 data stays float32.
     Values whose squares would overflow the result's dtype raise RangeError
     (:func:`check_magnitude`) before anything is narrowed.
 
@@ -133,7 +134,8 @@ def narrow(arr: np.ndarray, name: str) -> np.ndarray:
         >>> narrow(np.array([1.0, 2.0]), "x").dtype in (np.float32, np.float64)
         True
     """
-    target = np.float32 if arr.dtype == np.float32 else default_float()
+    source = np.dtype(source or arr.dtype)
+    target = np.float32 if source == np.float32 else default_float()
     check_magnitude(arr, name, target)
     return arr.astype(target, copy=False)
 

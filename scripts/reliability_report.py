@@ -864,6 +864,133 @@ def estimator_cases():
     ]
 
 
+# =========================================================================== hostile numerics
+HOSTILE_FAMILIES = ("scale", "offset", "duplicates", "outlier", "constant_column", "nonfinite")
+
+
+def equivariant_cases():
+    """Estimator cases with no data-driven selection (fixed λ, C, α, the median-heuristic width):
+    their predictions are invariant to a common shift, a common scale and a constant column of
+    the inputs, so the hostile families can compare with the clean fit."""
+    import jaxmtl as jm
+
+    fixed = {
+        "VectorValuedRegressor": lambda: jm.VectorValuedRegressor(
+            filter="tikhonov", lambdas=[1e-2], width_factors=[1.0], output="independent", n_folds=2),
+        "KernelMachine": lambda: jm.KernelMachine(C=1.0),
+        "MixedEffectRegressor": lambda: jm.MixedEffectRegressor(alpha=0.5, lam=0.1),
+    }
+    return [(name, fixed[name], fit_args, predict) for name, _, fit_args, predict in estimator_cases()
+            if name in fixed]
+
+
+def hostile_case(case, family: str, level: float, dtype: str, seed: int) -> tuple[str, str]:
+    """Fit ``case`` on well-formed but numerically hostile inputs; classify what happened.
+
+    Families (``level`` is the family's size): 'scale' X·10^level; 'offset' X + 10^level;
+    'duplicates' half the rows copies of the first; 'outlier' one row at 10^level; 'constant_column'
+    a column 10^level appended; 'nonfinite' a NaN or inf in X or y (level < 0.5: X). Inputs are
+    built in float64 and passed as ``dtype``.
+
+    Returns:
+      (outcome, detail), outcome one of 'refused' (a documented error), 'warned' (a warning and
+      finite predictions), 'handled' (finite predictions that meet the family's expectation:
+      equal to the clean fit's within 1e-3·(1 + max|clean|) in float64 and 2e-2·(…) in float32
+      for scale / offset / constant column, not flattened to a constant at the clean rows for an
+      outlier) or 'wrong' (anything else: a silent wrong answer or an unexpected exception).
+    """
+    from jaxmtl.errors import JaxmtlError, NonFiniteError
+
+    name, make, fit_args, predict = case
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(24, 2))
+    args = list(fit_args(X))
+    Xh, keep = X.copy(), np.ones(len(X), bool)
+    if family == "scale":
+        Xh = X * 10.0**level
+    elif family == "offset":
+        Xh = X + 10.0**level
+    elif family == "duplicates":
+        Xh[12:] = X[0]
+    elif family == "outlier":
+        Xh[0] = 10.0**level
+        keep[0] = False
+    elif family == "constant_column":
+        Xh = np.c_[X, np.full(len(X), 10.0**level)]
+    elif family == "nonfinite":
+        bad = np.nan if seed % 2 else np.inf
+        if level < 0.5:
+            Xh[seed % len(X), seed % 2] = bad
+        else:
+            args[1] = np.array(args[1], dtype=float if np.asarray(args[1]).dtype.kind != "U" else object)
+            if args[1].dtype == object:  # labels: a non-finite input instead
+                Xh[seed % len(X), 0] = bad
+            else:
+                args[1][seed % len(X)] = bad
+    Xh = Xh.astype(dtype)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = make().fit(Xh, *args[1:])
+            got = np.asarray(predict(model, Xh), dtype=np.float64)
+    except JaxmtlError as exc:
+        if family == "nonfinite" and not isinstance(exc, NonFiniteError):
+            return "wrong", f"{name}: non-finite input refused as {type(exc).__name__}"
+        return "refused", f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 — counted, not hidden
+        return "wrong", f"{name}: unexpected {type(exc).__name__}: {exc}"
+    if family == "nonfinite":
+        return "wrong", f"{name}: a non-finite input was accepted"
+    if not np.all(np.isfinite(got)):
+        return "wrong", f"{name}: non-finite predictions"
+    warned = any(issubclass(w.category, UserWarning) for w in caught
+                 if "jax_enable_x64" not in str(w.message) and "GridEdge" not in w.category.__name__)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clean = np.asarray(predict(make().fit(X.astype(dtype), *args[1:]), X.astype(dtype)), dtype=np.float64)
+    tol = (1e-3 if np.dtype(dtype) == np.float64 and Xh.dtype == np.float64 else 2e-2) * (1 + np.abs(clean).max())
+    if family in ("scale", "offset", "constant_column"):
+        exact_input = family != "offset" or np.array_equal(Xh.astype(np.float64) - 10.0**level, X.astype(dtype))
+        ok = np.abs(got - clean).max() <= tol if exact_input else True
+    elif family == "outlier":
+        ok = np.std(got[keep]) >= 0.2 * np.std(clean[keep])
+    else:
+        ok = True
+    if ok:
+        return ("warned" if warned else "handled"), ""
+    if warned:
+        return "warned", ""
+    return "wrong", f"{name}: {family} 10^{level:g} ({dtype}): max |Δ| {np.abs(got - clean).max():.3g}"
+
+
+def hostile(n_per_family: int = 6, seed: int = 0, cases=None) -> dict:
+    """Counts per hostile family: tried, refused, warned, handled, wrong (must be 0), problems.
+
+    Draws ``n_per_family`` (estimator, level, dtype) triples per family from ``cases`` (default:
+    :func:`equivariant_cases`) with a seeded generator and runs :func:`hostile_case` on each.
+    """
+    import jax
+
+    rng = np.random.default_rng(seed)
+    cases = equivariant_cases() if cases is None else cases
+    dtypes = ("float32", "float64") if jax.config.jax_enable_x64 else ("float32",)
+    ranges = {"scale": (-30, 30), "offset": (0, 12), "duplicates": (0, 0), "outlier": (3, 15),
+              "constant_column": (-30, 30), "nonfinite": (0, 1)}
+    out = {}
+    for family in HOSTILE_FAMILIES:
+        counts = {"tried": 0, "refused": 0, "warned": 0, "handled": 0, "wrong": 0, "problems": []}
+        for _ in range(n_per_family):
+            case = cases[rng.integers(len(cases))]
+            level = float(rng.uniform(*ranges[family]))
+            outcome, detail = hostile_case(case, family, level, str(rng.choice(dtypes)), int(rng.integers(2**16)))
+            counts["tried"] += 1
+            counts[outcome] += 1
+            if outcome == "wrong":
+                counts["problems"].append(detail)
+        out[family] = counts
+    return out
+
+
 # =========================================================================== persistence
 def _fitted_models(fast: bool = False):
     """(name, fitted model, predict function) for every public estimator."""

@@ -93,7 +93,7 @@ def _centre_and_narrow(X64: np.ndarray, offset: np.ndarray | None, name: str = "
         [1.0]
     """
     shifted = X64 if offset is None else X64.astype(np.float64) - offset
-    out = narrow(shifted, name)
+    out = narrow(shifted, name, source=X64.dtype)
     if warn and out.dtype != shifted.dtype:
         before = len(np.unique(shifted, axis=0))
         after = len(np.unique(out, axis=0))
