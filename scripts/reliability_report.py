@@ -17,10 +17,15 @@ Prints the figures and exits non-zero when a must-be-zero figure is not zero:
 
 Usage::
 
-    python scripts/reliability_report.py [--budget 300] [--seed 0] [--x64] [--verbose]
+    python scripts/reliability_report.py [--budget 300] [--hostile 12] [--seed 0] [--x64] [--verbose]
 
-The suites are importable (``fuzz``, ``must_accept``, ``degenerate``, ``persistence``) and run with small budgets
-by ``tests/test_reliability.py``.
+The hostile-numerics families (``hostile``: well-formed inputs at scales 1e-30…1e30, offsets,
+duplicated rows, far outliers, constant columns, NaN/inf positions, float32 and float64) count, per
+family, the cases tried, refused with a documented error, warned about, handled (finite
+predictions that match the clean fit) and silently wrong (must be 0).
+
+The suites are importable (``fuzz``, ``must_accept``, ``degenerate``, ``persistence``, ``hostile``)
+and run with small budgets by ``tests/test_reliability.py`` and ``tests/test_hostile_numerics.py``.
 """
 
 from __future__ import annotations
@@ -1171,6 +1176,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--budget", type=int, default=300, help="fuzz trials (each: a fit and predictions)")
     parser.add_argument("--flips", type=int, default=40, help="random bit flips of a model file")
+    parser.add_argument("--hostile", type=int, default=12, help="hostile-numerics cases per family")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--x64", action="store_true", help="run with jax_enable_x64 (float64)")
     parser.add_argument("--verbose", action="store_true", help="print every problem in full")
@@ -1189,6 +1195,8 @@ def main(argv=None) -> int:
     t2 = time.perf_counter()
     ps = persistence(args.flips, args.seed)
     t3 = time.perf_counter()
+    hs = hostile(args.hostile, args.seed)
+    t4 = time.perf_counter()
 
     print(f"jaxmtl {jaxmtl.__version__} reliability report — {'float64' if args.x64 else 'float32'} "
           f"(jax {jax.__version__}, {jax.default_backend()}), seed {args.seed}")
@@ -1221,7 +1229,16 @@ def main(argv=None) -> int:
           f"{ps.corrupted_rejected}   (must be all)")
     print(f"  unexpected exceptions        {ps.unexpected}   (must be 0)")
     print(f"  time                         {t3 - t2:.1f} s")
+    print("\nHostile numerics (well-formed inputs: scales 1e-30…1e30, offsets, duplicates, outliers,")
+    print("constant columns, NaN/inf; fixed-hyperparameter estimators compared with the clean fit)")
+    print(f"  {'family':18s}{'tried':>7s}{'refused':>9s}{'warned':>8s}{'handled':>9s}{'silent wrong':>14s}")
+    for family, c in hs.items():
+        print(f"  {family:18s}{c['tried']:7d}{c['refused']:9d}{c['warned']:8d}{c['handled']:9d}{c['wrong']:14d}")
+    print(f"  time                         {t4 - t3:.1f} s   (silent wrong must be 0)")
     total = Tally().merge(fz).merge(ma).merge(dg).merge(ps)
+    for family, c in hs.items():
+        total.unexpected += c["wrong"]
+        total.problems.extend((f"hostile {family}", detail) for detail in c["problems"])
     if total.problems:
         print("\nProblems:")
         for case, detail in total.problems:

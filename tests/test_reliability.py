@@ -55,6 +55,7 @@ def test_report_script_exit_status_reflects_must_be_zero_figures(capsys, monkeyp
     monkeypatch.setattr(report, "fuzz", lambda budget, seed: bad)
     monkeypatch.setattr(report, "degenerate", lambda: report.Tally())
     monkeypatch.setattr(report, "persistence", lambda flips, seed: report.Tally())
+    monkeypatch.setattr(report, "hostile", lambda n, seed: {})
     x64 = bool(jax.config.jax_enable_x64)
     try:
         assert report.main(["--budget", "1", "--x64"]) == 1
