@@ -98,6 +98,14 @@ def test_float32_outlier_and_offset_every_estimator():
     _outlier_and_offset([c[0] for c in CASES if not c[0].startswith("RLS2")])  # RLS2: see docs/errors.md
 
 
+def test_rls2_warns_when_an_outlier_sets_the_standardisation():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    X[0] = 1e6
+    with pytest.warns(UserWarning, match="standardize=False"):
+        jaxmtl.RLS2Regressor(lam=0.1).fit(X, np.sin(X[:, 1]))
+
+
 def test_squared_distances_are_accurate_next_to_an_outlier_in_float32():
     rng = np.random.default_rng(1)
     for p in (2, 8):  # the difference form and the median-shifted expansion
