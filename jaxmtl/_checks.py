@@ -175,8 +175,9 @@ def check_outputs(Y: Any, n: int, name: str = "Y") -> tuple[np.ndarray, bool]:
     return arr, was_1d
 
 
-def check_positive(value: Any, name: str, allow_zero: bool = False) -> float:
-    """A finite positive (or non-negative) scalar."""
+def check_positive(value: Any, name: str, allow_zero: bool = False, squared: bool = False) -> float:
+    """A finite positive (or non-negative) scalar in the working precision's range
+    (:func:`check_positive_range`; ``squared`` for a value the computation squares, a width)."""
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -185,22 +186,24 @@ def check_positive(value: Any, name: str, allow_zero: bool = False) -> float:
     if not ok:
         what = "non-negative" if allow_zero else "positive"
         raise ParameterError(f"{name} must be a finite {what} number; received {value!r}.")
-    check_positive_range(np.array([v]), name)
+    check_positive_range(np.array([v]), name, squared=squared)
     return v
 
 
-def check_positive_range(values: np.ndarray, name: str) -> np.ndarray:
+def check_positive_range(values: np.ndarray, name: str, squared: bool = False) -> np.ndarray:
     """Refuse non-negative hyperparameters that overflow when squared, or underflow to 0, in the working dtype.
 
-    The admissible range is [sqrt(tiny), :func:`safe_magnitude`] of the working precision
-    (float32: [1.1e-19, 9.2e18]; float64: [1.5e-154, 6.7e153]); 0 itself is left to the caller.
+    The admissible range is [tiny, :func:`safe_magnitude`] of the working precision (float32:
+    [1.2e-38, 9.2e18]; float64: [2.2e-308, 6.7e153]); with ``squared`` (a width, whose square
+    divides) [sqrt(tiny), …] (float32: 1.1e-19; float64: 1.5e-154). 0 itself is left to the caller.
 
     Example:
         >>> check_positive_range(np.array([1e-3, 1e3]), "lambdas").tolist()
         [0.001, 1000.0]
     """
     dtype = default_float()
-    low, high = float(np.sqrt(np.finfo(dtype).tiny)), safe_magnitude(dtype)
+    tiny = float(np.finfo(dtype).tiny)
+    low, high = (np.sqrt(tiny) if squared else tiny), safe_magnitude(dtype)
     bad = values[(values != 0) & ((np.abs(values) < low) | (np.abs(values) > high))]
     if bad.size:
         fix = "pass dtype='float64' (or enable jax_enable_x64) or rescale" if dtype == np.float32 else "rescale"

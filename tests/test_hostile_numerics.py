@@ -133,7 +133,7 @@ def test_narrowing_that_merges_rows_warns_and_names_dtype_float64():
      "lambdas must lie in"),
     (lambda X, y: jaxmtl.VectorValuedRegressor(kernel=jaxmtl.Gaussian(1e-200)), ParameterError, "sigma must lie in"),
     (lambda X, y: jaxmtl.KernelMachine(C=1e300).fit(X, y), ValueError, "C (must lie in|holds finite)"),
-    (lambda X, y: jaxmtl.MixedEffectRegressor(lam=1e-300, alpha=0.5).fit(X, y, np.arange(20) % 2), ParameterError,
+    (lambda X, y: jaxmtl.MixedEffectRegressor(lam=1e-320, alpha=0.5).fit(X, y, np.arange(20) % 2), ParameterError,
      "lam must lie in"),
     (lambda X, y: jaxmtl.MixedEffectRegressor(lams=[0.1, "a"]).fit(X, y, np.arange(20) % 2), ValueError, "lams"),
     (lambda X, y: jaxmtl.VectorValuedRegressor(n_steps=10**12).fit(X, y), ParameterError, "n_steps must be"),

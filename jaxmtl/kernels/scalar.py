@@ -42,7 +42,7 @@ __all__ = [
 Array = jax.Array
 
 
-def _checked(value, name, allow_zero=False):
+def _checked(value, name, allow_zero=False, squared=True):
     """Validate a positive hyperparameter (scalar or stacked array) before tracing.
 
     Python/NumPy numbers and concrete arrays are checked in plain Python (finite and > 0, or
@@ -54,7 +54,7 @@ def _checked(value, name, allow_zero=False):
     if isinstance(value, (bool, np.bool_)):
         raise ParameterError(f"{name} must be a number; received {value!r}.")
     if isinstance(value, (int, float, np.number)):
-        return jnp.asarray(check_positive(value, name, allow_zero=allow_zero))
+        return jnp.asarray(check_positive(value, name, allow_zero=allow_zero, squared=squared))
     try:
         arr = np.asarray(value)
     except Exception:
