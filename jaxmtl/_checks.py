@@ -11,7 +11,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from .errors import DTypeError, NonFiniteError, OutputMatrixError, ParameterError, ShapeError
+from .errors import DTypeError, NonFiniteError, OutputMatrixError, ParameterError, RangeError, ShapeError
 
 
 def default_float() -> np.dtype:
@@ -19,16 +19,61 @@ def default_float() -> np.dtype:
     return np.dtype(np.float64 if jax.config.jax_enable_x64 else np.float32)
 
 
-def as_float_array(x: Any, name: str, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
-    """Convert ``x`` to a finite floating array, checking its rank.
+def safe_magnitude(dtype: Any, n_features: int = 1) -> float:
+    """Largest |value| whose squares and sums of squares over ``n_features`` stay finite in ``dtype``.
+
+    Squared distances sum ``n_features`` squares of differences of two values, each up to twice the
+    magnitude M: (2M)²·p must not overflow, so M ≤ sqrt(max / (4p)). float32: 9.2e18 for one
+    feature; float64: 6.7e153.
+
+    Example:
+        >>> f"{safe_magnitude(np.float32):.2g}"
+        '9.2e+18'
+    """
+    return float(np.sqrt(np.finfo(dtype).max / (4.0 * max(int(n_features), 1))))
+
+
+def check_magnitude(arr: np.ndarray, name: str, dtype: Any = None) -> np.ndarray:
+    """Refuse finite values whose squares or products overflow the working precision ``dtype``.
+
+    ``arr`` must already be finite. The limit is :func:`safe_magnitude` for ``dtype`` (default:
+    ``arr``'s dtype) and ``arr``'s last axis as the number of features; the error gives the
+    magnitude received, the dtype and the fix.
+
+    Raises:
+      RangeError: max |arr| exceeds the limit.
+    """
+    dtype = np.dtype(dtype or arr.dtype)
+    p = arr.shape[-1] if arr.ndim == 2 else 1
+    limit = safe_magnitude(dtype, p)
+    top = float(np.max(np.abs(arr))) if arr.size else 0.0
+    if top > limit:
+        fix = ("pass dtype='float64' (or enable jax_enable_x64) or rescale it"
+               if dtype == np.float32 else "rescale it")
+        raise RangeError(
+            f"{name} holds finite values up to {top:.3g} in magnitude; in {dtype.name} their squares and "
+            f"products overflow (largest safe magnitude {limit:.3g}"
+            + (f" for {p} features" if p > 1 else "") + f"): {fix}."
+        )
+    return arr
+
+
+def as_float_array(x: Any, name: str, ndim: int | tuple[int, ...] | None = None,
+                   keep_float64: bool = False) -> np.ndarray:
+    """Convert ``x`` to a finite floating array, checking its rank and range.
 
     Integers, booleans and float16 are promoted to the default float dtype; float32/float64 keep
-    their dtype (float64 is narrowed to float32 when x64 is off, as JAX would).
+    their dtype (float64 is narrowed to float32 when x64 is off, as JAX would). NaN and inf are
+    refused (NonFiniteError); finite values too large for the working precision (their squares
+    overflow: :func:`check_magnitude`) are refused with their magnitude (RangeError), never
+    reported as NaN after narrowing.
 
     Args:
       x: array-like.
       name: the argument's name, used in error messages.
       ndim: allowed rank(s), or None for any.
+      keep_float64: return float64 (float64, integer and object sources) without narrowing, for a
+        caller that centres the values on the host before it narrows them (:func:`narrow`).
 
     Returns:
       np.ndarray of dtype float32 or float64.
@@ -46,17 +91,15 @@ def as_float_array(x: Any, name: str, ndim: int | tuple[int, ...] | None = None)
     else:
         raise DTypeError(f"{name} must be array-like of numbers; received {type(x).__name__}.")
     if arr.dtype.kind in "biu":
-        arr = arr.astype(default_float())
+        arr = arr.astype(np.float64 if keep_float64 else default_float())
     elif arr.dtype.kind == "f":
-        if arr.dtype == np.float16 or (arr.dtype == np.float64 and default_float() == np.float32):
-            arr = arr.astype(default_float())
-        elif arr.dtype not in (np.float32, np.float64):
+        if arr.dtype not in (np.float32, np.float64):
             arr = arr.astype(default_float())
     elif arr.dtype.kind == "c":
         raise DTypeError(f"Complex data not supported: {name} has dtype {arr.dtype}; it must hold real numbers.")
     elif arr.dtype.kind == "O":
         try:
-            arr = arr.astype(default_float())
+            arr = arr.astype(np.float64)
         except (TypeError, ValueError) as exc:
             raise DTypeError(f"{name} must hold real numbers ({exc}).") from None
     else:
@@ -75,14 +118,34 @@ def as_float_array(x: Any, name: str, ndim: int | tuple[int, ...] | None = None)
     if not np.all(np.isfinite(arr)):
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise NonFiniteError(f"{name} holds {bad} NaN or infinite value(s); all must be finite.")
-    return arr
+    if keep_float64:
+        return arr
+    return narrow(arr, name)
 
 
-def check_inputs(X: Any, name: str = "X", allow_1d: bool = True) -> np.ndarray:
+def narrow(arr: np.ndarray, name: str, source: Any = None) -> np.ndarray:
+    """A finite float array in the working precision: float64 is narrowed to float32 when x64 is off.
+
+    ``source``: the dtype the values came in (default ``arr``'s); float32 data stays float32.
+    Values whose squares would overflow the result's dtype raise RangeError
+    (:func:`check_magnitude`) before anything is narrowed.
+
+    Example:
+        >>> narrow(np.array([1.0, 2.0]), "x").dtype in (np.float32, np.float64)
+        True
+    """
+    source = np.dtype(source or arr.dtype)
+    target = np.float32 if source == np.float32 else default_float()
+    check_magnitude(arr, name, target)
+    return arr.astype(target, copy=False)
+
+
+def check_inputs(X: Any, name: str = "X", allow_1d: bool = True, keep_float64: bool = False) -> np.ndarray:
     """Inputs as an (n, p) float array with p ≥ 1.
 
     A 1-D array is read as n samples of one feature when ``allow_1d`` (the functional API);
     estimators pass ``allow_1d=False`` and ask for an explicit reshape, as scikit-learn does.
+    ``keep_float64``: see :func:`as_float_array`.
     """
     try:
         arr = np.asarray(X) if isinstance(X, (list, tuple)) else X
@@ -96,7 +159,7 @@ def check_inputs(X: Any, name: str = "X", allow_1d: bool = True) -> np.ndarray:
             "either using array.reshape(-1, 1) if your data has a single feature or array.reshape(1, -1) "
             "if it contains a single sample."
         )
-    arr = as_float_array(X, name, ndim=(1, 2))
+    arr = as_float_array(X, name, ndim=(1, 2), keep_float64=keep_float64)
     return arr[:, None] if arr.ndim == 1 else arr
 
 
@@ -112,8 +175,9 @@ def check_outputs(Y: Any, n: int, name: str = "Y") -> tuple[np.ndarray, bool]:
     return arr, was_1d
 
 
-def check_positive(value: Any, name: str, allow_zero: bool = False) -> float:
-    """A finite positive (or non-negative) scalar."""
+def check_positive(value: Any, name: str, allow_zero: bool = False, squared: bool = False) -> float:
+    """A finite positive (or non-negative) scalar in the working precision's range
+    (:func:`check_positive_range`; ``squared`` for a value the computation squares, a width)."""
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -122,15 +186,40 @@ def check_positive(value: Any, name: str, allow_zero: bool = False) -> float:
     if not ok:
         what = "non-negative" if allow_zero else "positive"
         raise ParameterError(f"{name} must be a finite {what} number; received {value!r}.")
+    check_positive_range(np.array([v]), name, squared=squared)
     return v
+
+
+def check_positive_range(values: np.ndarray, name: str, squared: bool = False) -> np.ndarray:
+    """Refuse non-negative hyperparameters that overflow when squared, or underflow to 0, in the working dtype.
+
+    The admissible range is [tiny, :func:`safe_magnitude`] of the working precision (float32:
+    [1.2e-38, 9.2e18]; float64: [2.2e-308, 6.7e153]); with ``squared`` (a width, whose square
+    divides) [sqrt(tiny), …] (float32: 1.1e-19; float64: 1.5e-154). 0 itself is left to the caller.
+
+    Example:
+        >>> check_positive_range(np.array([1e-3, 1e3]), "lambdas").tolist()
+        [0.001, 1000.0]
+    """
+    dtype = default_float()
+    tiny = float(np.finfo(dtype).tiny)
+    low, high = (np.sqrt(tiny) if squared else tiny), safe_magnitude(dtype)
+    bad = values[(values != 0) & ((np.abs(values) < low) | (np.abs(values) > high))]
+    if bad.size:
+        fix = "pass dtype='float64' (or enable jax_enable_x64) or rescale" if dtype == np.float32 else "rescale"
+        raise ParameterError(
+            f"{name} must lie in [{low:.3g}, {high:.3g}] to keep the computation finite in {dtype.name}; "
+            f"received {bad.tolist()[:5]}: {fix}."
+        )
+    return values
 
 
 def check_positive_array(values: Any, name: str) -> np.ndarray:
     """A non-empty 1-D array of finite positive numbers."""
-    arr = np.atleast_1d(as_float_array(values, name, ndim=(0, 1)))
+    arr = np.atleast_1d(as_float_array(values, name, ndim=(0, 1), keep_float64=True))
     if np.any(arr <= 0):
         raise ParameterError(f"{name} must hold positive numbers; received {arr.tolist()}.")
-    return arr
+    return narrow(check_positive_range(arr, name), name)
 
 
 def check_unit_interval(values: Any, name: str) -> np.ndarray:
@@ -141,12 +230,17 @@ def check_unit_interval(values: Any, name: str) -> np.ndarray:
     return arr
 
 
-def check_int(value: Any, name: str, minimum: int = 1) -> int:
-    """An integer no smaller than ``minimum``."""
+INT32_MAX = 2**31 - 1  # counters of compiled loops are int32 unless x64 is enabled
+
+
+def check_int(value: Any, name: str, minimum: int = 1, maximum: int = INT32_MAX) -> int:
+    """An integer in [``minimum``, ``maximum``] (default: what an int32 loop counter holds)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ParameterError(f"{name} must be an integer >= {minimum}; received {value!r}.")
     if value < minimum:
         raise ParameterError(f"{name} must be an integer >= {minimum}; received {value}.")
+    if value > maximum:
+        raise ParameterError(f"{name} must be an integer <= {maximum}; received {value}.")
     return int(value)
 
 

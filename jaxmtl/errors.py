@@ -8,6 +8,7 @@ exception                   raised when
 ==========================  ==========================================================
 ``ShapeError``              an array has the wrong rank, or shapes do not agree
 ``NonFiniteError``          an array holds NaN or inf
+``RangeError``              finite values too large for the working precision (a NonFiniteError)
 ``DTypeError``              an array has a dtype that cannot be used (strings, complex)
 ``ParameterError``          a hyperparameter is out of its admissible range
 ``OutputMatrixError``       an output matrix A is not symmetric positive semidefinite
@@ -25,6 +26,7 @@ __all__ = [
     "JaxmtlError",
     "ShapeError",
     "NonFiniteError",
+    "RangeError",
     "DTypeError",
     "ParameterError",
     "OutputMatrixError",
@@ -47,6 +49,13 @@ class ShapeError(JaxmtlError, ValueError):
 
 class NonFiniteError(JaxmtlError, ValueError):
     """An array holds NaN or infinite values."""
+
+
+class RangeError(NonFiniteError):
+    """Finite values whose squares or products overflow the working precision (float32 or float64).
+
+    The message gives the magnitude received, the dtype and the fix (``dtype='float64'``, or
+    rescaling); a subclass of NonFiniteError because the computation would be non-finite."""
 
 
 class DTypeError(JaxmtlError, TypeError, ValueError):

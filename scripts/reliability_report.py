@@ -17,10 +17,15 @@ Prints the figures and exits non-zero when a must-be-zero figure is not zero:
 
 Usage::
 
-    python scripts/reliability_report.py [--budget 300] [--seed 0] [--x64] [--verbose]
+    python scripts/reliability_report.py [--budget 300] [--hostile 12] [--seed 0] [--x64] [--verbose]
 
-The suites are importable (``fuzz``, ``must_accept``, ``degenerate``, ``persistence``) and run with small budgets
-by ``tests/test_reliability.py``.
+The hostile-numerics families (``hostile``: well-formed inputs at scales 1e-30…1e30, offsets,
+duplicated rows, far outliers, constant columns, NaN/inf positions, float32 and float64) count, per
+family, the cases tried, refused with a documented error, warned about, handled (finite
+predictions that match the clean fit) and silently wrong (must be 0).
+
+The suites are importable (``fuzz``, ``must_accept``, ``degenerate``, ``persistence``, ``hostile``)
+and run with small budgets by ``tests/test_reliability.py`` and ``tests/test_hostile_numerics.py``.
 """
 
 from __future__ import annotations
@@ -805,6 +810,192 @@ def degenerate(fast: bool = False) -> Tally:
     return t
 
 
+# =========================================================================== every estimator, small
+def _targets(X):
+    """Real outputs, two-class labels and two tasks derived from X (n, p)."""
+    y = np.sin(X[:, 0]) + (X[:, 1] if X.shape[1] > 1 else 0.0)
+    labels = np.where(X[:, 0] > np.median(X[:, 0]), "pos", "neg")
+    tasks = np.arange(X.shape[0]) % 2
+    return y, labels, tasks
+
+
+def estimator_cases():
+    """(name, make, fit_args, predict) for each of the twelve exported estimators, small settings.
+
+    ``make()`` builds the estimator, ``fit_args(X)`` the arguments of ``fit`` for inputs X (n, p)
+    with p >= 2 (outputs, labels, tasks and fields derived from X), ``predict(model, X)`` real
+    predictions (decision values for classifiers).
+    """
+    import jaxmtl as jm
+
+    def xy(X):
+        return (X, _targets(X)[0])
+
+    def xl(X):
+        return (X, _targets(X)[1])
+
+    def xyt(X):
+        y, _, t = _targets(X)
+        return (X, y, t)
+
+    def field(X):
+        return (X, np.c_[np.sin(X[:, 1]), -np.sin(X[:, 0])] if X.shape[1] == 2 else np.sin(X))
+
+    def plain(m, X):
+        return m.predict(X)
+
+    def decision(m, X):
+        return m.decision_function(X)
+
+    def with_tasks(m, X):
+        return m.predict(X, _targets(X)[2])
+
+    return [
+        ("VectorValuedRegressor", lambda: jm.VectorValuedRegressor(n_steps=10, n_folds=2), xy, plain),
+        ("MultiClassClassifier", lambda: jm.MultiClassClassifier(n_steps=10, n_folds=2), xl, decision),
+        ("MultiTaskRegressor", lambda: jm.MultiTaskRegressor(n_steps=10), xyt, with_tasks),
+        ("VectorFieldRegressor", lambda: jm.VectorFieldRegressor(n_steps=10, n_folds=2), field, plain),
+        ("MixedEffectRegressor", lambda: jm.MixedEffectRegressor(alpha=0.5, lam=0.1), xyt, with_tasks),
+        ("KernelMachine", lambda: jm.KernelMachine(C=1.0), xy, plain),
+        ("KernelMachineClassifier", lambda: jm.KernelMachineClassifier(C=1.0), xl, decision),
+        ("RLS2Regressor", lambda: jm.RLS2Regressor(lam=0.1), xy, plain),
+        ("RLS2Classifier", lambda: jm.RLS2Classifier(lam=0.1), xl, decision),
+        ("ApproximateKernelRegressor",
+         lambda: jm.ApproximateKernelRegressor(n_components=8, n_steps=10, n_folds=2), xy, plain),
+        ("OutputKernelRegressor", lambda: jm.OutputKernelRegressor(lambdas=[0.1], n_folds=2, max_iter=20),
+         lambda X: (X, np.c_[_targets(X)[0], np.cos(X[:, 0])]), plain),
+        ("OutputKernelClassifier", lambda: jm.OutputKernelClassifier(lambdas=[0.1], n_folds=2, max_iter=20),
+         xl, decision),
+    ]
+
+
+# =========================================================================== hostile numerics
+HOSTILE_FAMILIES = ("scale", "offset", "duplicates", "outlier", "constant_column", "nonfinite")
+
+
+def equivariant_cases():
+    """Estimator cases with no data-driven selection (fixed λ, C, α, the median-heuristic width):
+    their predictions are invariant to a common shift, a common scale and a constant column of
+    the inputs, so the hostile families can compare with the clean fit."""
+    import jaxmtl as jm
+
+    fixed = {
+        "VectorValuedRegressor": lambda: jm.VectorValuedRegressor(
+            filter="tikhonov", lambdas=[1e-2], width_factors=[1.0], output="independent", n_folds=2),
+        "KernelMachine": lambda: jm.KernelMachine(C=1.0),
+        "MixedEffectRegressor": lambda: jm.MixedEffectRegressor(alpha=0.5, lam=0.1),
+    }
+    return [(name, fixed[name], fit_args, predict) for name, _, fit_args, predict in estimator_cases()
+            if name in fixed]
+
+
+def hostile_case(case, family: str, level: float, dtype: str, seed: int) -> tuple[str, str]:
+    """Fit ``case`` on well-formed but numerically hostile inputs; classify what happened.
+
+    Families (``level`` is the family's size): 'scale' X·10^level; 'offset' X + 10^level;
+    'duplicates' half the rows copies of the first; 'outlier' one row at 10^level; 'constant_column'
+    a column 10^level appended; 'nonfinite' a NaN or inf in X or y (level < 0.5: X). Inputs are
+    built in float64 and passed as ``dtype``.
+
+    Returns:
+      (outcome, detail), outcome one of 'refused' (a documented error), 'warned' (a warning and
+      finite predictions), 'handled' (finite predictions that meet the family's expectation:
+      equal to the clean fit's within 1e-3·(1 + max|clean|) in float64 and 2e-2·(…) in float32
+      for scale / offset / constant column, not flattened to a constant at the clean rows for an
+      outlier) or 'wrong' (anything else: a silent wrong answer or an unexpected exception).
+    """
+    from jaxmtl.errors import JaxmtlError, NonFiniteError
+
+    name, make, fit_args, predict = case
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(24, 2))
+    args = list(fit_args(X))
+    Xh, keep = X.copy(), np.ones(len(X), bool)
+    if family == "scale":
+        Xh = X * 10.0**level
+    elif family == "offset":
+        Xh = X + 10.0**level
+    elif family == "duplicates":
+        Xh[12:] = X[0]
+    elif family == "outlier":
+        Xh[0] = 10.0**level
+        keep[0] = False
+    elif family == "constant_column":
+        Xh = np.c_[X, np.full(len(X), 10.0**level)]
+    elif family == "nonfinite":
+        bad = np.nan if seed % 2 else np.inf
+        if level < 0.5:
+            Xh[seed % len(X), seed % 2] = bad
+        else:
+            args[1] = np.array(args[1], dtype=float if np.asarray(args[1]).dtype.kind != "U" else object)
+            if args[1].dtype == object:  # labels: a non-finite input instead
+                Xh[seed % len(X), 0] = bad
+            else:
+                args[1][seed % len(X)] = bad
+    Xh = Xh.astype(dtype)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = make().fit(Xh, *args[1:])
+            got = np.asarray(predict(model, Xh), dtype=np.float64)
+    except JaxmtlError as exc:
+        if family == "nonfinite" and not isinstance(exc, NonFiniteError):
+            return "wrong", f"{name}: non-finite input refused as {type(exc).__name__}"
+        return "refused", f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 — counted, not hidden
+        return "wrong", f"{name}: unexpected {type(exc).__name__}: {exc}"
+    if family == "nonfinite":
+        return "wrong", f"{name}: a non-finite input was accepted"
+    if not np.all(np.isfinite(got)):
+        return "wrong", f"{name}: non-finite predictions"
+    warned = any(issubclass(w.category, UserWarning) for w in caught
+                 if "jax_enable_x64" not in str(w.message) and "GridEdge" not in w.category.__name__)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clean = np.asarray(predict(make().fit(X.astype(dtype), *args[1:]), X.astype(dtype)), dtype=np.float64)
+    tol = (1e-3 if np.dtype(dtype) == np.float64 and Xh.dtype == np.float64 else 2e-2) * (1 + np.abs(clean).max())
+    if family in ("scale", "offset", "constant_column"):
+        exact_input = family != "offset" or np.array_equal(Xh.astype(np.float64) - 10.0**level, X.astype(dtype))
+        ok = np.abs(got - clean).max() <= tol if exact_input else True
+    elif family == "outlier":
+        ok = np.std(got[keep]) >= 0.2 * np.std(clean[keep])
+    else:
+        ok = True
+    if ok:
+        return ("warned" if warned else "handled"), ""
+    if warned:
+        return "warned", ""
+    return "wrong", f"{name}: {family} 10^{level:g} ({dtype}): max |Δ| {np.abs(got - clean).max():.3g}"
+
+
+def hostile(n_per_family: int = 6, seed: int = 0, cases=None) -> dict:
+    """Counts per hostile family: tried, refused, warned, handled, wrong (must be 0), problems.
+
+    Draws ``n_per_family`` (estimator, level, dtype) triples per family from ``cases`` (default:
+    :func:`equivariant_cases`) with a seeded generator and runs :func:`hostile_case` on each.
+    """
+    import jax
+
+    rng = np.random.default_rng(seed)
+    cases = equivariant_cases() if cases is None else cases
+    dtypes = ("float32", "float64") if jax.config.jax_enable_x64 else ("float32",)
+    ranges = {"scale": (-30, 30), "offset": (0, 12), "duplicates": (0, 0), "outlier": (3, 15),
+              "constant_column": (-30, 30), "nonfinite": (0, 1)}
+    out = {}
+    for family in HOSTILE_FAMILIES:
+        counts = {"tried": 0, "refused": 0, "warned": 0, "handled": 0, "wrong": 0, "problems": []}
+        for _ in range(n_per_family):
+            case = cases[rng.integers(len(cases))]
+            level = float(rng.uniform(*ranges[family]))
+            outcome, detail = hostile_case(case, family, level, str(rng.choice(dtypes)), int(rng.integers(2**16)))
+            counts["tried"] += 1
+            counts[outcome] += 1
+            if outcome == "wrong":
+                counts["problems"].append(detail)
+        out[family] = counts
+    return out
+
+
 # =========================================================================== persistence
 def _fitted_models(fast: bool = False):
     """(name, fitted model, predict function) for every public estimator."""
@@ -985,6 +1176,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--budget", type=int, default=300, help="fuzz trials (each: a fit and predictions)")
     parser.add_argument("--flips", type=int, default=40, help="random bit flips of a model file")
+    parser.add_argument("--hostile", type=int, default=12, help="hostile-numerics cases per family")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--x64", action="store_true", help="run with jax_enable_x64 (float64)")
     parser.add_argument("--verbose", action="store_true", help="print every problem in full")
@@ -1003,6 +1195,8 @@ def main(argv=None) -> int:
     t2 = time.perf_counter()
     ps = persistence(args.flips, args.seed)
     t3 = time.perf_counter()
+    hs = hostile(args.hostile, args.seed)
+    t4 = time.perf_counter()
 
     print(f"jaxmtl {jaxmtl.__version__} reliability report — {'float64' if args.x64 else 'float32'} "
           f"(jax {jax.__version__}, {jax.default_backend()}), seed {args.seed}")
@@ -1035,7 +1229,16 @@ def main(argv=None) -> int:
           f"{ps.corrupted_rejected}   (must be all)")
     print(f"  unexpected exceptions        {ps.unexpected}   (must be 0)")
     print(f"  time                         {t3 - t2:.1f} s")
+    print("\nHostile numerics (well-formed inputs: scales 1e-30…1e30, offsets, duplicates, outliers,")
+    print("constant columns, NaN/inf; fixed-hyperparameter estimators compared with the clean fit)")
+    print(f"  {'family':18s}{'tried':>7s}{'refused':>9s}{'warned':>8s}{'handled':>9s}{'silent wrong':>14s}")
+    for family, c in hs.items():
+        print(f"  {family:18s}{c['tried']:7d}{c['refused']:9d}{c['warned']:8d}{c['handled']:9d}{c['wrong']:14d}")
+    print(f"  time                         {t4 - t3:.1f} s   (silent wrong must be 0)")
     total = Tally().merge(fz).merge(ma).merge(dg).merge(ps)
+    for family, c in hs.items():
+        total.unexpected += c["wrong"]
+        total.problems.extend((f"hostile {family}", detail) for detail in c["problems"])
     if total.problems:
         print("\nProblems:")
         for case, detail in total.problems:

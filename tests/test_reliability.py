@@ -8,23 +8,16 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-import importlib.util
 import inspect
-import os
-import sys
 
 import numpy as np
 import pytest
+from _report import load_report
 
 import jaxmtl
 from jaxmtl import errors
 
-_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts",
-                     "reliability_report.py")
-_spec = importlib.util.spec_from_file_location("reliability_report", _PATH)
-report = importlib.util.module_from_spec(_spec)
-sys.modules["reliability_report"] = report
-_spec.loader.exec_module(report)
+report = load_report()
 
 
 def _show(tally):
@@ -62,6 +55,7 @@ def test_report_script_exit_status_reflects_must_be_zero_figures(capsys, monkeyp
     monkeypatch.setattr(report, "fuzz", lambda budget, seed: bad)
     monkeypatch.setattr(report, "degenerate", lambda: report.Tally())
     monkeypatch.setattr(report, "persistence", lambda flips, seed: report.Tally())
+    monkeypatch.setattr(report, "hostile", lambda n, seed: {})
     x64 = bool(jax.config.jax_enable_x64)
     try:
         assert report.main(["--budget", "1", "--x64"]) == 1

@@ -34,6 +34,7 @@ __all__ = [
     "Matern",
     "SobolevSpline",
     "squared_distances",
+    "host_squared_distances",
     "median_heuristic",
     "knn_width",
 ]
@@ -41,7 +42,7 @@ __all__ = [
 Array = jax.Array
 
 
-def _checked(value, name, allow_zero=False):
+def _checked(value, name, allow_zero=False, squared=True):
     """Validate a positive hyperparameter (scalar or stacked array) before tracing.
 
     Python/NumPy numbers and concrete arrays are checked in plain Python (finite and > 0, or
@@ -53,7 +54,7 @@ def _checked(value, name, allow_zero=False):
     if isinstance(value, (bool, np.bool_)):
         raise ParameterError(f"{name} must be a number; received {value!r}.")
     if isinstance(value, (int, float, np.number)):
-        return jnp.asarray(check_positive(value, name, allow_zero=allow_zero))
+        return jnp.asarray(check_positive(value, name, allow_zero=allow_zero, squared=squared))
     try:
         arr = np.asarray(value)
     except Exception:
@@ -85,14 +86,29 @@ def _pair(X1, X2):
     return out[0], out[1]
 
 
-def squared_distances(X1: Array, X2: Array) -> Array:
-    """(n1, n2) squared Euclidean distances ‖x − x'‖², clipped at 0.
+# Up to this many features the distances are summed from the differences x_j − x'_j (an
+# (n1, n2, p) intermediate, exact to (p + 2)·eps relative); above it, from one matrix product.
+DIFFERENCE_FORM_MAX_FEATURES = 4
 
-    Uses ‖a‖² + ‖b‖² − 2⟨a, b⟩ (one matrix product, no (n1, n2, p) intermediate) after
-    shifting both sets by the mean of X2, which keeps the cancellation small for data far from
-    the origin; the shift depends on X2 only, so row blocks of X1 give the same rows. Values
-    at the level of the expansion's round-off, (2p + 8)·eps·(‖a‖² + ‖b‖²), are set to 0, so
-    duplicate points are exactly 0 apart.
+
+def squared_distances(X1: Array, X2: Array) -> Array:
+    """(n1, n2) squared Euclidean distances ‖x − x'‖², non-negative, accumulated in the inputs' dtype.
+
+    Two forms, chosen by the number of features p (static):
+
+    * p ≤ ``DIFFERENCE_FORM_MAX_FEATURES``: Σ_j (x_j − x'_j)², each entry to a relative error of
+      (p + 2)·eps whatever the offset or the spread of the data (an (n1, n2, p) intermediate);
+    * larger p: ‖a‖² + ‖b‖² − 2⟨a, b⟩ (one matrix product) after shifting both sets by the
+      coordinate-wise **median** of X2. Each entry's round-off is about (2p + 8)·eps·(‖a‖² + ‖b‖²)
+      with a, b the shifted rows: a far outlier has a large ‖a‖² and loses the accuracy of its own
+      row and column only (a mean shift would move every row by the outlier / n and flatten all
+      distances). Values below that round-off are set to 0, so duplicate points are exactly 0
+      apart. The shift depends on X2 only, so row blocks of X1 give the same rows, and it carries
+      no gradient (distances do not depend on it).
+
+    eps is that of the inputs' dtype (float32 unless x64 is enabled); inputs that differ only
+    beyond it (X + 1e8 in float32) are equal before this function sees them: estimators centre
+    their inputs in float64 on the host first (see ``docs/errors.md``).
 
     Args:
       X1: (n1, p) or (n1,); X2: (n2, p) or (n2,).
@@ -105,7 +121,10 @@ def squared_distances(X1: Array, X2: Array) -> Array:
         Array([3., 3.], dtype=float32)
     """
     X1, X2 = _pair(X1, X2)
-    m = jnp.mean(X2, axis=0)
+    if X1.shape[1] <= DIFFERENCE_FORM_MAX_FEATURES:
+        diff = X1[:, None, :] - X2[None, :, :]
+        return jnp.sum(diff * diff, axis=-1)
+    m = jax.lax.stop_gradient(jnp.median(X2, axis=0))
     A, B = X1 - m, X2 - m
     norms = jnp.sum(A * A, 1)[:, None] + jnp.sum(B * B, 1)[None, :]
     d2 = norms - 2.0 * (A @ B.T)
@@ -113,6 +132,22 @@ def squared_distances(X1: Array, X2: Array) -> Array:
     # 0 so that coincident points are exactly 0 apart (and sqrt-based kernels give K(x, x) = 1).
     tol = (2 * A.shape[1] + 8) * jnp.finfo(d2.dtype).eps
     return jnp.where(d2 > tol * norms, d2, 0.0)
+
+
+def host_squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """(n1, n2) squared distances in NumPy float64, after a shift by the coordinate-wise median of B.
+
+    The host-side counterpart of :func:`squared_distances` for the width heuristics: the median
+    shift keeps one far outlier from flattening the distances of all other rows.
+
+    Example:
+        >>> host_squared_distances(np.array([[0.0], [1e20]]), np.array([[0.0], [1.0], [3.0]]))[0]
+        array([0., 1., 9.])
+    """
+    m = np.median(B, axis=0)
+    A, B = A - m, B - m
+    d2 = (A**2).sum(1)[:, None] + (B**2).sum(1)[None, :] - 2 * A @ B.T
+    return np.maximum(d2, 0.0)
 
 
 def _safe_sqrt(x):
@@ -386,9 +421,7 @@ def median_heuristic(X, max_points: int = 1000) -> float:
         X = X[np.linspace(0, X.shape[0] - 1, max_points).round().astype(int)]
     if X.shape[0] < 2:
         return 1.0
-    X = X - X.mean(0)
-    sq = (X**2).sum(1)
-    d2 = np.maximum(sq[:, None] + sq[None, :] - 2 * X @ X.T, 0.0)
+    d2 = host_squared_distances(X, X)
     iu = np.triu_indices(X.shape[0], k=1)
     return float(np.median(np.sqrt(d2[iu])))
 
@@ -417,12 +450,10 @@ def knn_width(X, k: int, block_size: int = 1024) -> float:
     block_size = check_int(block_size, "block_size", minimum=1)
     if k >= n:
         raise ParameterError(f"k must be smaller than the number of points {n}; received {k}.")
-    X = X - X.mean(0)
-    sq = (X**2).sum(1)
     total = 0.0
     for start in range(0, n, block_size):  # memory bound only; not a hot path
         B = X[start:start + block_size]
-        d2 = np.maximum((B**2).sum(1)[:, None] + sq[None, :] - 2 * B @ X.T, 0.0)
+        d2 = host_squared_distances(B, X)
         d2[np.arange(len(B)), np.arange(start, start + len(B))] = np.inf
         part = np.partition(d2, k - 1, axis=1)[:, :k]
         total += np.sqrt(part).mean(1).sum()

@@ -10,9 +10,17 @@ dependency on it.
 Input handling shared by every estimator:
 
 * :meth:`BaseEstimator._validate_fit_inputs` records ``n_features_in_`` and, for a pandas
-  DataFrame with string column names, ``feature_names_in_``;
+  DataFrame with string column names, ``feature_names_in_``; for a translation-invariant kernel
+  (:meth:`BaseEstimator._shift_invariant`) it centres the inputs on the coordinate-wise median
+  **in float64 on the host**, before they are narrowed to the working precision, records the
+  shift as ``_input_offset_`` and warns when narrowing merges rows that were distinct
+  (:func:`_centre_and_narrow`);
 * :meth:`BaseEstimator._validate_predict_inputs` checks that the model is fitted and that new
-  inputs have the same features (scikit-learn's messages, so its tools read them);
+  inputs have the same features (scikit-learn's messages, so its tools read them), and applies
+  the same shift;
+* every ``fit`` is atomic (:func:`_atomic_fit`, applied to each subclass by
+  ``__init_subclass__``): when it raises, the instance's attributes are restored to what they were
+  before the call, so a failed refit leaves the earlier fit exactly as it was;
 * :class:`~jaxmtl.models._precision.PrecisionMixin` runs the public methods in the precision of
   the ``dtype`` parameter (float64 or float32 whatever JAX's global ``jax_enable_x64``, or JAX's
   default when ``dtype`` is None) and returns their results in scikit-learn's dtypes.
@@ -20,13 +28,17 @@ Input handling shared by every estimator:
 
 from __future__ import annotations
 
+import copy
+import functools
 import inspect
+import threading
 import warnings
 from typing import Any
 
+import jax
 import numpy as np
 
-from .._checks import check_inputs
+from .._checks import check_inputs, narrow
 from ..errors import NotFittedError, ParameterError, ShapeError
 from ._precision import PrecisionMixin
 
@@ -61,9 +73,113 @@ def _feature_names(X: Any) -> np.ndarray | None:
     return None
 
 
+def _centre_and_narrow(X64: np.ndarray, offset: np.ndarray | None, name: str = "X",
+                       warn: bool = False) -> np.ndarray:
+    """Inputs shifted by ``offset`` in float64 on the host, then narrowed to the working precision.
+
+    Args:
+      X64: (n, p) float32 or float64 inputs, not yet narrowed.
+      offset: (p,) float64 shift, or None (no shift).
+      name: the argument's name for messages.
+      warn: warn (UserWarning naming ``dtype='float64'``) when narrowing to float32 merges rows
+        that are distinct in float64: the information that separates them is lost.
+
+    Returns:
+      (n, p) array in the working precision (float32 unless x64 is enabled).
+
+    Example:
+        >>> X = np.array([[1e8], [1e8 + 1.0]])
+        >>> np.diff(_centre_and_narrow(X, np.median(X, 0))[:, 0]).tolist()
+        [1.0]
+    """
+    shifted = X64 if offset is None else X64.astype(np.float64) - offset
+    out = narrow(shifted, name, source=X64.dtype)
+    if warn and out.dtype != shifted.dtype:
+        before = len(np.unique(shifted, axis=0))
+        after = len(np.unique(out, axis=0))
+        if after < before:
+            warnings.warn(
+                f"{name} loses the information separating its rows when narrowed from {shifted.dtype} to "
+                f"{out.dtype}: {before} distinct rows become {after}. Pass dtype='float64' (or enable "
+                "jax_enable_x64), or rescale the features.", UserWarning, stacklevel=4)
+    return out
+
+
+_IN_FIT = threading.local()  # ids of the instances whose fit is running in this thread
+
+
+def _snapshot(state: dict) -> dict:
+    """A deep copy of an instance's ``__dict__`` that shares its immutable JAX parts.
+
+    JAX arrays and equinox modules (kernels, filters, predictors) cannot change in place, so they
+    are kept as they are; everything else (NumPy arrays, lists, dicts, nested estimators) is
+    copied, so that a ``fit`` that mutates an attribute in place cannot alter the snapshot.
+    """
+    import equinox as eqx
+
+    memo: dict = {}
+    for leaf in jax.tree_util.tree_leaves(state, is_leaf=lambda x: isinstance(x, eqx.Module)):
+        if isinstance(leaf, (jax.Array, eqx.Module)):
+            memo[id(leaf)] = leaf
+    return copy.deepcopy(state, memo)
+
+
+def _atomic_fit(fit):
+    """Wrap a ``fit`` method so that an exception leaves the instance exactly as before the call.
+
+    The instance's ``__dict__`` (parameters and fitted attributes) is snapshotted on entry
+    (:func:`_snapshot`) and put back, attributes added by the failed call removed, when ``fit``
+    raises; the exception then propagates unchanged. A ``fit`` called from inside another
+    ``fit`` of the same instance (``super().fit``) is covered by the outer call.
+
+    Example:
+        >>> import numpy as np
+        >>> from jaxmtl import VectorValuedRegressor
+        >>> m = VectorValuedRegressor().fit(np.arange(20.0)[:, None], np.arange(20.0))
+        >>> before = m.predict(np.ones((1, 1)))
+        >>> try:
+        ...     m.fit(np.full((20, 1), np.nan), np.arange(20.0))
+        ... except ValueError:
+        ...     pass
+        >>> bool(np.array_equal(m.predict(np.ones((1, 1))), before))
+        True
+    """
+    if getattr(fit, "_jaxmtl_atomic", False):
+        return fit
+
+    @functools.wraps(fit)
+    def atomic(self, *args, **kwargs):
+        active = getattr(_IN_FIT, "ids", None)
+        if active is None:
+            active = _IN_FIT.ids = set()
+        if id(self) in active:
+            return fit(self, *args, **kwargs)
+        saved = _snapshot(self.__dict__)
+        active.add(id(self))
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        finally:
+            active.discard(id(self))
+
+    atomic._jaxmtl_atomic = True
+    return atomic
+
+
 class BaseEstimator(PrecisionMixin, _SklearnBase):
     """Stores ``__init__`` keyword arguments unchanged; ``get_params`` / ``set_params`` read
-    and write them, as scikit-learn's ``BaseEstimator`` does (and is, when installed)."""
+    and write them, as scikit-learn's ``BaseEstimator`` does (and is, when installed).
+
+    Every subclass's ``fit`` is made atomic (:func:`_atomic_fit`)."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        fit = getattr(cls, "fit", None)
+        if callable(fit) and not getattr(fit, "_jaxmtl_atomic", False):
+            cls.fit = _atomic_fit(fit)
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -104,15 +220,35 @@ class BaseEstimator(PrecisionMixin, _SklearnBase):
                 f"This {type(self).__name__} is not fitted yet; call fit(...) before using it."
             )
 
+    def _shift_invariant(self) -> bool:
+        """Whether the fitted model is unchanged when all inputs move by the same vector.
+
+        True for the translation-invariant kernels (Gaussian, Laplacian, Matérn: they depend on
+        x − x' only) and for the default kernel (None: a Gaussian); False for Linear, Polynomial,
+        SobolevSpline and kernels this library does not know, whose inputs are used as given.
+        """
+        from ..kernels.scalar import Gaussian, Laplacian, Matern
+
+        kernel = getattr(self, "kernel", None)
+        return kernel is None or isinstance(kernel, (Gaussian, Laplacian, Matern))
+
     def _validate_fit_inputs(self, X: Any) -> np.ndarray:
-        """(n, p) float inputs for ``fit``; records ``n_features_in_`` and ``feature_names_in_``."""
+        """(n, p) float inputs for ``fit``; records ``n_features_in_`` and ``feature_names_in_``.
+
+        For a shift-invariant model the inputs are centred on their coordinate-wise median in
+        float64 before they are narrowed (the shift, ``_input_offset_``, is applied again in
+        prediction): ``X + 1e8`` fits as ``X`` does in float32.
+        """
         names = _feature_names(X)
-        arr = check_inputs(X, allow_1d=False)
+        arr = check_inputs(X, allow_1d=False, keep_float64=True)
+        offset = np.median(arr.astype(np.float64), axis=0) if self._shift_invariant() else None
+        arr = _centre_and_narrow(arr, offset, warn=True)
         if names is not None:
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self.n_features_in_ = arr.shape[1]
+        self._input_offset_ = offset
         return arr
 
     def _validate_predict_inputs(self, X: Any) -> np.ndarray:
@@ -133,13 +269,13 @@ class BaseEstimator(PrecisionMixin, _SklearnBase):
                 "The feature names should match those that were passed during fit; "
                 f"fitted with {list(fitted)}, received {list(names)}."
             )
-        arr = check_inputs(X, allow_1d=False)
+        arr = check_inputs(X, allow_1d=False, keep_float64=True)
         if arr.shape[1] != self.n_features_in_:
             raise ShapeError(
                 f"X has {arr.shape[1]} features, but {name} is expecting {self.n_features_in_} "
                 "features as input."
             )
-        return arr
+        return _centre_and_narrow(arr, getattr(self, "_input_offset_", None))
 
     def save(self, path) -> None:
         """Save the fitted estimator to a portable file; see :func:`jaxmtl.io.save`."""

@@ -62,6 +62,7 @@ DEFAULT_WIDTH_FACTORS = tuple(4.0 ** np.arange(-2, 4))
 WIDTH_EXTENSIONS = 2
 # Above this many rows the width grid is searched on a random subsample of this size first.
 WIDTH_SUBSAMPLE = 400
+MAX_STEPS = 1_000_000  # longest path: its (steps, …) arrays must fit in memory
 DEFAULT_STEPS = {"nu_method": 300, "landweber": 3000}
 # A default path whose best step is its last is continued to 2**STEP_DOUBLINGS times its length.
 STEP_DOUBLINGS = 3
@@ -395,7 +396,7 @@ class _SpectralEstimator(_GridSelection):
     def _resolve_params(self, filt: SpectralFilter, scale: float) -> np.ndarray:
         if filt.iterative:
             steps = DEFAULT_STEPS.get(filt.name, 150) if self.n_steps is None else self.n_steps
-            steps = check_int(steps, "n_steps", minimum=1)
+            steps = check_int(steps, "n_steps", minimum=1, maximum=MAX_STEPS)
             return np.arange(1, steps + 1)
         lambdas = np.geomspace(1e-6, 1.0, 30) * scale if self.lambdas is None else self.lambdas
         lambdas = np.sort(check_positive_array(lambdas, "lambdas"))[::-1]

@@ -128,7 +128,8 @@ class ApproximationMixin:
     ``block_size`` (default 2048). Fitted attributes: ``feature_map_``, ``coef_`` (D, d) on
     the features φ (f(x) = φ(x) coef_ A + y_mean_), ``output_matrix_``, ``kernel_``,
     ``filter_``, ``best_params_``, ``best_score_``, ``cv_scores_`` (Ω, P), ``width_scores_``,
-    ``kernel_widths_``, ``omegas_``, ``path_params_``, ``y_mean_``, ``approximate_`` (True).
+    ``kernel_widths_``, ``omegas_``, ``path_params_``, ``y_mean_``, ``approximate_`` (True),
+    ``n_components_`` (the number of centres or features used).
 
     Estimators whose ``approximation`` may be None (:class:`~jaxmtl.VectorValuedRegressor`,
     :class:`~jaxmtl.MultiClassClassifier`) fit through :meth:`_fit_exact_or_approximate`, and
@@ -188,6 +189,7 @@ class ApproximationMixin:
         if n < 2:
             raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={n}.")
         approx, m, sampling, block = self._approximation_settings(n)
+        self.n_components_ = m
         filt = get_filter(self.filter)
         kernels, widths = self._resolve_kernels(X)
         if approx == "random_features":
@@ -306,7 +308,8 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
     Args:
       approximation: 'nystrom' (m centres drawn from the training rows) or 'random_features'
         (Gaussian, Laplacian or Matérn kernels; n_components features, 2 per frequency).
-      n_components: m centres or D features (None: min(n, 1000) centres, 1000 features).
+      n_components: m centres or D features; None (default): min(n, 1000) Nyström centres (all
+        rows when n < 1000, recorded in ``n_components_``) or 1000 random features.
       sampling: Nyström centres 'uniform' or by approximate ridge 'leverage' scores.
       block_size: rows of features evaluated at once (memory block_size × n_components).
       normalize_y: fit the outputs divided by their standard deviations (as

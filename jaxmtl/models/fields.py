@@ -120,6 +120,9 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
             raise ShapeError(
                 f"a vector field maps R^p to R^p: X has {X.shape[1]} features but V has {V.shape[1]} components."
             )
+        if X.shape[0] < 2:
+            raise ShapeError(f"VectorFieldRegressor needs at least 2 samples to fit a field (its width and "
+                             f"regularisation are chosen from the data); received {X.shape[0]}.")
         if self.kind not in KINDS:
             raise ParameterError(f"kind must be one of {KINDS}; received {self.kind!r}.")
         if self.kind != "independent" and X.shape[1] < 2:

@@ -35,6 +35,8 @@ class SeparablePredictor(eqx.Module):
       coef: (n, d) coefficients C.
       output_matrix: (d, d) output matrix A.
       offset: (d,) output offset b (the training mean when the estimator fits an intercept).
+      input_offset: (p,) shift subtracted from the inputs before the kernel (the estimator's
+        host-side centring of X_fit, for translation-invariant kernels), or None.
     """
 
     kernel: Kernel
@@ -42,11 +44,14 @@ class SeparablePredictor(eqx.Module):
     coef: jax.Array
     output_matrix: jax.Array
     offset: jax.Array
+    input_offset: jax.Array | None = None
 
     def __call__(self, X: jax.Array) -> jax.Array:
         """(m, p) inputs → (m, d) outputs; a single (p,) input → (d,)."""
         single = X.ndim == 1
         X = jnp.atleast_2d(X).astype(self.X_fit.dtype)
+        if self.input_offset is not None:
+            X = X - self.input_offset
         F = self.kernel(X, self.X_fit) @ self.coef @ self.output_matrix + self.offset
         return F[0] if single else F
 
@@ -58,5 +63,7 @@ class PredictorMixin:
         """The fitted prediction function as a pytree (decision scores for classifiers)."""
         self._check_fitted()
         dtype = self.X_fit_.dtype
+        shift = getattr(self, "_input_offset_", None)
         return SeparablePredictor(self.kernel_, self.X_fit_, jnp.asarray(self.coef_, dtype),
-                                  jnp.asarray(self.output_matrix_, dtype), jnp.asarray(self.y_mean_, dtype))
+                                  jnp.asarray(self.output_matrix_, dtype), jnp.asarray(self.y_mean_, dtype),
+                                  None if shift is None else jnp.asarray(shift, dtype))

@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from functools import partial
 
 import jax
@@ -66,6 +67,26 @@ def _predict(cross, d, C, A, one_vs_all):
     if one_vs_all:
         return jax.vmap(lambda dk, Ck: cross.combine(dk) @ Ck[:, 0], out_axes=1)(d, C)
     return cross.combine(d) @ C @ A
+
+
+# a feature's standard deviation this many times its robust scale (1.4826 × MAD) is set by outliers
+OUTLIER_SCALE_RATIO = 100.0
+
+
+def _warn_if_outliers_dominate(X: np.ndarray, sd: np.ndarray) -> None:
+    """Warn when a few far rows set a feature's standard deviation (standardising by it would squeeze
+    every other row together and flatten the fit).
+
+    Args:
+      X: (n, p) training inputs; sd: (p,) their standard deviations.
+    """
+    mad = 1.4826 * np.median(np.abs(X - np.median(X, 0)), 0)
+    bad = np.flatnonzero((mad > 0) & (sd > OUTLIER_SCALE_RATIO * mad))
+    if bad.size:
+        warnings.warn(f"features {bad.tolist()[:5]} have a standard deviation over {OUTLIER_SCALE_RATIO:g} times "
+                      "their median absolute deviation: a few far rows set it, and standardising by it squeezes "
+                      "the other rows together. Remove the outlying rows, or pass standardize=False.",
+                      UserWarning, stacklevel=4)
 
 
 class _RLS2Base(BaseEstimator):
@@ -143,6 +164,10 @@ class _RLS2Base(BaseEstimator):
         return {"grid": grid, "folds": folds, "solver": _resolve_solver(self.solver, n)}
 
     # ---- fitting ----
+    def _shift_invariant(self) -> bool:
+        """Standardised features (the default) do not depend on a common shift of the inputs."""
+        return self.standardize is True
+
     def _prepare_X(self, X: np.ndarray) -> np.ndarray:
         return (X - self.x_mean_) / self.x_scale_
 
@@ -162,6 +187,8 @@ class _RLS2Base(BaseEstimator):
         self.x_mean_ = X.mean(0) if self.standardize else np.zeros(X.shape[1])
         sd = X.std(0) if self.standardize else np.ones(X.shape[1])
         self.x_scale_ = np.where(sd > 0, sd, 1.0)
+        if self.standardize:
+            _warn_if_outliers_dominate(X, sd)
         Xs = self._prepare_X(X)
         self.dictionary_ = self._dictionary(X.shape[1])
         self.scale_ = self.dictionary_.scaling(Xs, self.scaling, y=labels)
