@@ -6,6 +6,8 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.kernel_ridge import KernelRidge
@@ -190,3 +192,48 @@ def test_not_fitted_and_algorithm4_argument_errors():
         algorithm4(X, y, t, 2.0, 0.1, KBAR)
     with pytest.raises(ParameterError, match="w"):
         algorithm4(X, y, t, 0.5, 0.1, KBAR, w=np.r_[-1.0, np.ones(39)])
+
+
+def _repeats_data(seed=0):
+    """80 examples on 10 distinct inputs, 6 tasks: every task repeats inputs."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 10, (80, 1)) / 10.0
+    t = rng.integers(0, 6, 80)
+    return X, t, np.sin(6 * X[:, 0]) + 0.3 * t + 0.1 * rng.normal(size=80), rng
+
+
+def _dense_with_bias(X, t, y, alpha, lam, Xq, tq, width):
+    """Dense float64 solve of (5.4) bordered with the unpenalized bias, predictions at (Xq, tq)."""
+    def k(A, ta, B, tb):
+        g = np.exp(-((A[:, None, :] - B[None, :, :]) ** 2).sum(-1) / (2 * width**2))
+        return alpha * g + (1 - alpha) * (ta[:, None] == tb[None, :]) * g
+    n = len(y)
+    M = np.block([[k(X, t, X, t) + lam * np.eye(n), np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
+    sol = np.linalg.solve(M, np.r_[y, 0.0])
+    return k(Xq, tq, X, t) @ sol[:-1] + sol[-1]
+
+
+def test_float32_with_repeated_inputs_at_small_lam_is_refused_warned_or_right():
+    """float32 used to return NaN (α = 0) or errors of 1.0 (α = 0.5) and 108 (α = 1) at λ = 1e-7,
+    a value of the default grid, on these data. Now: repeats merged (exact); pairs beyond float32's
+    precision refused or warned by name; the default grid in float32 searches only resolvable pairs,
+    and its fit agrees with the float64 dense solve at the pair it chose."""
+    X, t, y, rng = _repeats_data()
+    Xq, tq = rng.uniform(0, 1, (15, 1)), rng.integers(0, 6, 15)
+    with jax.enable_x64(False):
+        with pytest.raises(ParameterError, match="lam=1e-07.*float64"):
+            MixedEffectRegressor(alpha=0.5, lam=1e-7, kernel=Gaussian(0.3)).fit(X, y, t)
+        with pytest.warns(RuntimeWarning, match="float32's precision.*float64"):
+            MixedEffectRegressor(alpha=1.0, lam=1e-3, kernel=Gaussian(0.3)).fit(X, y, t)
+        with pytest.warns(RuntimeWarning, match="grid points are beyond float32's precision"):
+            model = MixedEffectRegressor(kernel=Gaussian(0.3)).fit(X, y, t)
+        pred = model.predict(Xq, tq)
+    assert np.isinf(model.cv_scores_[:, 0]).all() and np.isfinite(model.cv_scores_[:, -1]).all()
+    ref = _dense_with_bias(X, t, y, model.alpha_, model.lam_, Xq, tq, 0.3)
+    np.testing.assert_allclose(pred, ref, rtol=0, atol=1e-3)
+    for alpha in (0.0, 0.5, 1.0):                           # float64: no warning, the dense solve at λ = 1e-7
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            fit = MixedEffectRegressor(alpha=alpha, lam=1e-7, kernel=Gaussian(0.3)).fit(X, y, t)
+        np.testing.assert_allclose(fit.predict(Xq, tq), _dense_with_bias(X, t, y, alpha, 1e-7, Xq, tq, 0.3),
+                                   rtol=0, atol=1e-5)

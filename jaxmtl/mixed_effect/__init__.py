@@ -5,8 +5,8 @@ module              content
 ==================  ========================================================================
 :mod:`.kernel`      the kernel (5.2)/(5.5), :class:`ExponentialDot`, α / λ checks
 :mod:`.centralized` Algorithm 4: (K + λW)c = y in O(Σⱼ ℓⱼ³ + n³) over n distinct inputs
-:mod:`.online`      Algorithms 5–9: the incremental updates (three cases), client-side solve
-:mod:`.server`      :class:`Server`, :class:`Client`, :class:`PassiveClient`, the disclosed database
+:mod:`.online`      Algorithms 5–9 in float64 on the host: the sends (three cases, transactions), Algorithm 9
+:mod:`.server`      :class:`Server`, :class:`Client`, :class:`PassiveClient`, what is disclosed
 :mod:`.state`       save / load of a server's state (portable ``.npz``, no pickle)
 ==================  ========================================================================
 

@@ -57,7 +57,8 @@ from ..kernels.scalar import Kernel
 from ..operators.tasks import check_tasks
 from .kernel import check_alpha, check_lam, resolve_task_kernel
 
-__all__ = ["Layout", "Prepared", "Query", "MixedEffectSolution", "unique_inputs", "task_layout", "prepare",
+__all__ = ["Layout", "Prepared", "Query", "MixedEffectSolution", "unique_inputs", "merge_repeats", "task_layout",
+           "prepare",
            "solve", "build_query", "predict_query", "algorithm4", "check_weights"]
 
 
@@ -116,6 +117,33 @@ def unique_inputs(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     Xu, inverse = np.unique(np.asarray(X) + 0.0, axis=0, return_inverse=True)  # + 0.0: −0 ≡ 0
     return Xu, inverse.reshape(-1)
+
+
+def merge_repeats(X: np.ndarray, codes: np.ndarray, y: np.ndarray, s: np.ndarray):
+    """Examples of one task at one input merged into one, as Case 1 of the online algorithm does.
+
+    For (5.4) this is exact: the loss Σᵢ sᵢ(yᵢ − g(x, t))² over the examples of a task at x equals
+    S(ȳ − g(x, t))² + const with S = Σᵢ sᵢ (the weight wᵢ = 1/sᵢ merged harmonically) and
+    ȳ = Σᵢ sᵢyᵢ / S, and the merged example's coefficient is the sum of theirs. It removes the
+    exactly singular blocks K̃ʲ(kʲ, kʲ) that repeats create, whose only regularization is λW.
+
+    Args:
+      X: (ℓ, p) inputs; codes: (ℓ,) task codes; y: (ℓ,) outputs; s: (ℓ,) positive sample weights.
+
+    Returns:
+      (X, codes, y, s) of the ℓ' ≤ ℓ merged examples (sorted by task, then input).
+
+    Example:
+        >>> merge_repeats(np.zeros((2, 1)), np.array([0, 0]), np.array([1.0, 3.0]), np.array([1.0, 3.0]))[2:]
+        (array([2.5]), array([4.]))
+    """
+    keys, inverse = np.unique(np.c_[codes.astype(np.float64), np.asarray(X, np.float64) + 0.0], axis=0,
+                              return_inverse=True)
+    inverse = inverse.reshape(-1)
+    s_m = np.bincount(inverse, weights=s, minlength=len(keys))
+    y_m = np.bincount(inverse, weights=s * y, minlength=len(keys)) / s_m
+    first = np.unique(inverse, return_index=True)[1]
+    return X[first], codes[first], y_m, s_m
 
 
 def _size_class(length: int) -> int:

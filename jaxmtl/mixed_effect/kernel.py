@@ -39,7 +39,8 @@ from .._checks import check_positive, check_unit_interval
 from ..errors import ParameterError, TaskError
 from ..kernels.scalar import Kernel, _checked, _pair
 
-__all__ = ["ExponentialDot", "check_alpha", "check_lam", "check_kernel", "resolve_task_kernel", "mixed_effect_gram"]
+__all__ = ["ExponentialDot", "check_alpha", "check_lam", "check_scaled_weight", "LAM_RANGE", "check_kernel",
+           "resolve_task_kernel", "mixed_effect_gram"]
 
 
 class ExponentialDot(Kernel):
@@ -75,11 +76,31 @@ def check_alpha(alpha: Any, name: str = "alpha") -> float:
     return float(check_unit_interval(alpha, name)[0])
 
 
+LAM_RANGE = (1e-100, 1e100)
+"""λ's admissible range: the per-task systems (1 − α)K̃ʲ + λWʲ and their inverses stay far from
+float64's under- and overflow (about 1e−308 and 1.8e308) for kernels of order one."""
+
+SCALED_WEIGHT_RANGE = (1e-200, 1e200)
+"""Admissible range of λ·wᵢ for one example (its inverse enters Rʲ)."""
+
+
 def check_lam(lam: Any, name: str = "lam") -> float:
-    """λ > 0 finite as a float (the thesis's unnormalised regularization parameter)."""
+    """λ in :data:`LAM_RANGE` as a float (the thesis's unnormalised regularization parameter)."""
     if isinstance(lam, (bool, np.bool_)) or np.ndim(lam) != 0:
         raise ParameterError(f"{name} must be a positive number; received {lam!r}.")
-    return check_positive(lam, name)
+    lam = check_positive(lam, name)
+    if not LAM_RANGE[0] <= lam <= LAM_RANGE[1]:
+        raise ParameterError(f"{name} must lie in [{LAM_RANGE[0]:.0e}, {LAM_RANGE[1]:.0e}]; received {lam!r} "
+                             "(outside, (K + λW)⁻¹ under- or overflows float64 for kernels of order one).")
+    return lam
+
+
+def check_scaled_weight(lam: float, w: float, name: str = "w") -> None:
+    """λ·w in :data:`SCALED_WEIGHT_RANGE`, else ParameterError naming ``name``."""
+    if not SCALED_WEIGHT_RANGE[0] <= lam * w <= SCALED_WEIGHT_RANGE[1]:
+        raise ParameterError(f"{name} = {w!r} makes λ·{name} = {lam * w:.3g}, outside "
+                             f"[{SCALED_WEIGHT_RANGE[0]:.0e}, {SCALED_WEIGHT_RANGE[1]:.0e}] where 1/(λ·{name}) "
+                             "stays finite in float64; rescale the weights.")
 
 
 def check_kernel(k: Any, name: str) -> Kernel:

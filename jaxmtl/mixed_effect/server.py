@@ -1,78 +1,95 @@
 r"""Client-server online mixed-effect multi-task learning with private data ([Din11] §5.3).
 
 One :class:`Server` collects examples (xᵢ, yᵢ, wᵢ) one at a time from clients — one client per
-task — and keeps, after every example, exactly the quantities of Algorithm 4 lines 1–6
-(Algorithm 5 and its three cases, :mod:`.online`). Its state is split as the thesis prescribes:
+task — and keeps, after every example, the sums of Algorithm 4 lines 1–6 (Algorithm 5 and its three
+cases, :mod:`.online`; float64 on the host whatever JAX's ``jax_enable_x64``). Its state is split as
+the thesis prescribes:
 
 =====================  ======================================================================
 undisclosed            for each task j: hʲ (which distinct inputs it used), yʲ, wʲ (its
                        outputs and weights, repeated inputs merged) and Rʲ (its (ℓⱼ, ℓⱼ) inverse)
-disclosed database     x̌ (n, p) the distinct inputs of all tasks, y̌ (n,) = Σⱼ Lᵀ(:, hʲ)Rʲyʲ,
-                       H (n, n) = (D⁻¹ + α Σⱼ Lᵀ(:, hʲ)RʲL(hʲ, :))⁻¹; with ``fit_intercept``
-                       also y̌₁ (n,) = Σⱼ Lᵀ(:, hʲ)Rʲ1 and a (2,) = Σⱼ 1ᵀRʲ[yʲ, 1]
+database               x̌ (n, p) the distinct inputs of all tasks, b (n,) = Σⱼ I(:, hʲ)Rʲyʲ,
+                       G (n, n) = Σⱼ I(:, hʲ)RʲI(hʲ, :); with ``fit_intercept`` also
+                       b₁ (n,) = Σⱼ I(:, hʲ)Rʲ1 and a (2,) = Σⱼ 1ᵀRʲ[yʲ, 1]
 =====================  ======================================================================
 
-:meth:`Server.disclosed` returns the disclosed database and nothing else; it does not even say
-how many tasks there are, nor which task used which input. A :class:`Client` computes its
-estimate with Algorithm 9 from the disclosed database plus its *own* record; a
-:class:`PassiveClient` never sends anything: it runs Algorithm 5 on a local copy of the disclosed
-database with its private data, then Algorithm 9. What the disclosed database hides: y̌ and a are
-sums over tasks of Rʲyʲ, so outputs of different tasks that move in opposite directions leave
-them unchanged, and H, y̌₁ do not depend on any output at all (tested).
+(the thesis discloses y̌ = Lᵀb and H = (D⁻¹ + αLᵀGL)⁻¹, Ǩ = LDLᵀ: the same information given x̌).
+
+Who sees what is set by ``disclosure`` (threat model: ``docs/privacy.md``):
+
+* ``'database'`` (the thesis's design): :meth:`Server.disclosed` hands any client the database. It
+  does not say how many tasks there are nor which task used which input, but G's support and
+  blocks do: a client that removes its own Rʲ from G and b solves, exactly, for the inputs,
+  weights and outputs of every other task whose inputs no third task shares (tested); among tasks
+  with the same inputs and weights only the sum of their outputs is determined.
+* ``'predictions'`` (the default): :meth:`Server.disclosed` refuses; a :class:`Client` receives only its own
+  task's (ḡ, g̃ⱼ) at the points it asks for, computed on the server (Algorithm 9 run there), and a
+  :class:`PassiveClient`'s data are used on the server for its prediction without being stored.
+  Everything a client receives is then a function of x̌, č (the common function ḡ) and its own data:
+  other clients' task partition, weights, individual-kernel coupling and outputs are hidden up to
+  that (two such worlds give the same view to round-off, tested) — but ḡ itself is revealed, and
+  with it the outputs of a lone other client whose inputs and weights the attacker knows (tested).
 
 Every estimate equals the centralized solution of (5.4) (:mod:`.centralized`) on the examples
-received so far, in any order of arrival. A send that fails validation raises before anything
-changes. :meth:`Server.save` / :meth:`Server.load` store the whole state in a portable ``.npz``
-(no pickle; :mod:`.state`), and a stream resumed from a saved state ends bit-identical to an
-uninterrupted one.
+received so far, in any order of arrival. A send is a transaction: it is validated and checked
+against the state it would produce (finite, entries below 1e300), and a refused send leaves the
+state exactly as it was. :meth:`Server.save` / :meth:`Server.load` store the whole state in a
+portable ``.npz`` (no pickle; :mod:`.state`), and a stream resumed from a saved state ends
+bit-identical to an uninterrupted one.
 
 A client here is an object of this process: authenticating the clients of a deployment (so that
-``server.client(j)`` is only handed to task j) is the transport's job, not this module's.
+``server.client(j)`` is only handed to task j) and carrying the messages is the transport's job,
+not this module's.
 
 [Din11] F. Dinuzzo, *Learning functions with kernel methods*, PhD thesis, Università di Pavia, 2011.
 
 Example:
     >>> import numpy as np
     >>> from jaxmtl.kernels import Gaussian
-    >>> server = Server(alpha=0.5, lam=0.1, kernel=Gaussian(1.0))
+    >>> server = Server(alpha=0.5, lam=0.1, kernel=Gaussian(1.0), disclosure="database")
     >>> alice, bob = server.client("alice"), server.client("bob")
     >>> alice.send([0.0], 1.0); bob.send([1.0], 2.0); alice.send([1.0], 1.5)
     >>> alice.predict(np.array([[0.5]])).shape
     (1,)
     >>> sorted(server.disclosed()._fields)
-    ['H', 'X', 'a', 'alpha', 'fit_intercept', 'kernel', 'lam', 'y', 'y_ones']
+    ['G', 'X', 'a', 'alpha', 'b', 'b_ones', 'fit_intercept', 'kernel', 'lam']
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import jax.numpy as jnp
+import jax
 import numpy as np
 
 from .._checks import as_float_array, check_bool, check_inputs
 from ..errors import NotFittedError, ParameterError, ShapeError, TaskError
 from ..kernels.scalar import Kernel
 from .centralized import check_weights
-from .kernel import check_alpha, check_kernel, check_lam, resolve_task_kernel
-from .online import Database, TaskRecord, estimate, ldl_factors, receive
+from .kernel import check_alpha, check_kernel, check_lam, check_scaled_weight, resolve_task_kernel
+from .online import Database, Solution, TaskRecord, estimate, receive, solve_shared
 
 __all__ = ["Server", "Client", "PassiveClient", "DisclosedDatabase"]
 
 
 class DisclosedDatabase(NamedTuple):
-    """What any client may download (copies): x̌ (n, p), y̌ (n,), H (n, n); y̌₁ (n,) and a (2,)
-    when the server fits a bias (else None); and the public settings α, λ, K̄, fit_intercept."""
+    """What any client may download from a server with ``disclosure='database'`` (copies): x̌
+    (n, p), b (n,) = Σⱼ I(:, hʲ)Rʲyʲ, G (n, n) = Σⱼ I(:, hʲ)RʲI(hʲ, :); b₁ (n,) = Σⱼ I(:, hʲ)Rʲ1 and
+    a (2,) when the server fits a bias (else None); and the public settings α, λ, K̄, fit_intercept.
+    Given x̌ this is the thesis's (y̌, H) = (Lᵀb, (D⁻¹ + αLᵀGL)⁻¹) in another basis."""
 
     X: np.ndarray
-    y: np.ndarray
-    H: np.ndarray
-    y_ones: np.ndarray | None
+    b: np.ndarray
+    G: np.ndarray
+    b_ones: np.ndarray | None
     a: np.ndarray | None
     alpha: float
     lam: float
     kernel: Kernel
     fit_intercept: bool
+
+
+DISCLOSURES = ("database", "predictions")
 
 
 def check_task_label(task: Any):
@@ -89,14 +106,19 @@ class Server:
 
     Args:
       alpha: α in [0, 1] of the kernel (5.2) (0: separate tasks, 1: one pooled task).
-      lam: λ > 0 of (5.4), unnormalised.
-      kernel: K̄, the common kernel; must be strictly positive definite on distinct inputs
-        (Case 3 of Algorithm 5 extends a Cholesky factor; a Gaussian or :class:`ExponentialDot`
-        on distinct points is).
+      lam: λ of (5.4), unnormalised, in [1e-100, 1e100].
+      kernel: K̄, the common kernel (positive semidefinite; the state never divides by its
+        pivots, so close inputs or a linear K̄ with more inputs than features are fine).
       task_kernel: K̃ʲ: None (= ``kernel``), one kernel for every task, or a mapping task → kernel.
       fit_intercept: add an unpenalized bias b common to all tasks (default False: (5.4) exactly).
-      capacity: distinct inputs the device buffers hold before they double (each size compiles the
-        per-send update once); set it to the expected number of distinct inputs.
+      capacity: distinct inputs the state's arrays hold before they double.
+      disclosure: what a client receives (see the threat model in ``docs/privacy.md``):
+        ``'predictions'`` (default) — nothing but predictions leaves the server: :meth:`disclosed`
+        refuses, a client receives only its own task's (ḡ, g̃ⱼ) at the points it asks for, and a
+        passive client's data are used on the server without being stored; ``'database'`` (the
+        thesis's design) — :meth:`disclosed` hands anyone x̌, b, G (and b₁, a), from which the
+        inputs, weights and outputs of a task whose inputs no third task shares can be solved for
+        exactly, and a passive client's data never leave it.
 
     Attributes:
       n_inputs: n, the number of distinct inputs received; n_tasks: tasks that sent data;
@@ -104,7 +126,7 @@ class Server:
     """
 
     def __init__(self, alpha: float, lam: float, kernel: Kernel, task_kernel: Any = None,
-                 fit_intercept: bool = False, capacity: int = 16):
+                 fit_intercept: bool = False, capacity: int = 16, disclosure: str = "predictions"):
         self._alpha, self._lam = check_alpha(alpha), check_lam(lam)
         check_kernel(kernel, "kernel")
         self._lookup, self._mapping = resolve_task_kernel(task_kernel, kernel)
@@ -112,7 +134,11 @@ class Server:
         self._fit_intercept = check_bool(fit_intercept, "fit_intercept")
         if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity < 1:
             raise ParameterError(f"capacity must be a positive int; received {capacity!r}.")
+        if disclosure not in DISCLOSURES:
+            raise ParameterError(f"disclosure must be one of {DISCLOSURES}; received {disclosure!r}.")
+        self._disclosure = disclosure
         self._db = Database(kernel, self._alpha, self._lam, capacity=int(capacity))
+        self._solution = (-1, None)                  # (version, Solution) cache of the shared solve
         self._records: dict = {}
         self._n_features: int | None = None
         self.n_received = 0
@@ -123,6 +149,7 @@ class Server:
     kernel = property(lambda self: self._kernel)
     task_kernel = property(lambda self: self._task_kernel)
     fit_intercept = property(lambda self: self._fit_intercept)
+    disclosure = property(lambda self: self._disclosure)
     n_inputs = property(lambda self: self._db.n)
     n_tasks = property(lambda self: len(self._records))
 
@@ -146,31 +173,53 @@ class Server:
         elif self._mapping is not None:
             raise TaskError("task_kernel is a mapping task -> kernel: pass task= to passive_client to "
                             "choose the individual kernel.")
-        X = check_inputs(X, "X", allow_1d=False)
-        y = as_float_array(y, "y", ndim=1)
-        if y.shape[0] != X.shape[0]:
-            raise ShapeError(f"y must have one entry per row of X: expected {X.shape[0]}, received {y.shape}.")
-        w = np.ones(len(y)) if w is None else check_weights(w, len(y), "w")
+        with jax.enable_x64(True):                                  # float64 inputs are kept as they are
+            X = check_inputs(X, "X", allow_1d=False)
+            y = as_float_array(y, "y", ndim=1)
+            if y.shape[0] != X.shape[0]:
+                raise ShapeError(f"y must have one entry per row of X: expected {X.shape[0]}, received {y.shape}.")
+            w = np.ones(len(y)) if w is None else check_weights(w, len(y), "w")
+        for v in w:
+            check_scaled_weight(self._lam, float(v))
         self._check_features(X.shape[1], "X")
         return PassiveClient(self, task, X.astype(np.float64), y.astype(np.float64), w, self._lookup(task))
 
     def disclosed(self) -> DisclosedDatabase:
-        """The disclosed database (copies of x̌, y̌, H, and y̌₁, a with a bias)."""
+        """The disclosed database (copies of x̌, b, G, and b₁, a with a bias).
+
+        Raises ParameterError when the server was created with ``disclosure='predictions'``.
+        """
+        if self._disclosure != "database":
+            raise ParameterError("this server was created with disclosure='predictions': it discloses no "
+                                 "database, only each client's own predictions (client.predict).")
+        return self._database()
+
+    # ------------------------------------------------------------------ internals
+    def _database(self) -> DisclosedDatabase:
         arr = self._db.arrays()
         if not arr:
             p = self._n_features or 0
-            arr = {"X": np.zeros((0, p)), "H": np.zeros((0, 0)), "Y": np.zeros((0, 2)), "a": np.zeros(2)}
+            arr = {"X": np.zeros((0, p)), "G": np.zeros((0, 0)), "B": np.zeros((0, 2)), "a": np.zeros(2)}
         fi = self._fit_intercept
-        return DisclosedDatabase(arr["X"], arr["Y"][:, 0].copy(), arr["H"], arr["Y"][:, 1].copy() if fi else None,
+        return DisclosedDatabase(arr["X"], arr["B"][:, 0].copy(), arr["G"], arr["B"][:, 1].copy() if fi else None,
                                  arr["a"] if fi else None, self._alpha, self._lam, self._kernel, fi)
 
-    # ------------------------------------------------------------------ internals
+    def _shared_solution(self) -> Solution:
+        """The shared solve of Algorithm 9 for the current state (cached until the next send)."""
+        if self._solution[0] != self._version:
+            self._solution = (self._version, solve_shared(self._db))
+        return self._solution[1]
+
     def _check_features(self, p: int, name: str) -> None:
         if self._n_features is not None and p != self._n_features:
             raise ShapeError(f"{name} has {p} feature(s); this server's inputs have {self._n_features}.")
 
     def _receive(self, task, x, y, w) -> None:
-        """Validate one triple, then run Algorithm 5; on any error nothing has changed."""
+        """Validate one triple, then run Algorithm 5 (a transaction: on any error nothing has changed)."""
+        with jax.enable_x64(True):                                  # float64 inputs are kept as they are
+            self._receive64(task, x, y, w)
+
+    def _receive64(self, task, x, y, w) -> None:
         x = as_float_array(x, "x", ndim=(1, 2))
         if x.ndim == 2 and x.shape[0] != 1:
             raise ShapeError(f"x must be one input of shape (p,) or (1, p); received shape {x.shape}.")
@@ -180,6 +229,7 @@ class Server:
         if y.size != 1:
             raise ShapeError(f"y must be one number; received shape {y.shape}.")
         w = check_weights(w, 1, "w")[0]
+        check_scaled_weight(self._lam, w)
         rec = self._records.get(task)
         new = rec is None
         if new:
@@ -190,10 +240,6 @@ class Server:
         self._n_features = x.shape[0]
         self.n_received += 1
         self._version += 1
-
-    def _own_record(self, task) -> TaskRecord | None:
-        rec = self._records.get(task)
-        return None if rec is None else rec.copy()
 
     def save(self, path) -> None:
         """Save the whole state (disclosed and undisclosed) to a portable ``.npz``; see :mod:`.state`."""
@@ -213,7 +259,8 @@ class _Predicting:
     """Input checks and ``predict`` shared by active and passive clients."""
 
     def _query(self, X) -> np.ndarray:
-        X = check_inputs(X, "X", allow_1d=False)
+        with jax.enable_x64(True):
+            X = check_inputs(X, "X", allow_1d=False)
         self._server._check_features(X.shape[1], "X")
         return X.astype(np.float64)
 
@@ -236,16 +283,13 @@ class Client(_Predicting):
         self._server._receive(self._task, x, y, w)
 
     def predict_parts(self, X) -> tuple[np.ndarray, np.ndarray]:
-        """(ḡ(X) (with the bias), g̃_j(X)): the average task and this task's shift (5.3)."""
+        """(ḡ(X) (with the bias), g̃_j(X)), each (q,): the average task and this task's shift (5.3)."""
         Xq = self._query(X)
         s = self._server
         if s.n_inputs == 0:
             raise NotFittedError("the server has received no examples yet: nothing to predict from.")
-        db = s.disclosed()
-        Y = np.c_[db.y, db.y_ones if db.fit_intercept else np.zeros_like(db.y)]
-        a = db.a if db.fit_intercept else np.zeros(2)
-        return estimate(db.kernel, s._lookup(self._task), db.alpha, db.X, db.H, Y, a,
-                        s._own_record(self._task), db.fit_intercept, Xq)
+        return estimate(s.kernel, s._lookup(self._task), s.alpha, s._shared_solution(), s._records.get(self._task),
+                        s.fit_intercept, Xq)
 
 
 class PassiveClient(_Predicting):
@@ -258,22 +302,11 @@ class PassiveClient(_Predicting):
     task = property(lambda self: self._task)
 
     def predict_parts(self, X) -> tuple[np.ndarray, np.ndarray]:
-        """(ḡ, g̃_j) at X, as if this client's data had been sent, without sending it."""
+        """(ḡ, g̃_j) at X, each (q,), as if this client's data had been sent, without sending it."""
         Xq = self._query(X)
-        db = self._server.disclosed()
-        n = db.X.shape[0]
-        Y = np.c_[db.y, db.y_ones if db.fit_intercept else np.zeros(n)]
-        a = db.a if db.fit_intercept else np.zeros(2)
-        if n:                                                       # lines 1–7
-            L, D = (np.asarray(v) for v in ldl_factors(db.kernel(jnp.asarray(db.X), jnp.asarray(db.X))))
-        else:
-            L, D = np.zeros((0, 0)), np.zeros(0)
-        cap = max(16, 1 << (n + len(self._y)).bit_length())
-        local = Database.restore(db.kernel, db.alpha, db.lam, db.X.reshape(n, -1) if n else
-                                 np.zeros((0, self._X.shape[1])), L, D, db.H, Y, a, cap)
+        s = self._server
+        local = s._db.copy()                                        # lines 1–7: the downloaded database
         rec = TaskRecord(self._task_kernel)
         for x, y, w in zip(self._X, self._y, self._w):              # lines 8–11: Algorithm 5, locally
             receive(local, rec, x, float(y), float(w))
-        arr = local.arrays()
-        return estimate(db.kernel, self._task_kernel, db.alpha, arr["X"], arr["H"], arr["Y"], arr["a"], rec,
-                        db.fit_intercept, Xq)
+        return estimate(s.kernel, self._task_kernel, s.alpha, solve_shared(local), rec, s.fit_intercept, Xq)

@@ -4,12 +4,13 @@ The file is written by the model-file writer of :mod:`jaxmtl.io.persistence` (ZI
 entries read with ``allow_pickle=False``, JSON metadata, SHA-256 of every byte, atomic rename),
 with ``format = 'jaxmtl-mixed-effect-server'``. It holds
 
-* metadata: α, λ, ``fit_intercept``, the kernels as ``spec()`` dicts (a ``task_kernel`` mapping
-  as a list of [task, spec] pairs), the buffers' capacity, the counters, the task ids (int/str);
-* arrays: the first-n blocks of x̌, L, D, H, [y̌, y̌₁], a; the records of all tasks concatenated
+* metadata: α, λ, ``fit_intercept``, ``disclosure``, the kernels as ``spec()`` dicts (a
+  ``task_kernel`` mapping as a list of [task, spec] pairs), the arrays' capacity, the counters,
+  the task ids (int/str);
+* arrays: the first-n blocks of x̌, G, [b, b₁], a (:mod:`.online`); the records of all tasks concatenated
   (``rec_len`` (m,), ``rec_h``, ``rec_Y`` (Σℓⱼ, 2), ``rec_w``, ``rec_R`` (Σℓⱼ²,)).
 
-The restored buffers have the saved capacity and the canonical padding, so a stream continued
+The restored arrays have the saved capacity and the canonical padding, so a stream continued
 after :func:`load_server` performs exactly the same floating-point operations as an uninterrupted
 one and ends in a bit-identical state.
 
@@ -35,7 +36,7 @@ from .online import Database, TaskRecord
 __all__ = ["SERVER_FORMAT", "SERVER_FORMAT_VERSION", "save_server", "load_server"]
 
 SERVER_FORMAT = "jaxmtl-mixed-effect-server"
-SERVER_FORMAT_VERSION = 1
+SERVER_FORMAT_VERSION = 2
 
 
 def _registry() -> dict:
@@ -69,8 +70,9 @@ def save_server(server, path) -> None:
     meta = {
         "format": SERVER_FORMAT, "format_version": SERVER_FORMAT_VERSION, "library_version": __version__,
         "alpha": server.alpha, "lam": server.lam, "fit_intercept": server.fit_intercept,
+        "disclosure": server.disclosure,
         "kernel": _spec(server.kernel), "task_kernel": task_kernel, "tasks": tasks,
-        "n": db.n, "capacity": None if db.buf is None else int(db.buf.X.shape[0]),
+        "n": db.n, "capacity": db.cap,
         "n_features": server._n_features, "n_received": server.n_received,
         "arrays": {k: {"dtype": v.dtype.str, "shape": list(v.shape)} for k, v in arrays.items()},
         "arrays_sha256": _arrays_digest(arrays),
@@ -85,8 +87,10 @@ def load_server(path):
     meta, arrays = _read(path)
     if meta.get("format") != SERVER_FORMAT:
         raise PersistenceError(f"{path!r} holds format {meta.get('format')!r}, not {SERVER_FORMAT!r}.")
-    if not isinstance(meta.get("format_version"), int) or meta["format_version"] > SERVER_FORMAT_VERSION:
-        raise PersistenceError(f"unsupported server file version {meta.get('format_version')!r}.")
+    if meta.get("format_version") != SERVER_FORMAT_VERSION:
+        raise PersistenceError(f"unsupported server file version {meta.get('format_version')!r}: this library reads "
+                               f"version {SERVER_FORMAT_VERSION} (version 1 held the (L, D, H) form of the state, "
+                               "which is not converted).")
     if _arrays_digest(arrays) != meta.get("arrays_sha256"):
         raise PersistenceError("the arrays' SHA-256 does not match the one recorded in the metadata.")
     try:
@@ -95,10 +99,10 @@ def load_server(path):
         tk = meta["task_kernel"]
         task_kernel = (None if tk is None else {t: _rebuild(s, "kernel", reg, "task_kernel") for t, s in tk}
                        if isinstance(tk, list) else _rebuild(tk, "kernel", reg, "task_kernel"))
-        server = Server(meta["alpha"], meta["lam"], kernel, task_kernel, meta["fit_intercept"])
+        server = Server(meta["alpha"], meta["lam"], kernel, task_kernel, meta["fit_intercept"],
+                        disclosure=meta["disclosure"])
         if meta["n"]:
-            server._db = Database.restore(kernel, server.alpha, server.lam, arrays["X"], arrays["L"], arrays["D"],
-                                          arrays["H"], arrays["Y"], arrays["a"], meta["capacity"])
+            server._db = Database.restore(kernel, server.alpha, server.lam, arrays, meta["capacity"])
         ends = np.cumsum(arrays["rec_len"])
         r_ends = np.cumsum(arrays["rec_len"] ** 2)
         for i, task in enumerate(meta["tasks"]):
