@@ -15,6 +15,7 @@ from jaxmtl.kernels import Gaussian, Polynomial  # noqa: E402
 from jaxmtl.mkl.bayes import degrees_of_freedom, plot_profiles, predictive  # noqa: E402
 from jaxmtl.mkl.dictionaries import dictionary, linear_dictionary, standard_dictionary  # noqa: E402
 from jaxmtl.mkl.rls2 import (  # noqa: E402
+    initial_kernel,
     kkt_conditions,
     linear_coefficients,
     rls2_path,
@@ -135,6 +136,28 @@ def test_simplex_qp_matches_slsqp():
 
 
 # ---- Algorithm 3 ----
+def test_start_rule_is_lemma_6_the_kernel_of_largest_alignment(problem):
+    """Lemma 6: as λ → ∞ the solution is d = e_i, i = argmax_k yᵀ𝐊ᵏy; Algorithm 3 starts there."""
+    X, y, D, s, st, Ks = problem
+    rng = np.random.default_rng(3)
+    Y = np.stack([y, rng.normal(size=30)], 1)
+    B = rng.normal(size=(2, 2))
+    A = B @ B.T + 0.1 * np.eye(2)
+    w = (rng.random(30) < 0.7).astype(float)
+    for Yk, Ak, wk in ((y[:, None], None, None), (Y, A, None), (Y, A, w)):
+        Yw = Yk * (1.0 if wk is None else wk[:, None])
+        align = [np.trace(Yw.T @ K @ Yw @ (np.eye(Yk.shape[1]) if Ak is None else Ak)) for K in Ks]  # loop reference
+        i = int(np.argmax(align))
+        assert align[i] > np.sort(align)[-2] and int(np.argmin(align)) != i  # a unique, informative maximiser
+        np.testing.assert_array_equal(np.asarray(initial_kernel(st, jnp.asarray(Yk), Ak, wk)), np.eye(len(Ks))[i])
+    # the limit itself: at a very large λ, Algorithm 3 stays at the start and c → y/λ
+    lam = 1e8
+    r = rls2_solve(st, y[:, None], lam, **TIGHT)
+    i = int(np.argmax(np.einsum("i,kij,j->k", y, Ks, y)))
+    np.testing.assert_array_equal(np.asarray(r.d), np.eye(len(Ks))[i])
+    np.testing.assert_allclose(np.asarray(r.C)[:, 0] * lam, y, atol=1e-6 * np.abs(y).max())
+
+
 def test_each_alternation_does_not_increase_the_objective(problem):
     _, y, _, _, st, Ks = problem
     lam = 0.05
