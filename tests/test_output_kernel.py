@@ -22,7 +22,7 @@ from jaxmtl.learning.output_kernel import (
     output_kernel_update,
     sylvester_step,
 )
-from jaxmtl.models.output_kernel import OutputKernelClassifier, OutputKernelRegressor
+from jaxmtl.models.output_kernel import OutputKernelClassifier, OutputKernelRegressor, output_correlation
 
 
 # ----------------------------------------------------------------- NumPy references
@@ -202,6 +202,26 @@ def test_l_step_stays_psd_and_decreases_q_when_the_step_leaves_the_cone():
     assert found == 10
 
 
+def test_centred_codes_force_l_times_ones_to_zero_and_the_correlation_reads_it():
+    """Centred class codes have Y·1 = 0, and then L·1 = 0 at the optimum (the default centring);
+    uncentred 0/1 codes (the paper's model) do not. output_correlation equals L_ij/√(L_ii L_jj)."""
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(24, 2))
+    K = gaussian_gram(X, X, 1.0)
+    Y = np.eye(4)[rng.integers(0, 4, 24)]  # one-vs-all codes a = 1, b = 0
+    for Yk, centred in ((Y - Y.mean(0), True), (Y, False)):
+        L = np.asarray(output_kernel_learning(K, Yk, 0.05, max_iter=2000, tol=1e-12).output_kernel)
+        L_ref, _ = reference_minimiser(K, Yk, 0.05)
+        np.testing.assert_allclose(L, L_ref, atol=1e-6 * np.abs(L_ref).max())
+        ones = np.abs(L @ np.ones(4)).max() / np.abs(L).max()
+        assert (ones < 1e-8) if centred else (ones > 0.1)
+        R = output_correlation(L)
+        for i in range(4):
+            for j in range(4):
+                assert abs(R[i, j] - L[i, j] / np.sqrt(L[i, i] * L[j, j])) < 1e-12
+    assert np.all(output_correlation(np.diag([1.0, 0.0]))[1] == 0)  # a zero diagonal entry gives 0, not NaN
+
+
 def test_low_rank_variant_equals_full_rank_when_the_rank_is_full():
     _, K, Y, lam = small_problem(seed=8, lam=0.2)
     full = output_kernel_learning(K, Y, lam, max_iter=1000, tol=1e-12)
@@ -292,6 +312,7 @@ def test_regressor_with_fixed_kernel_and_lambda_equals_the_reference(tmp_path):
     X_new = np.random.default_rng(14).normal(size=(4, 2))
     np.testing.assert_allclose(model.predict(X_new), gaussian_gram(X_new, X, 1.0) @ C_ref @ L_ref, atol=1e-6)
     assert model.lambda_ == lam and model.output_kernel_.shape == (3, 3)
+    np.testing.assert_allclose(model.output_correlation_, output_correlation(L_ref), atol=1e-5)
     assert model.predict(X_new).dtype == np.float64
     assert_round_trip(model, tmp_path / "okl.npz", X_new)
 
