@@ -10,7 +10,10 @@ kernel, an intercept equal to the mean training output subtracted for regression
 of 30 λ log-spaced in [10⁻⁶, 10⁶] with δ = 10⁻². The thesis reports the best λ on the test data; the
 estimators pick λ by k-fold cross-validation on the training data instead (all folds in one ``vmap``):
 mean squared error for regression, misclassification rate (ties broken by the squared error) for
-classification. Classification: labels ±1 and the sign rule; more than two classes one-versus-all
+classification. The kernel weights are fitted on the training objective, so the same k-fold also
+scores each of the dictionary's kernels on all features alone (kernel ridge on the same folds and λ
+grid, one compiled call) and keeps the best of them in place of the RLS2 path when its CV error is
+lower (``single_kernels``). Classification: labels ±1 and the sign rule; more than two classes one-versus-all
 (§4.5.3), each class with its own kernel weights.
 
 Example:
@@ -305,12 +308,17 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
       solver: c-step solver, ``"auto"`` / ``"cholesky"`` / ``"cg"``; store: basis Grams ``"auto"`` /
         ``"dense"`` (O(n²m) memory) / ``"lazy"`` (evaluated on demand, O(n²)).
       random_state: seed of the fold assignment.
+      single_kernels: also cross-validate each basis kernel on all features alone (kernel ridge on the
+        same folds and λ grid) and keep the best in place of the RLS2 path when its CV error is lower.
 
     Attributes:
       d_: (m,) kernel weights (sum 1, mostly 0); dual_coef_: (n, T) coefficients c; lambda_: selected λ;
       intercept_: (T,); n_kernels_: number of selected kernels; kernel_names_: labels of the basis
       kernels; scale_: s_k; path_: dict with per-λ ``lambdas``, ``d``, ``n_kernels``, ``n_iter``,
-      ``converged``, ``cv_score`` (mean held-out MSE) and ``best_index``; n_features_in_.
+      ``converged``, ``cv_score`` (mean held-out MSE) and ``best_index`` of the RLS2 path;
+      selected_kernel_: name of the single kernel kept instead of the path (None: the path);
+      single_kernel_cv_: (n_all_feature_kernels, L) their mean held-out errors (None without CV);
+      n_features_in_.
     """
 
     def fit(self, X, y) -> "RLS2Regressor":
