@@ -5,27 +5,35 @@ Table 4.3 (test RMSE / accuracy, mean (std) over random splits, 60/40 and 70/30)
 (selected kernels at the best λ, path time), on the bundled HOUSING, HEART (303-row Cleveland file,
 an approximation of the thesis's set), PIMA, IONOSPHERE and SONAR.
 
-Paper protocol (§4.5.2): features standardised where Table 4.2 says so; the dictionary of
-13·(p + 1) kernels (Gaussians of widths 0.5…20 and polynomials of degree 1–3, on all features and
-on each feature); transductive trace scaling (4.14) over training + test inputs; intercept = mean
-training output for regression, labels ±1 and the sign rule for classification; a path of 30 λ
-log-spaced in [10⁻⁶, 10⁶], warm-started, δ = 10⁻²; the reported figure is at the λ with the best
-average test performance over the splits (λ chosen on the test data, as the thesis reports).
+Thesis selection with our dictionary (§4.5.2, column "ours, λ on test"): features standardised where
+Table 4.2 says so; 13·(p + 1) basis kernels on all features and on each feature — polynomials of
+degree 1–3 as the thesis, but Gaussians of widths σ = 0.5…20 (those of the SimpleMKL benchmarks),
+not the thesis's "10 values of γ on a logarithmic scale between 10⁻³ and 10³" — so this is not the
+paper's protocol, only its selection rule on a departed dictionary; transductive trace scaling (4.14)
+over training + test inputs; intercept = mean training output for regression, labels ±1 and the sign
+rule for classification; a path of 30 λ log-spaced in [10⁻⁶, 10⁶], warm-started, δ = 10⁻²; the
+reported figure is at the λ with the best average test performance over the splits (λ chosen on the
+test data, as the thesis reports).
 
 Honest protocol (beside it): ``RLS2Regressor()`` / ``RLS2Classifier()`` with default arguments
-(training-only scaling, λ by 5-fold cross-validation on the training part), on fewer splits.
+(training-only scaling, λ — and the dictionary: the RLS2 path or one of its all-feature kernels alone —
+by 5-fold cross-validation on the training part), on fewer splits.
 
 Also: the linear-RLS2 = scaled-Lasso identity (§4.3, Lemma 7) against scikit-learn's
 ``lasso_path`` on HOUSING; Figure 4.3's coefficient profiles against d̂f(λ) (4.11) for linear RLS2 on
 HOUSING (the thesis's PROSTATE data is not bundled); ``RLS2Regressor()`` on SLUMP, a set not used in
-its development, against a tuned KernelRidge; and the path time beside Table 4.4's (MATLAB on a 2011 Core 2 Duo laptop;
-ours excludes compilation, kernel matrices pre-computed in both). Ours runs on the stack with
-low-rank factors (``GramStack.factorize``, pivoted Cholesky to a remainder trace of 10⁻¹² tr 𝐊ᵏ,
-computed once per data set on all inputs like the transductive scaling; its time is reported
-beside); the same path on the plain dense stack is timed in the same run, alternating, on the
-first splits, for the before/after ratio. Timings single-threaded (``_bench.set_threads``); the
-machine is shared, so besides the wall-clock medians the script records the process CPU time of each
-path (one compute thread: what the path costs on an idle core), and the speed-up claim uses it.
+its development, against a tuned KernelRidge (``benchmarks/rls2_slump.py``, same splits, one run);
+and the path time beside Table 4.4's. Table 4.4's time is "training time in seconds to compute a
+regularization path" (MATLAB on a 2011 Core 2 Duo laptop, kernel matrices pre-computed); the thesis
+does not say whether it is CPU or elapsed time — MATLAB's usual timer (tic/toc) measures elapsed time,
+so the wall-clock ratio is the like-for-like one, and it is the checked claim; the CPU-time ratio is
+checked beside it. Ours excludes compilation. Ours runs on the stack with low-rank factors
+(``GramStack.factorize``, pivoted Cholesky to a remainder trace of 10⁻¹² tr 𝐊ᵏ, computed once per
+data set on all inputs like the transductive scaling; its time is reported beside, not in the path
+time); the same path on the plain dense stack is timed in the same run, alternating, on the first
+splits, for the before/after ratio. Timings single-threaded (``_bench.set_threads``) on a machine
+shared with other jobs (2 cores), so the process CPU time of each path (one compute thread: what the
+path costs on an idle core) is recorded beside the wall-clock medians.
 
 Usage: python benchmarks/repro_rls2.py [--quick]
 """
@@ -51,6 +59,7 @@ from jaxmtl.datasets._uci import UCI_STANDARDIZE, load_uci  # noqa: E402
 from jaxmtl.mkl.dictionaries import linear_dictionary, standard_dictionary  # noqa: E402
 from jaxmtl.mkl.rls2 import linear_coefficients, path_predict, rls2_path  # noqa: E402
 from jaxmtl.models.rls2 import RLS2Classifier, RLS2Regressor  # noqa: E402
+from rls2_slump import slump_comparison  # noqa: E402
 
 # [Din11] Table 4.3 (RMSE for HOUSING, accuracy % otherwise) and Table 4.4 (kernels, time s), mean (std)
 PAPER = {
@@ -80,7 +89,8 @@ def perf(F, y, task):
     return 100.0 * np.mean(np.where(F >= 0, 1.0, -1.0) == y, axis=-1)
 
 
-def paper_protocol(name, ratio, n_splits, seed, dense_splits):
+def test_set_lambda(name, ratio, n_splits, seed, dense_splits):
+    """RLS2 paths on random splits with our σ dictionary; the figure at the λ best on the test data (the thesis's rule)."""
     data = load_uci(name)
     X = data.X
     if UCI_STANDARDIZE[name]:
@@ -151,38 +161,6 @@ def honest_protocol(name, ratio, n_splits, seed):
             "kernels": float(np.mean(kernels)), "n_splits": n_splits, "scores": scores}
 
 
-def untuned_regression(n_splits, seed):
-    """``RLS2Regressor()`` on a regression set not used in developing it: Mulan SLUMP, 28-day compressive
-    strength (103 rows, 7 features), random 70/30 splits. No published RLS2 figure exists for it, so
-    the reference is scikit-learn's KernelRidge (RBF) tuned by 5-fold GridSearchCV on the same splits."""
-    from sklearn.kernel_ridge import KernelRidge
-    from sklearn.model_selection import GridSearchCV
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    from jaxmtl.datasets import load_mulan
-
-    data = load_mulan("slump")
-    X, y = np.asarray(data.X, float), np.asarray(data.Y, float)[:, 2]
-    rng = np.random.default_rng(seed)
-    n_tr = int(round(0.7 * len(X)))
-    grid = {"kernelridge__alpha": np.logspace(-4, 1, 11), "kernelridge__gamma": np.logspace(-3, 1, 9)}
-    ours, ref, kernels = [], [], []
-    for _ in range(n_splits):
-        perm = rng.permutation(len(X))
-        tr, te = perm[:n_tr], perm[n_tr:]
-        model = RLS2Regressor().fit(X[tr], y[tr])
-        ours.append(float(np.sqrt(np.mean((model.predict(X[te]) - y[te]) ** 2))))
-        kernels.append(int(model.n_kernels_))
-        krr = GridSearchCV(make_pipeline(StandardScaler(), KernelRidge(kernel="rbf")), grid, cv=5,
-                           scoring="neg_mean_squared_error").fit(X[tr], y[tr] - y[tr].mean())
-        ref.append(float(np.sqrt(np.mean((krr.predict(X[te]) + y[tr].mean() - y[te]) ** 2))))
-    return {"dataset": "mulan slump, target 3 (28-day compressive strength)", "n_splits": n_splits,
-            "rls2_rmse": ours, "kernel_ridge_rmse": ref, "kernels": float(np.mean(kernels)),
-            "mean": float(np.mean(ours)), "std": float(np.std(ours, ddof=1)),
-            "ref_mean": float(np.mean(ref)), "ref_std": float(np.std(ref, ddof=1))}
-
-
 def coefficient_profiles(n_lambdas, quick):
     """[Din11] Figure 4.3 on a bundled set: linear RLS2 weights w_j (4.7) against d̂f(λ) (4.11) on all of
     HOUSING (standardised; the thesis's PROSTATE CANCER data is not bundled), the vertical line at the λ
@@ -244,12 +222,12 @@ def main():
     for name in names:
         for ratio in ratios:
             t0 = time.perf_counter()
-            r = {"paper_protocol": paper_protocol(name, ratio, n_paper, seed=0,
+            r = {"test_set_lambda": test_set_lambda(name, ratio, n_paper, seed=0,
                                                   dense_splits=DENSE_TIMED_SPLITS if ratio == "70/30" else 0)}
             if n_honest and ratio == "70/30":
                 r["honest"] = honest_protocol(name, ratio, n_honest, seed=0)
             ours.setdefault(name, {})[ratio] = r
-            pp, (pm, ps) = r["paper_protocol"], PAPER[name][ratio]
+            pp, (pm, ps) = r["test_set_lambda"], PAPER[name][ratio]
             h = r.get("honest")
             rows.append([name, ratio, _repro.pm(pp["mean"], pp["std"], digits=3), f"{pm} ({ps})",
                          _repro.pm(h["mean"], h["std"], digits=3) if h else "-"])
@@ -257,38 +235,51 @@ def main():
             rows44.append([name, ratio, f"{pp['kernels']:.1f} / {pp['m']}", pk, f"{pp['iterations']:.1f}",
                            f"{pp['path_cpu_s']:.3f} ({pp['path_time_s']:.3f})",
                            f"{pp['path_cpu_dense_s']:.3f} ({pp['path_time_dense_s']:.3f})" if pp["dense_timed_splits"] else "-",
-                           f"{pp['factorize_time_s']:.2f}", pt, f"{pt / pp['path_cpu_s']:.0f}x"])
+                           f"{pp['factorize_time_s']:.2f}", pt, f"{pt / pp['path_time_s']:.1f}x",
+                           f"{pt / pp['path_cpu_s']:.0f}x"])
             print(f"{name} {ratio}: {time.perf_counter() - t0:.1f} s", flush=True)
     lasso = lasso_identity(4 if quick else 10)
-    untuned = None if quick else untuned_regression(10, seed=0)
+    untuned = None if quick else slump_comparison(10, seed=0)
     profiles = coefficient_profiles(12 if quick else 30, quick)
 
     t1 = ("Table 4.3: test RMSE (HOUSING) / accuracy % (others), mean ± std over splits\n"
-          + _repro.table(["dataset", "split", "ours, paper protocol", "paper", "ours, RLS2*() defaults + CV"], rows))
+          + _repro.table(["dataset", "split", "ours, λ on test, σ dictionary", "paper", "ours, RLS2*() defaults + CV"],
+                         rows))
     t2 = ("Table 4.4: selected kernels at the best λ, alternations over the path, path time in s: CPU (wall), "
-          "single-threaded, medians\n"
+          "single-threaded, medians, on a shared 2-core machine. The thesis's time (MATLAB, 2011 laptop) is not said to "
+          "be CPU or elapsed time; MATLAB's tic/toc is elapsed, so the wall-clock speed-up is the like-for-like one\n"
           + _repro.table(["dataset", "split", "kernels ours", "kernels paper", "iterations ours", "time ours",
-                          "time ours, dense stack", "factorisation (once, wall)", "time paper", "speed-up (CPU)"],
+                          "time ours, dense stack", "factorisation (once, wall)", "time paper", "speed-up (wall)",
+                          "speed-up (CPU)"],
                          rows44))
     t3 = f"Linear RLS2 vs scikit-learn lasso_path (HOUSING): max relative difference {lasso['max_rel_diff']:.2e}"
     if untuned:
-        t3 += (f"\nRLS2Regressor() on {untuned['dataset']}, {untuned['n_splits']} splits 70/30: RMSE "
-               f"{untuned['mean']:.3f} ± {untuned['std']:.3f} ({untuned['kernels']:.1f} kernels); KernelRidge "
-               f"tuned by GridSearchCV {untuned['ref_mean']:.3f} ± {untuned['ref_std']:.3f}")
+        t3 += (f"\n{untuned['dataset']}, {untuned['n_splits']} splits 70/30, test RMSE: RLS2Regressor() "
+               f"{untuned['default']['mean']:.3f} ± {untuned['default']['std']:.3f} (kept: "
+               f"{', '.join(sorted(set(untuned['kept'])))}); the RLS2 path alone (single_kernels=False) "
+               f"{untuned['path_only']['mean']:.3f} ± {untuned['path_only']['std']:.3f}; KernelRidge tuned by "
+               f"GridSearchCV {untuned['kernel_ridge']['mean']:.3f} ± {untuned['kernel_ridge']['std']:.3f}")
 
     claims = _repro.Claims(quick)
     for name in names:
         for ratio in ratios:
-            pp, (pm, ps) = ours[name][ratio]["paper_protocol"], PAPER[name][ratio]
-            claims.check(f"[Din11] Table 4.3, {name} {ratio} (best λ on the path)", abs(pp["mean"] - pm) <= ps,
+            pp, (pm, ps) = ours[name][ratio]["test_set_lambda"], PAPER[name][ratio]
+            claims.check(f"[Din11] Table 4.3, {name} {ratio} (best λ on the path; our σ dictionary)",
+                         abs(pp["mean"] - pm) <= ps,
                          paper=f"{pm} ({ps})", ours=f"{pp['mean']:.3f} ({pp['std']:.3f}), {pp['n_splits']} splits",
                          tolerance="|ours − paper mean| ≤ one published std")
             pt = PAPER_T44[name][ratio][1]
-            claims.check(f"[Din11] Table 4.4, {name} {ratio}: path time; ours at least 10× faster", pt / pp["path_cpu_s"] >= 10,
-                         paper=f"{pt} s", ours=f"{pp['path_cpu_s']:.3f} s CPU ({pp['path_time_s']:.3f} s wall)",
-                         tolerance="ratio ≥ 10 on the process CPU time",
-                         explanation="timings single-threaded on a shared 2-core machine; the factorisation "
-                                     f"({pp['factorize_time_s']:.2f} s once per data set) is not in the path time")
+            timing = (f"single-threaded on a shared 2-core machine; the factorisation ({pp['factorize_time_s']:.2f} s "
+                      "wall, once per data set) is not in the path time")
+            claims.check(f"[Din11] Table 4.4, {name} {ratio}: path time; ours at least 10× faster in wall-clock time",
+                         pt / pp["path_time_s"] >= 10, paper=f"{pt} s (MATLAB, elapsed time presumably)",
+                         ours=f"{pp['path_time_s']:.3f} s wall ({pt / pp['path_time_s']:.1f}×)",
+                         tolerance="ratio ≥ 10 on the wall-clock median", explanation=timing)
+            claims.check(f"[Din11] Table 4.4, {name} {ratio}: path time; ours at least 10× faster in CPU time",
+                         pt / pp["path_cpu_s"] >= 10, paper=f"{pt} s",
+                         ours=f"{pp['path_cpu_s']:.3f} s CPU ({pt / pp['path_cpu_s']:.0f}×)",
+                         tolerance="ratio ≥ 10 on the process CPU time (what the path costs on an idle core)",
+                         explanation=timing)
             claims.sanity(f"Table 4.2 {name}: 13·(p+1) = {PAPER_KERNELS[name]} basis kernels", pp["m"] == PAPER_KERNELS[name],
                           f"ours {pp['m']}")
     if "housing" in ours:
@@ -303,21 +294,21 @@ def main():
                   f"d̂f from {min(profiles['df']):.2f} to {max(profiles['df']):.2f}; "
                   f"{profiles['selected_at_chosen']} of 13 features at the CV choice")
     if untuned:
+        d, k = untuned["default"], untuned["kernel_ridge"]
         claims.check("RLS2Regressor() with no arguments on an untuned regression set (SLUMP strength) vs "
                      "scikit-learn KernelRidge tuned by GridSearchCV (no published figure for this set)",
-                     untuned["mean"] - untuned["ref_mean"] <= untuned["ref_std"],
-                     paper=f"KernelRidge {untuned['ref_mean']:.3f} ({untuned['ref_std']:.3f})",
-                     ours=f"{untuned['mean']:.3f} ({untuned['std']:.3f})",
-                     tolerance="ours − reference mean RMSE ≤ one reference std")
+                     d["mean"] - k["mean"] <= k["std"], paper=f"KernelRidge {k['mean']:.3f} ({k['std']:.3f})",
+                     ours=f"{d['mean']:.3f} ({d['std']:.3f})", tolerance="ours − reference mean RMSE ≤ one reference std")
     claims.sanity("[Din11] §4.3 Lemma 7: linear RLS2 = scaled Lasso (scikit-learn lasso_path), rel. diff ≤ 1e-6",
                   lasso["max_rel_diff"] <= 1e-6, f"{lasso['max_rel_diff']:.2e}")
 
     paper = {"table_4_3": PAPER, "table_4_4_kernels_time": PAPER_T44, "table_4_2_kernels": PAPER_KERNELS,
              "machine": "MATLAB, Core 2 Duo T7700 2.4 GHz, 2 GB RAM (2011)", "splits": 100}
     protocol = {"lambdas": "30 log-spaced in [1e-6, 1e6], warm starts, delta = 1e-2",
-                "paper_protocol": "best λ on the average test score (as the thesis reports)",
+                "test_set_lambda": "best λ on the average test score (as the thesis reports), Gaussian widths 0.5–20 in "
+                                   "place of the thesis's γ in [1e-3, 1e3]",
                 "honest": "RLS2Regressor() / RLS2Classifier(standardize per Table 4.2): λ by 5-fold CV",
-                "splits_paper_protocol": n_paper, "splits_honest": n_honest,
+                "splits_test_set_lambda": n_paper, "splits_honest": n_honest,
                 "reduced": "5 random splits per row instead of the thesis's 100 (compute time on a shared 2-core "
                            "machine); the honest protocol on 2 splits of 70/30; the dense-stack timing on 70/30",
                 "heart": "303-row Cleveland file, not the thesis's 270-row set"}

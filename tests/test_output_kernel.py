@@ -22,7 +22,7 @@ from jaxmtl.learning.output_kernel import (
     output_kernel_update,
     sylvester_step,
 )
-from jaxmtl.models.output_kernel import OutputKernelClassifier, OutputKernelRegressor
+from jaxmtl.models.output_kernel import OutputKernelClassifier, OutputKernelRegressor, output_correlation
 
 
 # ----------------------------------------------------------------- NumPy references
@@ -153,6 +153,35 @@ def test_l_step_equals_a_numerical_minimiser_of_objective_3():
     assert Q_np(K, Y, C, L, lam) < Q_np(K, Y, C, 0.5 * (L_paper + L_paper.T), lam)
 
 
+def l_step_np(K, Y, C, lam):
+    """argmin over symmetric L of Q(L, C), dense: the symmetric part of ∇_L Q set to zero,
+    L + (AL + LA)/(2λ) = sym(EᵀY)/λ − ½CᵀKC with E = KC, A = EᵀE, as one d² × d² linear system."""
+    E = K @ C
+    A, d = E.T @ E, Y.shape[1]
+    M = np.eye(d * d) + (np.kron(np.eye(d), A) + np.kron(A, np.eye(d))) / (2 * lam)
+    R = 0.5 * (E.T @ Y + Y.T @ E) / lam - 0.5 * C.T @ K @ C
+    return np.linalg.solve(M, R.reshape(-1, order="F")).reshape(d, d, order="F")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_iteration_takes_lemma_4_1_l_step_or_better(seed):
+    """Each iteration keeps the better of the L step (Lemma 4.1, symmetric) and the cube-root step, so
+    f(L_{t+1}) ≤ f(L step from L_t) at every t, not only the first; at this λ the L step is the better
+    candidate, so the iterates are exactly the L steps (dense reference) — replacing the L step after the
+    first iteration (by the cube-root step, or by no step) breaks both."""
+    _, K, Y, _ = small_problem(seed=seed)
+    lam = 3.0
+    f = lambda L: 0.5 * np.sum(Y * C_np(K, Y, L, lam)) + 0.5 * np.sum(L * L)  # min over C of objective (3)
+    its = [np.zeros((3, 3))] + [np.asarray(output_kernel_learning(K, Y, lam, max_iter=t, tol=1e-300).output_kernel)
+                                for t in range(1, 5)]
+    for t in range(4):
+        L_ref = l_step_np(K, Y, C_np(K, Y, its[t], lam), lam)
+        assert np.linalg.eigvalsh(L_ref).min() > 0  # the symmetric minimiser is PSD here: the PSD one too
+        assert f(its[t + 1]) <= f(L_ref) + 1e-12 * abs(f(L_ref))
+        np.testing.assert_allclose(its[t + 1], L_ref, atol=1e-10 * np.abs(L_ref).max())
+        assert f(its[t + 1]) < f(its[t]) * (1 - 1e-9)  # not converged yet: each step matters
+
+
 def test_l_step_stays_psd_and_decreases_q_when_the_step_leaves_the_cone():
     found = 0
     step = jax.jit(output_kernel_update)
@@ -171,6 +200,26 @@ def test_l_step_stays_psd_and_decreases_q_when_the_step_leaves_the_cone():
         assert Q_np(K, Y, C, L, lam) <= Q_np(K, Y, C, L_p, lam) * (1 + 1e-9)
         found += 1
     assert found == 10
+
+
+def test_centred_codes_force_l_times_ones_to_zero_and_the_correlation_reads_it():
+    """Centred class codes have Y·1 = 0, and then L·1 = 0 at the optimum (the default centring);
+    uncentred 0/1 codes (the paper's model) do not. output_correlation equals L_ij/√(L_ii L_jj)."""
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(24, 2))
+    K = gaussian_gram(X, X, 1.0)
+    Y = np.eye(4)[rng.integers(0, 4, 24)]  # one-vs-all codes a = 1, b = 0
+    for Yk, centred in ((Y - Y.mean(0), True), (Y, False)):
+        L = np.asarray(output_kernel_learning(K, Yk, 0.05, max_iter=2000, tol=1e-12).output_kernel)
+        L_ref, _ = reference_minimiser(K, Yk, 0.05)
+        np.testing.assert_allclose(L, L_ref, atol=1e-6 * np.abs(L_ref).max())
+        ones = np.abs(L @ np.ones(4)).max() / np.abs(L).max()
+        assert (ones < 1e-8) if centred else (ones > 0.1)
+        R = output_correlation(L)
+        for i in range(4):
+            for j in range(4):
+                assert abs(R[i, j] - L[i, j] / np.sqrt(L[i, i] * L[j, j])) < 1e-12
+    assert np.all(output_correlation(np.diag([1.0, 0.0]))[1] == 0)  # a zero diagonal entry gives 0, not NaN
 
 
 def test_low_rank_variant_equals_full_rank_when_the_rank_is_full():
@@ -263,6 +312,7 @@ def test_regressor_with_fixed_kernel_and_lambda_equals_the_reference(tmp_path):
     X_new = np.random.default_rng(14).normal(size=(4, 2))
     np.testing.assert_allclose(model.predict(X_new), gaussian_gram(X_new, X, 1.0) @ C_ref @ L_ref, atol=1e-6)
     assert model.lambda_ == lam and model.output_kernel_.shape == (3, 3)
+    np.testing.assert_allclose(model.output_correlation_, output_correlation(L_ref), atol=1e-5)
     assert model.predict(X_new).dtype == np.float64
     assert_round_trip(model, tmp_path / "okl.npz", X_new)
 

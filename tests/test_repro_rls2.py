@@ -23,7 +23,7 @@ def test_quick_run_writes_json_and_passes(tmp_path):
     assert "claims:" in proc.stdout and "|" in proc.stdout
     payload = json.loads((tmp_path / "repro_rls2_quick.json").read_text())
     assert payload["name"] == "repro_rls2" and payload["mode"] == "quick"
-    assert payload["ours"]["heart"]["70/30"]["paper_protocol"]["m"] == 182
+    assert payload["ours"]["heart"]["70/30"]["test_set_lambda"]["m"] == 182
     assert payload["ours"]["lasso_identity"]["max_rel_diff"] <= 1e-6
     statuses = {c["status"] for c in payload["claims"]}
     assert statuses <= {"pass", "skipped (quick)"}, payload["claims"]

@@ -15,6 +15,7 @@ from jaxmtl.kernels import Gaussian, Polynomial  # noqa: E402
 from jaxmtl.mkl.bayes import degrees_of_freedom, plot_profiles, predictive  # noqa: E402
 from jaxmtl.mkl.dictionaries import dictionary, linear_dictionary, standard_dictionary  # noqa: E402
 from jaxmtl.mkl.rls2 import (  # noqa: E402
+    initial_kernel,
     kkt_conditions,
     linear_coefficients,
     rls2_path,
@@ -135,6 +136,28 @@ def test_simplex_qp_matches_slsqp():
 
 
 # ---- Algorithm 3 ----
+def test_start_rule_is_lemma_6_the_kernel_of_largest_alignment(problem):
+    """Lemma 6: as λ → ∞ the solution is d = e_i, i = argmax_k yᵀ𝐊ᵏy; Algorithm 3 starts there."""
+    X, y, D, s, st, Ks = problem
+    rng = np.random.default_rng(3)
+    Y = np.stack([y, rng.normal(size=30)], 1)
+    B = rng.normal(size=(2, 2))
+    A = B @ B.T + 0.1 * np.eye(2)
+    w = (rng.random(30) < 0.7).astype(float)
+    for Yk, Ak, wk in ((y[:, None], None, None), (Y, A, None), (Y, A, w)):
+        Yw = Yk * (1.0 if wk is None else wk[:, None])
+        align = [np.trace(Yw.T @ K @ Yw @ (np.eye(Yk.shape[1]) if Ak is None else Ak)) for K in Ks]  # loop reference
+        i = int(np.argmax(align))
+        assert align[i] > np.sort(align)[-2] and int(np.argmin(align)) != i  # a unique, informative maximiser
+        np.testing.assert_array_equal(np.asarray(initial_kernel(st, jnp.asarray(Yk), Ak, wk)), np.eye(len(Ks))[i])
+    # the limit itself: at a very large λ, Algorithm 3 stays at the start and c → y/λ
+    lam = 1e8
+    r = rls2_solve(st, y[:, None], lam, **TIGHT)
+    i = int(np.argmax(np.einsum("i,kij,j->k", y, Ks, y)))
+    np.testing.assert_array_equal(np.asarray(r.d), np.eye(len(Ks))[i])
+    np.testing.assert_allclose(np.asarray(r.C)[:, 0] * lam, y, atol=1e-6 * np.abs(y).max())
+
+
 def test_each_alternation_does_not_increase_the_objective(problem):
     _, y, _, _, st, Ks = problem
     lam = 0.05
@@ -268,7 +291,7 @@ def test_regressor_selects_lambda_by_cross_validation_and_predicts():
     rng = np.random.default_rng(6)
     X = rng.normal(size=(40, 2))
     y = 3 + np.sin(2 * X[:, 0]) + 0.05 * rng.normal(size=40)
-    m = RLS2Regressor(n_lambdas=6, cv=3).fit(X, y)
+    m = RLS2Regressor(n_lambdas=6, cv=3, single_kernels=False).fit(X, y)
     assert m.fit(X, y) is m and m.n_features_in_ == 2 and m.d_.shape == (39,)
     assert abs(m.d_.sum() - 1) < 1e-9 and m.n_kernels_ == np.count_nonzero(m.d_)
     assert m.path_["best_index"] == int(np.argmin(m.path_["cv_score"]))
@@ -281,6 +304,52 @@ def test_regressor_selects_lambda_by_cross_validation_and_predicts():
     mean, sd = m.predict(X[:3], return_std=True)
     np.testing.assert_allclose(mean, m.predict(X[:3]))
     assert np.all(sd >= np.sqrt(m.lambda_))
+
+
+def single_kernel_cv_reference(m, X, y, k):
+    """CV error (n_kernels_on_all_features, L) of scikit-learn's KernelRidge with each all-feature basis kernel
+    alone, fold by fold and λ by λ (the folds rebuilt from ``random_state``), and those kernels' indices."""
+    from sklearn.kernel_ridge import KernelRidge
+
+    n = len(y)
+    fold = np.random.default_rng(m.random_state).permutation(np.arange(n) % k)
+    Ks = numpy_grams(m.dictionary_, (X - X.mean(0)) / X.std(0), m.scale_)
+    idx = [j for j, b in enumerate(m.dictionary_) if b.columns is None]
+    out = np.zeros((len(idx), len(m.path_["lambdas"])))
+    for a, j in enumerate(idx):
+        for i, lam in enumerate(m.path_["lambdas"]):
+            for f in range(k):
+                tr, te = fold != f, fold == f
+                mu = y[tr].mean()
+                krr = KernelRidge(alpha=lam, kernel="precomputed").fit(Ks[j][np.ix_(tr, tr)], y[tr] - mu)
+                out[a, i] += np.mean((krr.predict(Ks[j][np.ix_(te, tr)]) + mu - y[te]) ** 2) / k
+    return out, idx, Ks
+
+
+def test_single_kernel_selection_equals_a_kernel_ridge_loop():
+    """The dictionary's kernels on all features, each alone, cross-validated on the same folds and λ grid
+    (scikit-learn KernelRidge loop as reference); one of them replaces the RLS2 path when its CV error is
+    lower — here a smooth function of both features, where the path overfits its per-feature weights."""
+    from sklearn.kernel_ridge import KernelRidge
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(30, 2))
+    y = np.sin(X[:, 0] + X[:, 1]) + 0.3 * rng.normal(size=30)
+    m = RLS2Regressor(n_lambdas=5, lambda_range=(1e-3, 1e2), cv=3).fit(X, y)
+    ref, idx, Ks = single_kernel_cv_reference(m, X, y, 3)
+    np.testing.assert_allclose(m.single_kernel_cv_, ref, rtol=1e-6)
+    a, i = np.unravel_index(np.argmin(ref), ref.shape)
+    assert ref[a, i] < m.path_["cv_score"].min()  # the single kernel wins on this set
+    assert m.selected_kernel_ == m.kernel_names_[idx[a]] and m.lambda_ == m.path_["lambdas"][i]
+    np.testing.assert_array_equal(m.d_, np.eye(len(m.d_))[idx[a]])
+    krr = KernelRidge(alpha=m.lambda_, kernel="precomputed").fit(Ks[idx[a]], y - y.mean())
+    np.testing.assert_allclose(m.predict(X), krr.predict(Ks[idx[a]]) + y.mean(), atol=1e-8)
+    off = RLS2Regressor(n_lambdas=5, lambda_range=(1e-3, 1e2), cv=3, single_kernels=False).fit(X, y)
+    assert off.selected_kernel_ is None and off.single_kernel_cv_ is None and off.n_kernels_ > 1
+    # where one feature carries the signal, the path's per-feature kernels win and are kept
+    y1 = np.sin(2 * X[:, 0]) + 0.05 * rng.normal(size=30)
+    m1 = RLS2Regressor(n_lambdas=5, lambda_range=(1e-3, 1e2), cv=3).fit(X, y1)
+    assert m1.selected_kernel_ is None and m1.path_["cv_score"].min() < m1.single_kernel_cv_.min()
 
 
 @pytest.mark.slow  # two more compilations of the fold-vmapped path (~30 s on 2 busy cores)

@@ -10,7 +10,10 @@ kernel, an intercept equal to the mean training output subtracted for regression
 of 30 λ log-spaced in [10⁻⁶, 10⁶] with δ = 10⁻². The thesis reports the best λ on the test data; the
 estimators pick λ by k-fold cross-validation on the training data instead (all folds in one ``vmap``):
 mean squared error for regression, misclassification rate (ties broken by the squared error) for
-classification. Classification: labels ±1 and the sign rule; more than two classes one-versus-all
+classification. The kernel weights are fitted on the training objective, so the same k-fold also
+scores each of the dictionary's kernels on all features alone (kernel ridge on the same folds and λ
+grid, one compiled call) and keeps the best of them in place of the RLS2 path when its CV error is
+lower (``single_kernels``). Classification: labels ±1 and the sign rule; more than two classes one-versus-all
 (§4.5.3), each class with its own kernel weights.
 
 Example:
@@ -35,7 +38,7 @@ from .._checks import check_bool, check_int, check_outputs, check_output_matrix,
 from ..errors import LabelError, ParameterError
 from ..mkl.bayes import Predictive, predictive
 from ..mkl.dictionaries import KernelDictionary, dictionary, linear_dictionary, standard_dictionary
-from ..mkl.rls2 import _path_jit, _resolve_solver, path_predict
+from ..mkl.rls2 import _c_step, _path_jit, _resolve_solver, path_predict
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from .multiclass import _encode_labels
 
@@ -60,6 +63,38 @@ def _fold_paths(stack, Y, grid, A, W, mus, tol, max_iter, solver, smo_tol, smo_m
         return p, F + mu
 
     return jax.vmap(one)(mus, W)
+
+
+@jax.jit
+def _single_kernel_paths(stack, idx, Y, grid, A, W, mus):
+    """Kernel ridge with each basis kernel ``idx[j]`` alone, for every row-weight vector in W (folds,
+    then all rows) along the λ grid: (J, k + 1, L, n, T) predictions at all rows.
+
+    (𝐊ᵏ ⊗ A + λI) c = y, the c-step (4.2) at d = e_k, in the eigenbases of the fold's Gram and of A:
+    one ``eigh`` per kernel and fold, then every λ at O(n²T). ``lax.map`` over the kernels, ``vmap``
+    over the folds and the grid."""
+    a, V = jnp.linalg.eigh(A)
+    a = jnp.maximum(a, 0.0)
+
+    def one_kernel(i):
+        K = stack.combine(jax.nn.one_hot(i, stack.shape[0], dtype=Y.dtype))
+
+        def one_fold(mu, w):
+            s, U = jnp.linalg.eigh(K * (w[:, None] * w[None, :]))
+            Yt = U.T @ (((Y - mu) * w[:, None]) @ V)
+            KU = K @ U
+            return jax.vmap(lambda lam: KU @ (Yt * (jnp.maximum(s, 0.0)[:, None] * a[None, :] + lam) ** -1)
+                            @ (V.T @ A) + mu)(grid)
+
+        return jax.vmap(one_fold)(mus, W)
+
+    return jax.lax.map(one_kernel, idx)
+
+
+@partial(jax.jit, static_argnames=("solver",))
+def _refit(stack, d, Y, A, lam, solver):
+    """(n, T) coefficients c*(d) of (4.2) on all rows."""
+    return _c_step(stack, d, Y, A, lam, jnp.ones(Y.shape[0], Y.dtype), jnp.zeros_like(Y), solver)
 
 
 @partial(jax.jit, static_argnames=("one_vs_all",))
@@ -96,7 +131,7 @@ class _RLS2Base(BaseEstimator):
 
     def __init__(self, kernels="standard", lambdas=None, n_lambdas=30, lambda_range=(1e-6, 1e6), lam=None,
                  scaling="trace", standardize=True, fit_intercept=True, output_matrix=None, cv=5, tol=1e-2,
-                 max_iter=200, solver="auto", store="auto", random_state=0, dtype=None):
+                 max_iter=200, solver="auto", store="auto", random_state=0, single_kernels=True, dtype=None):
         self.kernels = kernels
         self.lambdas = lambdas
         self.n_lambdas = n_lambdas
@@ -112,6 +147,7 @@ class _RLS2Base(BaseEstimator):
         self.solver = solver
         self.store = store
         self.random_state = random_state
+        self.single_kernels = single_kernels
         self.dtype = dtype
 
     # ---- validation (plain Python, before anything is traced) ----
@@ -150,6 +186,7 @@ class _RLS2Base(BaseEstimator):
     def _check_params(self, n: int) -> dict:
         check_bool(self.standardize, "standardize")
         check_bool(self.fit_intercept, "fit_intercept")
+        check_bool(self.single_kernels, "single_kernels")
         check_positive(self.tol, "tol")
         check_int(self.max_iter, "max_iter")
         check_random_state(self.random_state)
@@ -205,13 +242,40 @@ class _RLS2Base(BaseEstimator):
         paths, F = _fold_paths(stack, Yj, grid, Aj, W, mus, *args, self._one_vs_all)
         cv_scores = None
         if opts["folds"] is not None:
-            held = 1.0 - masks
-            cv_scores = np.mean([self._loss(np.asarray(F[f]), Y, held[f]) for f in range(len(masks))], axis=0)
+            cv_scores = self._loss(np.asarray(F[:-1]), Y, 1.0 - masks)
         best = int(np.argmin(cv_scores)) if cv_scores is not None else 0
         full = jax.tree.map(lambda x: x[-1], paths)
         self._store(full, best, mus[-1], A, Xs, cv_scores, opts["grid"])
+        self.selected_kernel_, self.single_kernel_cv_ = None, None
+        candidates = [k for k, b in enumerate(self.dictionary_) if b.columns is None]
+        if self.single_kernels and cv_scores is not None and candidates:
+            self._select_single_kernel(stack, candidates, Y, Yj, grid, Aj, W, mus, masks, opts["solver"])
         self.y_fit_ = np.asarray(Yj - mus[-1])
         return self
+
+    def _select_single_kernel(self, stack, candidates, Y, Yj, grid, Aj, W, mus, masks, solver):
+        """Cross-validate each basis kernel on all features alone (kernel ridge on the same folds and λ
+        grid) and keep the best of them in place of the RLS2 path when its CV error is lower: the kernel
+        weights d are fitted on the training objective, so the CV error is what can tell whether learning
+        them pays; the dictionary's own kernels, each on its own, are the baseline it must not lose to."""
+        F = np.asarray(_single_kernel_paths(stack, jnp.asarray(candidates), Yj, grid, Aj, W, mus))
+        scores = self._loss(F[:, :-1], Y, 1.0 - masks)  # (J, L)
+        self.single_kernel_cv_ = scores
+        j, i = np.unravel_index(int(np.argmin(scores)), scores.shape)
+        if scores[j, i] >= np.min(self.path_["cv_score"]):
+            return
+        k = candidates[j]
+        d = np.eye(len(self.dictionary_))[k]
+        lam = float(grid[i])
+        C = np.asarray(_refit(stack, jnp.asarray(d, Yj.dtype), Yj - mus[-1], Aj, jnp.asarray(lam, Yj.dtype), solver))
+        if self._one_vs_all:  # the same kernel for every class: weights (classes, m), coefficients (classes, n, 1)
+            self.d_, self.dual_coef_ = np.tile(d, (C.shape[1], 1)), C.T[:, :, None]
+        else:
+            self.d_, self.dual_coef_ = d, C
+        self.coef_ = self.dual_coef_
+        self.lambda_ = lam
+        self.n_kernels_ = np.count_nonzero(self.d_, axis=-1)
+        self.selected_kernel_ = self.kernel_names_[k]
 
     def _fold_masks(self, n, k, labels):
         rng = np.random.default_rng(self.random_state)
@@ -225,7 +289,9 @@ class _RLS2Base(BaseEstimator):
         return (fold[None, :] != np.arange(k)[:, None]).astype(np.float64)
 
     def _loss(self, F, Y, held):
-        return np.sum(held[None, :, None] * (F - Y[None]) ** 2, axis=(1, 2)) / np.sum(held)
+        """Mean over the k folds of the held-out squared error: F (..., k, L, n, T), held (k, n) → (..., L)."""
+        err = np.einsum("kn,...klnt->...kl", held, (F - Y) ** 2) / np.sum(held, 1)[:, None]
+        return err.mean(-2)
 
     def _store(self, full, best, mu, A, Xs, cv_scores, grid):
         take = (lambda x: x[:, best]) if self._one_vs_all else (lambda x: x[best])
@@ -270,6 +336,8 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
       solver: c-step solver, ``"auto"`` / ``"cholesky"`` / ``"cg"``; store: basis Grams ``"auto"`` /
         ``"dense"`` (O(n²m) memory) / ``"lazy"`` (evaluated on demand, O(n²)).
       random_state: seed of the fold assignment.
+      single_kernels: also cross-validate each basis kernel on all features alone (kernel ridge on the
+        same folds and λ grid) and keep the best in place of the RLS2 path when its CV error is lower.
       dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
         JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
@@ -277,7 +345,10 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
       d_: (m,) kernel weights (sum 1, mostly 0); dual_coef_: (n, T) coefficients c; lambda_: selected λ;
       intercept_: (T,); n_kernels_: number of selected kernels; kernel_names_: labels of the basis
       kernels; scale_: s_k; path_: dict with per-λ ``lambdas``, ``d``, ``n_kernels``, ``n_iter``,
-      ``converged``, ``cv_score`` (mean held-out MSE) and ``best_index``; n_features_in_.
+      ``converged``, ``cv_score`` (mean held-out MSE) and ``best_index`` of the RLS2 path;
+      selected_kernel_: name of the single kernel kept instead of the path (None: the path);
+      single_kernel_cv_: (n_all_feature_kernels, L) their mean held-out errors (None without CV);
+      n_features_in_.
     """
 
     def fit(self, X, y) -> "RLS2Regressor":
@@ -320,9 +391,9 @@ class RLS2Classifier(ClassifierMixin, _RLS2Base):
 
     def __init__(self, kernels="standard", lambdas=None, n_lambdas=30, lambda_range=(1e-6, 1e6), lam=None,
                  scaling="trace", standardize=True, fit_intercept=False, output_matrix=None, cv=5, tol=1e-2,
-                 max_iter=200, solver="auto", store="auto", random_state=0, dtype=None):
+                 max_iter=200, solver="auto", store="auto", random_state=0, single_kernels=True, dtype=None):
         super().__init__(kernels, lambdas, n_lambdas, lambda_range, lam, scaling, standardize, fit_intercept,
-                         output_matrix, cv, tol, max_iter, solver, store, random_state, dtype)
+                         output_matrix, cv, tol, max_iter, solver, store, random_state, single_kernels, dtype)
 
     def fit(self, X, y) -> "RLS2Classifier":
         """Fit on X (n, p) and labels y (n,) of any hashable type; returns self."""
@@ -343,10 +414,13 @@ class RLS2Classifier(ClassifierMixin, _RLS2Base):
         return self._fit_targets(X, Y, labels=codes if self._one_vs_all else Y[:, 0])
 
     def _loss(self, F, Y, held):
-        wrong = np.argmax(F, 2) != np.argmax(Y, 1)[None] if F.shape[2] > 1 else (
-            np.where(F[..., 0] >= 0, 1.0, -1.0) != Y[None, :, 0])
-        mse = np.sum((F - Y[None]) ** 2, axis=2)
-        return (wrong + 1e-3 * mse) @ held / np.sum(held)
+        """Mean over the k folds of the held-out error rate + 10⁻³ × squared error: F (..., k, L, n, T),
+        held (k, n) → (..., L)."""
+        wrong = np.argmax(F, -1) != np.argmax(Y, 1) if F.shape[-1] > 1 else (
+            np.where(F[..., 0] >= 0, 1.0, -1.0) != Y[:, 0])
+        mse = np.sum((F - Y) ** 2, axis=-1)
+        err = np.einsum("kn,...kln->...kl", held, wrong + 1e-3 * mse) / np.sum(held, 1)[:, None]
+        return err.mean(-2)
 
     def decision_function(self, X) -> np.ndarray:
         """(m,) scores (positive: ``classes_[1]``) or (m, n_classes) one-versus-all confidences."""
