@@ -16,6 +16,7 @@ exception                   raised when
 ``NotFittedError``          an estimator is used before ``fit``
 ``DivergenceError``         an iterative path diverged (step size too large)
 ``PersistenceError``        a model file is truncated, corrupted or of another version
+``DistributedError``        a process of a multi-process run never joined, died or left
 ==========================  ==========================================================
 """
 
@@ -33,6 +34,7 @@ __all__ = [
     "NotFittedError",
     "DivergenceError",
     "PersistenceError",
+    "DistributedError",
     "GridEdgeWarning",
 ]
 
@@ -86,6 +88,11 @@ class DivergenceError(JaxmtlError, ArithmeticError):
 
 class PersistenceError(JaxmtlError, ValueError):
     """A saved model file is truncated, corrupted or written by an incompatible version."""
+
+
+class DistributedError(JaxmtlError, RuntimeError):
+    """A multi-process run lost a process: one never joined the coordinator, or died or left
+    while the others waited in a collective (the message names the process and the timeout)."""
 
 
 class GridEdgeWarning(UserWarning):
