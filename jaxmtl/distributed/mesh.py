@@ -72,7 +72,7 @@ class RowLayout(NamedTuple):
     Attributes:
       n: rows; n_pad: padded rows; devices: R; per_device: n_pad / R; local: rows this process
       holds (padding included); start, stop: its range in the data set (stop ≤ n, the rest of
-      ``local`` is padding).
+      ``local`` is padding); first_device: index in the mesh of this process's first device.
     """
 
     n: int
@@ -82,6 +82,7 @@ class RowLayout(NamedTuple):
     local: int
     start: int
     stop: int
+    first_device: int
 
     @classmethod
     def of(cls, n: int, mesh: Mesh) -> RowLayout:
@@ -94,7 +95,7 @@ class RowLayout(NamedTuple):
         local = per * (r // jax.process_count())
         first = [i for i, d in enumerate(mesh.devices.reshape(-1)) if d.process_index == jax.process_index()][0]
         start = min(first * per, int(n))
-        return cls(int(n), per * r, r, per, local, start, min(start + local, int(n)))
+        return cls(int(n), per * r, r, per, local, start, min(start + local, int(n)), first)
 
     def valid(self) -> np.ndarray:
         """(local,) booleans: True on this process's real rows, False on padding."""
