@@ -1,7 +1,8 @@
 """One process of the multi-process tests (started by ``jaxmtl.distributed.launch``).
 
 argv: precision ('float64' | 'float32'), a scenario ('paths' | 'die' | 'nojoin'), a data folder
-holding X.npy, Y.npy, Xt.npy (written by the test). Prints one ``RESULT {json}`` line.
+holding X.npy, Y.npy, Xt.npy (written by the test), and for 'paths' the routes to run
+(comma-separated: exact, landweber, nystrom). Prints one ``RESULT {json}`` line.
 """
 
 import json
@@ -50,12 +51,14 @@ except ParameterError as err:
     out["local_mesh_error"] = str(err)
 
 X, Y, Xt = (os.path.join(folder, f) for f in ("X.npy", "Y.npy", "Xt.npy"))
-for name, kwargs in (("exact", {}), ("landweber", {"filter": "landweber"}),
-                     ("nystrom", {"approximation": "nystrom", "n_components": 20})):
+ROUTES = {"exact": {}, "landweber": {"filter": "landweber"}, "nystrom": {"approximation": "nystrom", "n_components": 20}}
+for name in sys.argv[4].split(","):
+    kwargs, t1 = ROUTES[name], time.perf_counter()
     model = DistributedKernelRegressor(kernel_widths=[0.7, 1.5], n_steps=20, n_folds=3, block_size=8,
                                        block_rows=16, mesh=global_mesh(), **kwargs).fit(X, Y)
     pred_file = os.path.join(folder, f"pred_{name}_{jax.process_count()}.npy")
     model.predict(Xt, out=pred_file)
-    out[name] = {"scores": model.cv_scores_.tolist(), "width": float(model.kernel_.sigma), "step": model.n_steps_, "pred": model.predict(Xt).tolist(), "pred_file": pred_file}
+    out[name] = {"scores": model.cv_scores_.tolist(), "width": float(model.kernel_.sigma), "step": model.n_steps_, "pred": model.predict(Xt).tolist(), "pred_file": pred_file,
+                 "seconds": time.perf_counter() - t1}
 out["seconds"] = time.perf_counter() - t0
 print("RESULT " + json.dumps(out), flush=True)

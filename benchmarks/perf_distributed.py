@@ -1,0 +1,141 @@
+"""Multi-process scaling of the exact-kernel ν-method path: 1, 2 and 4 CPU processes on this machine.
+
+Each configuration is started by ``python -m jaxmtl.distributed.launch`` (one CPU device per
+process, Gloo collectives over 127.0.0.1) and measures, after compilation, medians of 3 runs of
+
+* ``step``: one step of the compiled path (``path_scan`` on ``ShardedKernelOperator``, fixed τ,
+  ``STEPS`` steps, divided by ``STEPS``): the all-gather of X and C, the row blocks of K(X_r, X)
+  and C's update, and the norm / loss all-reductions;
+* ``gather``: the all-gather alone (``GATHERS`` in a loop), the communication of a step;
+* ``compute``: the local product alone, K(X_r, X) @ C on the process's n/P rows, without any
+  collective (all processes at once, so they contend for the cores as in a step).
+
+Strong scaling: n = ``N_STRONG`` rows whatever P; weak scaling: ``N_WEAK`` rows per process.
+The communication volume per step is counted from the shapes: each process receives
+(P − 1)/P · n · (p + d) numbers of 8 bytes by the all-gathers, plus a few scalars.
+
+The machine has 2 cores shared with other users: 4 processes time-share 2 cores, so the 4-process
+figures show the communication and oversubscription costs, not a speed-up (see docs/distributed.md).
+Writes ``benchmarks/results/perf_distributed.json``.
+
+Run: ``python benchmarks/perf_distributed.py`` (about 5 minutes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+N_STRONG, N_WEAK, P_FEATURES, D_OUTPUTS, STEPS, GATHERS, BLOCK = 4096, 2048, 4, 2, 20, 20, 512
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _median(fn, repeats: int = 3) -> float:
+    import numpy as np
+
+    fn()  # compile
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def worker(n: int) -> None:
+    """One process of a configuration: prints ``RESULT {json}`` on process 0."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    from jaxmtl.distributed import global_mesh, global_rows, initialize
+
+    initialize(timeout=120)
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import PartitionSpec
+
+    from jaxmtl.filters import NuMethod
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.operators.blocked import blocked_kernel_matmul
+    from jaxmtl.operators.sharded import AXIS, ShardedKernelOperator
+    from jaxmtl.paths.scan import path_scan
+
+    mesh = global_mesh()
+    P = jax.process_count()
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, P_FEATURES))
+    Y = np.c_[np.sin(X[:, 0]), np.cos(X[:, 1])]
+    Xg, Yg = global_rows(X, mesh), global_rows(Y, mesh)
+    valid = global_rows(np.ones(n, bool), mesh)
+    op = ShardedKernelOperator(Gaussian(1.0), Xg, jnp.eye(D_OUTPUTS), mesh, BLOCK)
+    path = jax.jit(lambda o, y, v: path_scan(o, y, NuMethod(), STEPS, tau=0.5, mask=v).coef)
+    step = _median(lambda: path(op, Yg, valid).block_until_ready()) / STEPS
+
+    rows = PartitionSpec(AXIS, None)
+
+    def gathers(Z):
+        def body(i, z):
+            return jax.lax.all_gather(z, AXIS, tiled=True)[: z.shape[0]] * 0.5 + z * 0.5
+
+        return jax.lax.fori_loop(0, GATHERS, body, Z)
+
+    XC = global_rows(np.c_[X, Y], mesh)
+    gather_fn = jax.jit(jax.shard_map(gathers, mesh=mesh, in_specs=rows, out_specs=rows))
+    gather = _median(lambda: gather_fn(XC).block_until_ready()) / GATHERS
+
+    lo = jax.process_index() * (n // P)
+    Xl, Xa, Ca = jnp.asarray(X[lo:lo + n // P]), jnp.asarray(X), jnp.asarray(Y)
+    local_fn = jax.jit(lambda a, b, c: blocked_kernel_matmul(Gaussian(1.0), a, b, c, BLOCK))
+    compute = _median(lambda: local_fn(Xl, Xa, Ca).block_until_ready())
+    times = np.asarray([step, gather, compute])
+    from jax.experimental import multihost_utils
+
+    every = np.asarray(multihost_utils.process_allgather(times)).reshape(P, 3) if P > 1 else times[None]
+    if jax.process_index() == 0:
+        worst = every.max(axis=0)
+        print("RESULT " + json.dumps({
+            "processes": P, "n": n, "step_s": float(worst[0]), "gather_s": float(worst[1]),
+            "compute_s": float(worst[2]),
+            "received_bytes_per_step_per_process": int((P - 1) / P * n * (P_FEATURES + D_OUTPUTS) * 8),
+        }), flush=True)
+
+
+def run(processes: int, n: int) -> dict:
+    cmd = [sys.executable, "-m", "jaxmtl.distributed.launch", "--processes", str(processes), "--timeout", "900",
+           __file__, "--worker", str(n)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT),
+                                                                             "JAX_PLATFORMS": "cpu"})
+    lines = [ln.split("RESULT ", 1)[1] for ln in proc.stdout.splitlines() if "RESULT " in ln]
+    if proc.returncode or not lines:
+        raise RuntimeError(proc.stdout[-3000:] + proc.stderr[-3000:])
+    return json.loads(lines[0])
+
+
+def main() -> None:
+    import jax
+
+    strong = [run(P, N_STRONG) for P in (1, 2, 4)]
+    weak = [run(P, N_WEAK * P) for P in (1, 2, 4)]
+    out = {
+        "what": "exact Gaussian kernel, nu-method path step on ShardedKernelOperator across CPU processes",
+        "dtype": "float64", "p": P_FEATURES, "d": D_OUTPUTS, "steps": STEPS, "block_size": BLOCK,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+                    "jax": jax.__version__, "load_average_at_end": os.getloadavg(),
+                    "note": "2 cores shared with other users while measuring; 4 processes oversubscribe them"},
+        "strong": strong, "weak": weak,
+    }
+    path = ROOT / "benchmarks" / "results" / "perf_distributed.json"
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--worker":
+        worker(int(sys.argv[2]))
+    else:
+        main()
