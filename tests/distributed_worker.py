@@ -19,7 +19,10 @@ from jaxmtl.distributed import global_mesh, initialize  # noqa: E402
 precision, scenario, folder = sys.argv[1:4]
 if scenario == "nojoin" and os.environ["JAXMTL_PROCESS_ID"] == "1":
     sys.exit(0)  # this process never joins: the others must stop with a clear error
-spec = initialize(timeout=float(os.environ.get("WORKER_JOIN_TIMEOUT", "60")), heartbeat_timeout=10)
+# a long heartbeat in 'die': process 0 must reach its collective (compiling first) before the
+# runtime declares process 1 dead, so that the failure it sees is the collective's
+spec = initialize(timeout=float(os.environ.get("WORKER_JOIN_TIMEOUT", "60")),
+                  heartbeat_timeout=120 if scenario == "die" else 20)
 
 import numpy as np  # noqa: E402
 from jax.sharding import Mesh  # noqa: E402
@@ -30,6 +33,9 @@ from jaxmtl.errors import DistributedError, ParameterError  # noqa: E402
 out = {"process": jax.process_index(), "processes": jax.process_count(), "devices": len(jax.devices())}
 t0 = time.perf_counter()
 if scenario == "die":
+    from jax.experimental import multihost_utils
+
+    multihost_utils.process_allgather(np.ones(1))  # one collective together (the peers connect)
     if jax.process_index() == 1:
         os._exit(3)  # dies after joining, before the collectives
     try:

@@ -135,11 +135,11 @@ def test_distributed_four_processes_equal_one_process_float64(tmp_path):
 
 def test_distributed_process_that_dies_stops_the_others_with_a_clear_error(tmp_path):
     write_data(tmp_path)
-    proc, results, seconds = launch(2, "float64", "die", tmp_path, timeout=90)
+    proc, results, seconds = launch(2, "float64", "die", tmp_path, timeout=150)
     assert proc.returncode != 0  # process 1 exited with status 3
     assert [r["process"] for r in results] == [0]
     assert results[0]["error"] is not None and "another process died or left" in results[0]["error"]
-    assert results[0]["seconds"] < 60 and seconds < 120
+    assert results[0]["seconds"] < 100 and seconds < 150
 
 
 def test_distributed_process_that_never_joins_gives_a_clear_error(tmp_path):

@@ -64,14 +64,18 @@ def launch_local(argv: list[str], processes: int, timeout: float = 3600.0, grace
         threading.Thread(target=_relay, args=(p.stdout, str(i), sys.stdout), daemon=True).start()
         procs.append(p)
     deadline = time.monotonic() + timeout
-    status, failed_at = 0, None
-    while any(p.poll() is None for p in procs):
+    status, failed_at, reported = 0, None, set()
+    while True:
+        running = any(p.poll() is None for p in procs)
         now = time.monotonic()
         for i, p in enumerate(procs):
-            if p.returncode not in (None, 0) and status == 0:
-                status, failed_at = p.returncode, now
-                sys.stderr.write(f"jaxmtl.distributed.launch: process {i} exited with status {p.returncode}; "
-                                 f"stopping the others in {grace:g} s.\n")
+            if p.returncode not in (None, 0) and i not in reported:
+                reported.add(i)
+                status, failed_at = status or p.returncode, failed_at or now
+                sys.stderr.write(f"jaxmtl.distributed.launch: process {i} exited with status {p.returncode}"
+                                 + (f"; stopping the others in {grace:g} s.\n" if running else ".\n"))
+        if not running:
+            break
         if now > deadline or (failed_at is not None and now > failed_at + grace):
             sys.stderr.write("jaxmtl.distributed.launch: " + ("timeout" if now > deadline else "grace period")
                              + " over; stopping the remaining processes.\n")
@@ -83,7 +87,7 @@ def launch_local(argv: list[str], processes: int, timeout: float = 3600.0, grace
         time.sleep(0.1)
     for p in procs:
         p.wait()
-    return status or next((p.returncode for p in procs if p.returncode), 0)
+    return status
 
 
 def main(args: list[str] | None = None) -> int:
