@@ -18,6 +18,10 @@ The machine has 2 cores shared with other users: 4 processes time-share 2 cores,
 figures show the communication and oversubscription costs, not a speed-up (see docs/distributed.md).
 Writes ``benchmarks/results/perf_distributed.json``.
 
+The model of docs/distributed.md (compute and all-gather terms fitted to these measurements, then
+projected to 8–64 hosts on 10 Gb/s Ethernet) is written beside them; ``--model-only`` refits it
+on the recorded measurements.
+
 Run: ``python benchmarks/perf_distributed.py`` (about 5 minutes).
 """
 
@@ -31,7 +35,7 @@ import sys
 import time
 from pathlib import Path
 
-N_STRONG, N_WEAK, P_FEATURES, D_OUTPUTS, STEPS, GATHERS, BLOCK = 4096, 2048, 4, 2, 20, 20, 512
+N_STRONG, N_WEAK, P_FEATURES, D_OUTPUTS, STEPS, GATHERS, BLOCK = 2048, 1024, 4, 2, 10, 20, 512
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -116,9 +120,62 @@ def run(processes: int, n: int) -> dict:
     return json.loads(lines[0])
 
 
+# The network of the projection: 10 Gb/s Ethernet, 50 µs per ring stage; one device per host at
+# the compute rate measured here; sizes and host counts projected.
+NETWORK = {"name": "10 Gb/s Ethernet", "alpha_s": 50e-6, "beta_bytes_per_s": 1.25e9}
+PROJECT_HOSTS, PROJECT_N = (8, 16, 32, 64), (10_000, 100_000, 1_000_000)
+CORES = 2
+
+
+def gather_model(P, n, alpha, beta):
+    """Ring all-gather of X and C: (P − 1) stages of latency α, (P − 1)/P of the bytes at β."""
+    return (P - 1) * alpha + (P - 1) / P * 8 * n * (P_FEATURES + D_OUTPUTS) / beta
+
+
+def model(strong: list, weak: list) -> dict:
+    """Fit c (compute per n²(p + d)), the per-step remainder, α and β; predict and project.
+
+    t(P, n) = c·n²(p + d)/min(P, cores) + r·n/P + gather(P, n): on this machine at most 2
+    processes compute at once (2 cores); in the projection every host has its own device.
+    """
+    import numpy as np
+
+    one = strong[0]
+    work = one["n"] ** 2 * (P_FEATURES + D_OUTPUTS)
+    c = one["compute_s"] / work
+    r = max(one["step_s"] - one["compute_s"], 0.0) / one["n"]
+    rows = [x for x in strong + weak if x["processes"] > 1]
+    A = np.array([[x["processes"] - 1, (x["processes"] - 1) / x["processes"] * 8 * x["n"] * (P_FEATURES + D_OUTPUTS)]
+                  for x in rows])
+    coef, *_ = np.linalg.lstsq(A, np.array([x["gather_s"] for x in rows]), rcond=None)
+    alpha, inv_beta = max(coef[0], 0.0), max(coef[1], 1e-15)
+
+    def predict(P, n, cores, a, b):
+        return c * n * n * (P_FEATURES + D_OUTPUTS) / min(P, cores) + r * n / P + gather_model(P, n, a, b)
+
+    beside = [{"scaling": kind, "processes": x["processes"], "n": x["n"], "measured_step_s": x["step_s"],
+               "model_step_s": predict(x["processes"], x["n"], CORES, alpha, 1 / inv_beta)}
+              for kind, xs in (("strong", strong), ("weak", weak)) for x in xs]
+    projection = [{"hosts": P, "n": n,
+                   "compute_s": c * n * n * (P_FEATURES + D_OUTPUTS) / P + r * n / P,
+                   "gather_s": gather_model(P, n, NETWORK["alpha_s"], NETWORK["beta_bytes_per_s"]),
+                   "step_s": predict(P, n, P, NETWORK["alpha_s"], NETWORK["beta_bytes_per_s"])}
+                  for n in PROJECT_N for P in PROJECT_HOSTS]
+    return {"compute_s_per_n2_p_plus_d": c, "remainder_s_per_row": r, "loopback_alpha_s": alpha,
+            "loopback_beta_bytes_per_s": 1 / inv_beta, "cores_on_this_machine": CORES, "network": NETWORK,
+            "beside_measurement": beside, "projection": projection}
+
+
 def main() -> None:
     import jax
 
+    path = ROOT / "benchmarks" / "results" / "perf_distributed.json"
+    if "--model-only" in sys.argv:  # refit the model on the recorded measurements
+        out = json.loads(path.read_text())
+        out["model"] = model(out["strong"], out["weak"])
+        path.write_text(json.dumps(out, indent=2) + "\n")
+        print(json.dumps(out["model"], indent=2))
+        return
     strong = [run(P, N_STRONG) for P in (1, 2, 4)]
     weak = [run(P, N_WEAK * P) for P in (1, 2, 4)]
     out = {
@@ -127,9 +184,8 @@ def main() -> None:
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                     "jax": jax.__version__, "load_average_at_end": os.getloadavg(),
                     "note": "2 cores shared with other users while measuring; 4 processes oversubscribe them"},
-        "strong": strong, "weak": weak,
+        "strong": strong, "weak": weak, "model": model(strong, weak),
     }
-    path = ROOT / "benchmarks" / "results" / "perf_distributed.json"
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))
 

@@ -14,7 +14,7 @@ import jax
 
 jax.config.update("jax_enable_x64", sys.argv[1] == "float64")
 
-from jaxmtl.distributed import global_mesh, initialize  # noqa: E402
+from jaxmtl.distributed import global_mesh, global_rows, initialize, to_host  # noqa: E402
 
 precision, scenario, folder = sys.argv[1:4]
 if scenario == "nojoin" and os.environ["JAXMTL_PROCESS_ID"] == "1":
@@ -57,6 +57,8 @@ except ParameterError as err:
     out["local_mesh_error"] = str(err)
 
 X, Y, Xt = (os.path.join(folder, f) for f in ("X.npy", "Y.npy", "Xt.npy"))
+# every process's rows gathered back: the file itself (padding sliced off)
+out["to_host_equal"] = bool(np.array_equal(to_host(global_rows(X, global_mesh()))[:61], np.load(X)))
 ROUTES = {"exact": {}, "landweber": {"filter": "landweber"}, "nystrom": {"approximation": "nystrom", "n_components": 20}}
 for name in sys.argv[4].split(","):
     kwargs, t1 = ROUTES[name], time.perf_counter()

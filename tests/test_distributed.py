@@ -106,6 +106,7 @@ def check_equal_to_one_process(tmp_path, processes, precision, tol, routes):
     for r in results:
         assert r["processes"] == processes and r["devices"] == processes
         assert "mesh must span every process" in r["local_mesh_error"]
+        assert r["to_host_equal"]
     for name in routes:
         filt, approx = ROUTES[name]
         scores, width, step, pred = reference(X, Y, Xt, filt, approx)

@@ -96,7 +96,3 @@ class RowLayout(NamedTuple):
         first = [i for i, d in enumerate(mesh.devices.reshape(-1)) if d.process_index == jax.process_index()][0]
         start = min(first * per, int(n))
         return cls(int(n), per * r, r, per, local, start, min(start + local, int(n)), first)
-
-    def valid(self) -> np.ndarray:
-        """(local,) booleans: True on this process's real rows, False on padding."""
-        return np.arange(self.local) < self.stop - self.start
