@@ -39,7 +39,8 @@ N_STRONG, N_WEAK, P_FEATURES, D_OUTPUTS, STEPS, GATHERS, BLOCK = 2048, 1024, 4, 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _median(fn, repeats: int = 3) -> float:
+def _median(fn, repeats: int = 5) -> tuple[float, float]:
+    """(median, minimum) seconds of ``repeats`` runs after a first (compiling) one."""
     import numpy as np
 
     fn()  # compile
@@ -48,7 +49,7 @@ def _median(fn, repeats: int = 3) -> float:
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return float(np.median(times)), float(np.min(times))
 
 
 def worker(n: int) -> None:
@@ -78,7 +79,7 @@ def worker(n: int) -> None:
     valid = global_rows(np.ones(n, bool), mesh)
     op = ShardedKernelOperator(Gaussian(1.0), Xg, jnp.eye(D_OUTPUTS), mesh, BLOCK)
     path = jax.jit(lambda o, y, v: path_scan(o, y, NuMethod(), STEPS, tau=0.5, mask=v).coef)
-    step = _median(lambda: path(op, Yg, valid).block_until_ready()) / STEPS
+    step = np.array(_median(lambda: path(op, Yg, valid).block_until_ready())) / STEPS
 
     rows = PartitionSpec(AXIS, None)
 
@@ -90,21 +91,22 @@ def worker(n: int) -> None:
 
     XC = global_rows(np.c_[X, Y], mesh)
     gather_fn = jax.jit(jax.shard_map(gathers, mesh=mesh, in_specs=rows, out_specs=rows))
-    gather = _median(lambda: gather_fn(XC).block_until_ready()) / GATHERS
+    gather = np.array(_median(lambda: gather_fn(XC).block_until_ready())) / GATHERS
 
     lo = jax.process_index() * (n // P)
     Xl, Xa, Ca = jnp.asarray(X[lo:lo + n // P]), jnp.asarray(X), jnp.asarray(Y)
     local_fn = jax.jit(lambda a, b, c: blocked_kernel_matmul(Gaussian(1.0), a, b, c, BLOCK))
-    compute = _median(lambda: local_fn(Xl, Xa, Ca).block_until_ready())
-    times = np.asarray([step, gather, compute])
+    compute = np.array(_median(lambda: local_fn(Xl, Xa, Ca).block_until_ready()))
+    times = np.concatenate([step, gather, compute])
     from jax.experimental import multihost_utils
 
-    every = np.asarray(multihost_utils.process_allgather(times)).reshape(P, 3) if P > 1 else times[None]
+    every = np.asarray(multihost_utils.process_allgather(times)).reshape(P, 6) if P > 1 else times[None]
     if jax.process_index() == 0:
-        worst = every.max(axis=0)
+        worst = every.max(axis=0)  # the slowest process sets the pace
         print("RESULT " + json.dumps({
-            "processes": P, "n": n, "step_s": float(worst[0]), "gather_s": float(worst[1]),
-            "compute_s": float(worst[2]),
+            "processes": P, "n": n, "step_s": float(worst[0]), "step_min_s": float(worst[1]),
+            "gather_s": float(worst[2]), "gather_min_s": float(worst[3]),
+            "compute_s": float(worst[4]), "compute_min_s": float(worst[5]),
             "received_bytes_per_step_per_process": int((P - 1) / P * n * (P_FEATURES + D_OUTPUTS) * 8),
         }), flush=True)
 
@@ -135,25 +137,28 @@ def gather_model(P, n, alpha, beta):
 def model(strong: list, weak: list) -> dict:
     """Fit c (compute per n²(p + d)), the per-step remainder, α and β; predict and project.
 
+    Fitted on the minima of the repeats (the runs least disturbed by the machine's other users).
+
     t(P, n) = c·n²(p + d)/min(P, cores) + r·n/P + gather(P, n): on this machine at most 2
     processes compute at once (2 cores); in the projection every host has its own device.
     """
     import numpy as np
 
-    one = strong[0]
-    work = one["n"] ** 2 * (P_FEATURES + D_OUTPUTS)
-    c = one["compute_s"] / work
-    r = max(one["step_s"] - one["compute_s"], 0.0) / one["n"]
+    ones = [x for x in strong + weak if x["processes"] == 1]
+    work = np.array([x["n"] ** 2 * (P_FEATURES + D_OUTPUTS) for x in ones], float)
+    c = float(np.dot(work, [x["compute_min_s"] for x in ones]) / np.dot(work, work))
+    r = max(float(np.mean([(x["step_min_s"] - c * w) / x["n"] for x, w in zip(ones, work)])), 0.0)
     rows = [x for x in strong + weak if x["processes"] > 1]
     A = np.array([[x["processes"] - 1, (x["processes"] - 1) / x["processes"] * 8 * x["n"] * (P_FEATURES + D_OUTPUTS)]
                   for x in rows])
-    coef, *_ = np.linalg.lstsq(A, np.array([x["gather_s"] for x in rows]), rcond=None)
+    coef, *_ = np.linalg.lstsq(A, np.array([x["gather_min_s"] for x in rows]), rcond=None)
     alpha, inv_beta = max(coef[0], 0.0), max(coef[1], 1e-15)
 
     def predict(P, n, cores, a, b):
         return c * n * n * (P_FEATURES + D_OUTPUTS) / min(P, cores) + r * n / P + gather_model(P, n, a, b)
 
     beside = [{"scaling": kind, "processes": x["processes"], "n": x["n"], "measured_step_s": x["step_s"],
+               "measured_step_min_s": x["step_min_s"],
                "model_step_s": predict(x["processes"], x["n"], CORES, alpha, 1 / inv_beta)}
               for kind, xs in (("strong", strong), ("weak", weak)) for x in xs]
     projection = [{"hosts": P, "n": n,

@@ -161,6 +161,10 @@ def test_distributed_bad_mesh_and_cluster_arguments_are_refused_by_name():
         check_mesh(Mesh(np.asarray(jax.devices()), ("data",)))
     with pytest.raises(ParameterError, match="mesh must be a jax.sharding.Mesh"):
         DistributedKernelRegressor(mesh=jax.devices()).fit(np.zeros((4, 1)), np.zeros(4))
+    with pytest.raises(ParameterError, match="approximation must be one of"):
+        DistributedKernelRegressor(approximation="rff").fit(np.zeros((4, 1)), np.zeros(4))
+    with pytest.raises(ParameterError, match="filter must be 'nu_method' or 'landweber'; received 'tikhonov'"):
+        DistributedKernelRegressor(filter="tikhonov").fit(np.zeros((4, 1)), np.zeros(4))
     with pytest.raises(ParameterError, match="devices must hold at least one device"):
         global_mesh([])
     with pytest.raises(ParameterError, match=r"process_id must lie in \[0, num_processes=2\); received 2"):

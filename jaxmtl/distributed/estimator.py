@@ -72,6 +72,15 @@ def _device_blocks(groups: np.ndarray, layout: RowLayout, n_groups: int, block: 
     return rows[mine].reshape(-1, rows.shape[-1]), ids[mine].reshape(-1), nb
 
 
+def _select(scores: np.ndarray) -> tuple[int, int]:
+    """(width, step) indices of the least mean held-out loss of (W, T) ``scores``."""
+    scores = np.where(np.isfinite(scores), scores, np.inf)
+    if not np.isfinite(scores).any():
+        raise DivergenceError("every path of the grid diverged or produced non-finite losses.")
+    iw, it = np.unravel_index(int(np.argmin(scores)), scores.shape)
+    return int(iw), int(it)
+
+
 class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
     """Gaussian-kernel regression by an iterative filter's path, k-fold selected across processes.
 
@@ -147,9 +156,13 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
             masks = kfold_masks(n, k, check_int(self.random_state, "random_state", 0))
             with collective_errors("DistributedKernelRegressor.fit"):
                 if self.approximation is None:
-                    scores, coef = self._fit_exact(Xg, Yg, masks, widths, filt, T, mesh, block, block_rows)
+                    scores, (iw, it), coef = self._fit_exact(Xg, Yg, masks, widths, filt, T, mesh, block, block_rows)
                 else:
-                    scores, coef = self._fit_nystrom(Xs, Xg, Yg, masks, widths, filt, T, mesh, layout, block)
+                    scores, (iw, it), coef = self._fit_nystrom(Xs, Xg, Yg, masks, widths, filt, T, mesh, layout,
+                                                               block)
+            # set only once everything succeeded: a failed fit leaves the earlier one
+            self.kernel_ = Gaussian(float(widths[iw]))
+            self.n_steps_ = it + 1
             self.n_features_in_ = Xs.shape[1]
             self._single_output = Ys.ndim == 1
             self.kernel_widths_ = widths
@@ -165,12 +178,12 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
         kernels = jax.tree.map(lambda *leaves: jnp.stack(leaves), *[Gaussian(float(w)) for w in widths])
         losses, diverged = kfold_path_losses(op, kernels, Yg, valid, mg, filt, T)
         scores = np.asarray(losses).mean(axis=1)
-        iw, it = self._select(scores, widths)
-        op = distributed_operator(self.kernel_, Xg, A, mesh, block)
+        iw, it = _select(scores)
+        op = distributed_operator(Gaussian(float(widths[iw])), Xg, A, mesh, block)
         coef, bad, tau = refit_path(op, Yg, valid, filt, it + 1)
         if bool(np.asarray(bad)):
             raise_divergence(np.asarray(tau))
-        return scores, ("exact", Xg, coef)
+        return scores, (iw, it), ("exact", Xg, coef)
 
     def _fit_nystrom(self, Xs, Xg, Yg, masks, widths, filt, T, mesh, layout, block):
         n = masks.shape[1]
@@ -193,20 +206,10 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
             stats.append((fmap, st))
             scores.append(np.asarray(feature_kfold_losses(st, a, V, filt, steps)).mean(axis=0)[0])
         scores = np.stack(scores)
-        iw, it = self._select(scores, widths)
+        iw, it = _select(scores)
         fmap, st = stats[iw]
         W = feature_coefficients(st, a[0], V, filt, it + 1)
-        return scores, ("nystrom", fmap, W)
-
-    def _select(self, scores: np.ndarray, widths: np.ndarray) -> tuple[int, int]:
-        """(width, step) indices of the least mean held-out loss; sets ``kernel_``, ``n_steps_``."""
-        scores = np.where(np.isfinite(scores), scores, np.inf)
-        if not np.isfinite(scores).any():
-            raise DivergenceError("every path of the grid diverged or produced non-finite losses.")
-        iw, it = np.unravel_index(int(np.argmin(scores)), scores.shape)
-        self.kernel_ = Gaussian(float(widths[iw]))
-        self.n_steps_ = int(it) + 1
-        return int(iw), int(it)
+        return scores, (iw, it), ("nystrom", fmap, W)
 
     def predict(self, X, out=None) -> np.ndarray:
         """Predictions for X (array, memory map or ``.npy`` path), ``block_rows`` rows at a time.
