@@ -31,10 +31,10 @@ os.makedirs(folder, exist_ok=True)
 X_path, y_path, Xt_path = (os.path.join(folder, f) for f in ("X.npy", "y.npy", "X_test.npy"))
 if jax.process_index() == 0 and not os.path.exists(X_path):  # a data set on disk (a shared file system)
     rng = np.random.default_rng(0)
-    X = rng.uniform(-3, 3, size=(3000, 2))
+    X = rng.uniform(-3, 3, size=(1500, 2))
     np.save(X_path, X)
-    np.save(y_path, np.sin(X[:, 0]) * np.cos(X[:, 1]) + 0.1 * rng.normal(size=3000))
-    np.save(Xt_path, rng.uniform(-3, 3, size=(1000, 2)))
+    np.save(y_path, np.sin(X[:, 0]) * np.cos(X[:, 1]) + 0.1 * rng.normal(size=1500))
+    np.save(Xt_path, rng.uniform(-3, 3, size=(500, 2)))
 if jax.process_count() > 1:
     from jax.experimental import multihost_utils
 

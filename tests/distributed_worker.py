@@ -58,7 +58,8 @@ except ParameterError as err:
 
 X, Y, Xt = (os.path.join(folder, f) for f in ("X.npy", "Y.npy", "Xt.npy"))
 # every process's rows gathered back: the file itself (padding sliced off)
-out["to_host_equal"] = bool(np.array_equal(to_host(global_rows(X, global_mesh()))[:61], np.load(X)))
+gathered = to_host(global_rows(X, global_mesh()))
+out["to_host_equal"] = bool(np.array_equal(gathered[:61], np.load(X).astype(gathered.dtype)))
 ROUTES = {"exact": {}, "landweber": {"filter": "landweber"}, "nystrom": {"approximation": "nystrom", "n_components": 20}}
 for name in sys.argv[4].split(","):
     kwargs, t1 = ROUTES[name], time.perf_counter()
