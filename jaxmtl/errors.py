@@ -17,6 +17,7 @@ exception                   raised when
 ``NotFittedError``          an estimator is used before ``fit``
 ``DivergenceError``         an iterative path diverged (step size too large)
 ``PersistenceError``        a model file is truncated, corrupted or of another version
+``DistributedError``        a process of a multi-process run never joined, died or left
 ==========================  ==========================================================
 """
 
@@ -35,6 +36,7 @@ __all__ = [
     "NotFittedError",
     "DivergenceError",
     "PersistenceError",
+    "DistributedError",
     "GridEdgeWarning",
 ]
 
@@ -95,6 +97,11 @@ class DivergenceError(JaxmtlError, ArithmeticError):
 
 class PersistenceError(JaxmtlError, ValueError):
     """A saved model file is truncated, corrupted or written by an incompatible version."""
+
+
+class DistributedError(JaxmtlError, RuntimeError):
+    """A multi-process run lost a process: one never joined the coordinator, or died or left
+    while the others waited in a collective (the message names the process and the timeout)."""
 
 
 class GridEdgeWarning(UserWarning):

@@ -187,7 +187,7 @@ class DenseOperator(GramOperator):
         return (self.G @ C.reshape(-1)).reshape(C.shape)
 
 
-def max_eigenvalue(mv, shape, dtype, num_iters: int = 20, key=None, safety: float = 1.01) -> Array:
+def max_eigenvalue(mv, shape, dtype, num_iters: int = 20, key=None, safety: float = 1.01, start=None) -> Array:
     """Upper estimate of the largest eigenvalue of a symmetric PSD map ``mv`` (Lanczos).
 
     Runs ``num_iters`` Lanczos steps (one product each, full reorthogonalisation) in a
@@ -205,6 +205,9 @@ def max_eigenvalue(mv, shape, dtype, num_iters: int = 20, key=None, safety: floa
       num_iters: number of products (Krylov dimension).
       key: PRNG key for the start (default ``PRNGKey(0)``).
       safety: multiplicative margin.
+      start: optional array of ``shape``, the start vector (default a standard normal draw from
+        ``key``; row-padded problems pass that draw of the padded shape with the padding zeroed,
+        which equals the unpadded draw on the other rows, so τ does not depend on the padding).
 
     Returns:
       scalar array.
@@ -217,7 +220,7 @@ def max_eigenvalue(mv, shape, dtype, num_iters: int = 20, key=None, safety: floa
     key = jax.random.PRNGKey(0) if key is None else key
     size = math.prod(shape)
     k = max(1, min(num_iters, size))  # the Krylov space cannot exceed the vector space
-    v = jax.random.normal(key, (size,), dtype)
+    v = jax.random.normal(key, (size,), dtype) if start is None else jnp.asarray(start, dtype).reshape(-1)
     Q = jnp.zeros((k + 1, size), dtype).at[0].set(v / jnp.linalg.norm(v))
     eps = jnp.finfo(dtype).eps
 
