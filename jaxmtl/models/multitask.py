@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import check_bool, check_int, check_outputs, check_random_state, check_unit_interval
+from .._checks import check_bool, check_outputs, check_unit_interval
 from ..errors import ParameterError, ShapeError, TaskError
 from ..filters.spectral import get_filter
 from ..kernels.scalar import Gaussian, Kernel
@@ -47,7 +47,6 @@ from ..operators.tasks import (
     task_blocks,
 )
 from ._base import RegressorMixin
-from ..selection.criteria import kfold_masks
 from ._matrix_free import _MatrixFreeEstimator
 from ._per_task import IndependentFit, select_independent, task_predict
 from ._spectral import DEFAULT_STEPS, STEP_DOUBLINGS, _SpectralEstimator, _step_grid
@@ -105,13 +104,12 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         (every task its own Gaussian width, filter parameter and mean; needs ``kernel=None`` or a
         :class:`~jaxmtl.kernels.Gaussian`, and 'kfold', 'holdout' or masks — with 'loo' / 'gcv'
         'auto' keeps the common-similarity family, the only one with those closed forms).
-      n_repeats: partitions of the comparison k-fold (None: ⌈1000 / N⌉, at most 3; see
-        :class:`~jaxmtl.MultiClassClassifier`).
+      n_repeats: partitions of a 'kfold' selection (None: ⌈1000 / N⌉, at most 3: repeated
+        k-fold where N is small, as :class:`~jaxmtl.MultiClassClassifier`).
 
-    The families are compared on ``n_folds``-fold cross-validation (the selection's own folds
-    when ``selection`` is 'kfold' or masks): the independent family selects every task's width
-    and parameter on those folds; the common-similarity family is selected as ``selection``
-    says, then scored there at its chosen width and ω, least over its path.
+    Both families are selected on the same folds (the hold-out, the k folds or the given
+    masks), each task of the independent family on its rows in them, and compared by the same
+    loss there: the held-out squared error averaged over each fold's rows, then over folds.
 
     Attributes (after fit): family_, family_scores_ ({family: validation loss on the comparison
     folds}), coef_ (N, 1) (common-similarity) or (T, r) (independent: each task's coefficients on
@@ -155,14 +153,6 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
             return "common_similarity"
         return "common_similarity" if closed_form else self.family
 
-    def _comparison_masks(self, n: int) -> np.ndarray:
-        """(k, n) training masks on which the families are compared: the selection's own when it is
-        'kfold' or given masks, else ``n_folds``-fold (``n_repeats`` partitions)."""
-        if not isinstance(self.selection, str) or self.selection == "kfold":
-            return self._masks(n)
-        k = check_int(self.n_folds, "n_folds", minimum=2)
-        return kfold_masks(n, min(k, n), check_random_state(self.random_state), self._n_repeats(n))
-
     def _independent_params(self, filt) -> np.ndarray:
         """Filter parameters each task chooses from: the default iterative path at the eigen path's
         continued length (2^STEP_DOUBLINGS × 300 ν-method steps on the geometric step grid — a
@@ -200,19 +190,19 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         dtype = jax.dtypes.canonicalize_dtype(X.dtype)
         Y = (Y - y_mean).astype(dtype)
         filt = get_filter(self.filter)
-        compare = None if family == "common_similarity" else self._comparison_masks(X.shape[0])
+        masks = self._masks(X.shape[0])  # the folds of every family: like is compared with like
         scores = {}
         if family != "independent":
             Xj = jnp.asarray(X)
-            scores["common_similarity"] = self._select_and_fit(
-                X, Y, _build, omegas, (Xj, *_same_task(codes, codes)),
-                lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])), compare_masks=compare)
+            self._select_and_fit(X, Y, _build, omegas, (Xj, *_same_task(codes, codes)),
+                                 lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])))
+            scores["common_similarity"] = self.best_score_
             self.best_params_["omega"] = self._op_param
             self.X_fit_, self.task_codes_ = Xj, jnp.asarray(codes)
         if family != "common_similarity":
             kernels, widths = self._resolve_kernels(X)
             fit, scores["independent"], _ = select_independent(
-                np.asarray(X, dtype), Y[:, 0], codes, len(labels), compare, filt, self._independent_params(filt),
+                np.asarray(X, dtype), Y[:, 0], codes, len(labels), masks, filt, self._independent_params(filt),
                 [float(kernels[0].sigma)] if widths is None else widths,
                 refine=self.kernel is None and self.width_factors is None)
         self.family_ = min(scores, key=scores.get) if family == "auto" else family
