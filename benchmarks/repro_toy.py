@@ -71,7 +71,8 @@ def fit_one(tr, va, omegas):
     y = np.r_[tr.y, va.y]
     t = np.r_[tr.tasks, va.tasks]
     is_train = np.r_[np.ones(len(tr.y), bool), np.zeros(len(va.y), bool)]
-    return MultiTaskRegressor(omegas=omegas, n_steps=200, selection=is_train, width_factors=FACTORS).fit(X, y, t)
+    return MultiTaskRegressor(omegas=omegas, n_steps=200, selection=is_train, width_factors=FACTORS,
+                              family="common_similarity").fit(X, y, t)
 
 
 def train_only_predict(model, tr, te):

@@ -128,11 +128,11 @@ def test_vector_field_exact_route_every_selection_and_tikhonov_prediction():
 
 def test_auto_route_threshold_and_refusals(monkeypatch):
     x, y, t = small_multitask(4)
-    kw = dict(kernel=Gaussian(0.7), omegas=[0.5], n_steps=10)
+    kw = dict(kernel=Gaussian(0.7), omegas=[0.5], n_steps=10, family="common_similarity")
     assert MultiTaskRegressor(**kw).fit(x, y, t).route_ == "exact"
     monkeypatch.setattr(_matrix_free, "EXACT_MAX_UNKNOWNS", len(y) - 1)
     assert MultiTaskRegressor(**kw).fit(x, y, t).route_ == "matrix_free"
-    tsvd = dict(kernel=Gaussian(0.7), omegas=[0.5], filter="tsvd", lambdas=[1e-2, 1e-3])
+    tsvd = dict(kernel=Gaussian(0.7), omegas=[0.5], filter="tsvd", lambdas=[1e-2, 1e-3], family="common_similarity")
     with pytest.raises(ParameterError, match="route='exact'"):
         MultiTaskRegressor(**tsvd).fit(x, y, t)
     assert MultiTaskRegressor(**tsvd, route="exact").fit(x, y, t).route_ == "exact"
@@ -144,7 +144,7 @@ def test_matrix_free_route_searches_widths_on_a_subsample_by_the_exact_route(mon
     x, y, t = small_multitask(8)
     monkeypatch.setattr(_matrix_free, "EXACT_MAX_UNKNOWNS", 10)
     monkeypatch.setattr(_matrix_free, "WIDTH_SUBSAMPLE", 20)
-    m = MultiTaskRegressor(omegas=[0.0, 0.5], n_steps=15).fit(x, y, t)
+    m = MultiTaskRegressor(omegas=[0.0, 0.5], n_steps=15, family="common_similarity").fit(x, y, t)
     assert m.route_ == "matrix_free" and m.kernel_widths_.shape == (1,)
     assert m.cv_scores_.shape == (1, 2, 15)
     # the width comes from the refined grid median × 2^(j/4) (median of all rows), polished

@@ -64,7 +64,8 @@ def unequal_tasks():
 
 def test_multitask_fit_equals_the_dense_reference_at_the_selected_parameters():
     x, y, t, (mu, sd) = unequal_tasks()
-    model = MultiTaskRegressor(width_factors=(0.5, 1.0, 2.0), n_steps=80, route="matrix_free").fit(x, y, t)
+    model = MultiTaskRegressor(width_factors=(0.5, 1.0, 2.0), n_steps=80, route="matrix_free",
+                               family="common_similarity").fit(x, y, t)
     bp = model.best_params_
     Q = multitask_gram(x, t, x, t, bp["kernel_width"], bp["omega"])
     C = nu_loop(Q, (y - y.mean())[:, None], bp["param"])[-1]
@@ -88,7 +89,7 @@ def test_multitask_holdout_scores_and_choice_equal_brute_force():
     train = np.random.default_rng(3).random(len(x)) < 0.6
     omegas, T, width = [0.0, 0.5, 1.0], 30, 0.4
     model = MultiTaskRegressor(kernel=Gaussian(width), omegas=omegas, n_steps=T, selection=train,
-                               route="matrix_free").fit(x, y, t)
+                               route="matrix_free", family="common_similarity").fit(x, y, t)
     yc = (y - y.mean())[:, None]
     ref = np.empty((len(omegas), T))
     for io, om in enumerate(omegas):

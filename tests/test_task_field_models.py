@@ -15,8 +15,8 @@ from jaxmtl.models import angular_error
 
 def test_multitask_coupling_beats_independent_on_the_toy():
     train, test = make_multitask_toy(20, 0), make_multitask_toy(100, 1)
-    coupled = MultiTaskRegressor(n_steps=150).fit(train.x, train.y, train.tasks)
-    indep = MultiTaskRegressor(omegas=[0.0], n_steps=150).fit(train.x, train.y, train.tasks)
+    coupled = MultiTaskRegressor(n_steps=150, family="common_similarity").fit(train.x, train.y, train.tasks)
+    indep = MultiTaskRegressor(omegas=[0.0], n_steps=150, family="common_similarity").fit(train.x, train.y, train.tasks)
     mse = lambda m: np.mean((m.predict(test.x, test.tasks) - test.f) ** 2)
     assert mse(coupled) < mse(indep)
     assert coupled.best_params_["omega"] > 0

@@ -5,6 +5,8 @@ Real data (shipped as package data, provenance notes ``PROVENANCE_*.txt`` beside
 * :func:`load_school` — ILEA School, 15362 students × 19 (or 28) features, 139 tasks.
 * :func:`load_ida` / :func:`ida_names` — six IDA binary benchmarks, 10 train/test splits each.
 * :func:`load_mulan` / :func:`mulan_names` — six Mulan multi-target regression sets.
+* :func:`load_parkinsons` — Parkinson's telemonitoring, 5875 recordings of 42 patients (tasks).
+* :func:`load_computer_survey` — computer ratings of 180 respondents (tasks), 20 each.
 * :func:`parse_arff` — the small dense-ARFF reader used by :func:`load_mulan`.
 
 Synthetic problems (Baldassarre et al., [BRBV11] §7.1):
@@ -30,6 +32,7 @@ from ._real import (
     load_school,
     mulan_names,
 )
+from ._tasks_real import PARKINSONS_TARGETS, load_computer_survey, load_parkinsons
 from ._synthetic import (
     FIELD1_CENTRES,
     FIELD1_VARIANCE,
@@ -62,6 +65,9 @@ __all__ = [
     "mulan_names",
     "load_mulan",
     "parse_arff",
+    "PARKINSONS_TARGETS",
+    "load_parkinsons",
+    "load_computer_survey",
     "UCIData",
     "UCI_STANDARDIZE",
     "load_uci",

@@ -136,10 +136,15 @@ class _MatrixFreeEstimator(_GridSelection):
         return self.route
 
     def _select_and_fit(self, X: np.ndarray, Y: np.ndarray, build: Callable, params: np.ndarray,
-                        data, subset: Callable | None = None) -> None:
+                        data, subset: Callable | None = None, compare_masks: np.ndarray | None = None
+                        ) -> float | None:
         """Select on the grid and refit; ``subset(rows)`` gives ``data`` of a subsample (rows
         (r,) sorted indices), used on the matrix-free route to search widths on
-        ``WIDTH_SUBSAMPLE`` rows by the exact route first."""
+        ``WIDTH_SUBSAMPLE`` rows by the exact route first.
+
+        With ``compare_masks`` (k, n) returns the validation loss on those folds of the selected
+        kernel and operator parameter, least over the path (the selection's own loss when they
+        are its folds): what a comparison with another family on the same folds needs."""
         n, d = Y.shape
         route = self._route(n * d)
         filt = get_filter(self.filter)
@@ -203,6 +208,11 @@ class _MatrixFreeEstimator(_GridSelection):
             if bool(res.diverged):
                 raise_divergence(res.tau)
             self.coef_ = res.coef
+        compared = None
+        if compare_masks is not None:
+            same = compare_masks.shape == masks.shape and np.array_equal(compare_masks, masks)
+            compared = float(np.min(scores[iw, ip])) if same else float(np.min(
+                _scorer(route, build, data, Yj, compare_masks, filt, pj[ip:ip + 1], "kfold")([self.kernel_], path)))
         self.cv_scores_ = scores
         self.path_params_ = np.asarray(path)
         self.kernel_widths_ = widths
@@ -212,3 +222,4 @@ class _MatrixFreeEstimator(_GridSelection):
             "kernel_width": None if widths is None else float(widths[iw]),
             "param": param,
         }
+        return compared

@@ -1,8 +1,16 @@
 r"""Multi-task regression with different inputs per task ([BRBV11] §6).
 
-Data in long form (xᵢ, tᵢ, yᵢ); the joint kernel Q((x,t),(x',t')) = K(x,x')·A_ω[t,t'] with the
-common-similarity family A_ω = ω11ᵀ + (1−ω)I (eq. 18): ω = 0 is exactly independent tasks
-(one shared width), ω = 1 one pooled function. Q is not a Kronecker product: up to
+Data in long form (xᵢ, tᵢ, yᵢ). Two families, selected on the same folds with the same loss
+(``family='auto'``):
+
+* the common-similarity family: the joint kernel Q((x,t),(x',t')) = K(x,x')·A_ω[t,t'] with
+  A_ω = ω11ᵀ + (1−ω)I (eq. 18): ω = 0 is independent tasks with one shared width, filter
+  parameter and intercept, ω = 1 one pooled function;
+* the independent family (:mod:`jaxmtl.models._per_task`): every task its own Gaussian width,
+  filter parameter and mean, selected per task — the per-task baseline itself, in one compiled
+  call over tasks padded to a common size.
+
+In the common-similarity family Q is not a Kronecker product: up to
 ``EXACT_MAX_UNKNOWNS`` rows it is materialised and eigendecomposed per ω (every filter, LOO and
 GCV; :mod:`jaxmtl.paths.dense`), above that the path is matrix-free (:mod:`jaxmtl.paths.scan`):
 Q_ω C = ωKC + (1−ω)(K∘S)C with the same-task part K∘S stored once as per-task blocks
@@ -27,8 +35,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import check_bool, check_outputs, check_unit_interval
-from ..errors import ParameterError, ShapeError
-from ..kernels.scalar import Kernel
+from ..errors import ParameterError, ShapeError, TaskError
+from ..filters.spectral import get_filter
+from ..kernels.scalar import Gaussian, Kernel
 from ..operators.tasks import (
     CommonSimilarityTaskOperator,
     blocks_pay_off,
@@ -39,8 +48,12 @@ from ..operators.tasks import (
 )
 from ._base import RegressorMixin
 from ._matrix_free import _MatrixFreeEstimator
+from ._per_task import IndependentFit, select_independent, task_predict
+from ._spectral import DEFAULT_STEPS, STEP_DOUBLINGS, _SpectralEstimator, _step_grid
 
 __all__ = ["MultiTaskRegressor"]
+
+FAMILIES = ("auto", "common_similarity", "independent")
 
 
 def _same_task(rows, cols):
@@ -88,17 +101,32 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         or 'matrix_free'.
       dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
         JAX's global setting (see docs/precision.md); outputs are float64 either way.
+      family: 'auto' (default): the common-similarity and the independent family, the one of
+        lower validation loss on the comparison folds kept; 'common_similarity'; 'independent'
+        (every task its own Gaussian width, filter parameter and mean; needs ``kernel=None`` or a
+        :class:`~jaxmtl.kernels.Gaussian`, and 'kfold', 'holdout' or masks — with 'loo' / 'gcv'
+        'auto' keeps the common-similarity family, the only one with those closed forms).
+      n_repeats: partitions of a 'kfold' selection (None: ⌈1000 / N⌉, at most 3: repeated
+        k-fold where N is small, as :class:`~jaxmtl.MultiClassClassifier`).
 
-    Attributes (after fit): coef_ (N, 1), kernel_, route_, best_params_ (kernel_width, omega,
-    param = steps or λ), cv_scores_ (n_kernels, n_omegas, n_params), path_params_ (the steps or
-    λ scored), tasks_ (task labels), n_features_in_.
+    Both families are selected on the same folds (the hold-out, the k folds or the given
+    masks), each task of the independent family on its rows in them, and compared by the same
+    loss there: the held-out squared error averaged over each fold's rows, then over folds.
+
+    Attributes (after fit): family_, family_scores_ ({family: validation loss on the comparison
+    folds}), coef_ (N, 1) (common-similarity) or (T, r) (independent: each task's coefficients on
+    its rows, zero-padded), kernel_, route_, best_params_ (kernel_width, omega, param = steps or
+    λ; for the independent family per-task arrays and omega None), task_widths_, task_params_,
+    task_means_ (T,) (independent family), cv_scores_ (n_kernels, n_omegas, n_params) of the
+    common-similarity search, path_params_, tasks_ (task labels), n_features_in_.
     """
 
     def __init__(self, kernel: Kernel | None = None, omegas: Any = None, filter: Any = "nu_method",
                  n_steps: int | None = None, selection: str = "holdout", n_folds: int = 5,
                  validation_fraction: float = 0.25, width_factors: Any = None,
                  fit_intercept: bool = True, random_state: int = 0, lambdas: Any = None,
-                 route: str = "auto", dtype: Any = None):
+                 route: str = "auto", family: str = "auto", n_repeats: int | None = None,
+                 dtype: Any = None):
         self.kernel = kernel
         self.omegas = omegas
         self.filter = filter
@@ -112,33 +140,93 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.lambdas = lambdas
         self.route = route
         self.dtype = dtype
+        self.family = family
+        self.n_repeats = n_repeats
+
+    def _family(self) -> str:
+        if not isinstance(self.family, str) or self.family not in FAMILIES:
+            raise ParameterError(f"family must be one of {FAMILIES}; received {self.family!r}.")
+        closed_form = isinstance(self.selection, str) and self.selection in ("loo", "gcv")
+        if self.family == "independent" and closed_form:
+            raise ParameterError(f"family='independent' selects on folds: selection must be 'kfold', 'holdout' "
+                                 f"or masks; received {self.selection!r}.")
+        if self.kernel is not None and not (isinstance(self.kernel, Gaussian) and np.ndim(self.kernel.sigma) == 0):
+            if self.family == "independent":
+                raise ParameterError("family='independent' fits a Gaussian kernel per task: kernel must be None "
+                                     f"or a Gaussian with one width; received {self.kernel!r}.")
+            return "common_similarity"
+        return "common_similarity" if closed_form else self.family
+
+    def _independent_params(self, filt) -> np.ndarray:
+        """Filter parameters each task chooses from: the default iterative path at the eigen path's
+        continued length (2^STEP_DOUBLINGS × 300 ν-method steps on the geometric step grid — a
+        recurrence on a task's eigenvalues costs little), else the estimator's steps or λ grid."""
+        if filt.iterative and self.n_steps is None:
+            return _step_grid(DEFAULT_STEPS.get(filt.name, 150) * 2**STEP_DOUBLINGS)
+        return _SpectralEstimator._resolve_params(self, filt, 1.0)
 
     def fit(self, X, y, tasks) -> "MultiTaskRegressor":
         """Fit on long-form data.
 
         Args:
-          X: (N, p) inputs; y: (N,) outputs; tasks: (N,) task ids (any hashable labels).
+          X: (N, p) inputs; y: (N,) outputs; tasks: (N,) task ids (integers or strings).
+
+        Raises:
+          TaskError: task ids of an unsupported type, or (with the independent family) a task
+            with a single example — it has no validation fold of its own.
         """
+        family = self._family()
         X = self._validate_fit_inputs(X)
         Y, _ = check_outputs(y, X.shape[0], "y")
         if Y.shape[1] != 1:
             raise ShapeError(f"y must be 1-D (one output per example); received shape {Y.shape}.")
-        codes, self.tasks_ = check_tasks(tasks, X.shape[0])
+        codes, labels = check_tasks(tasks, X.shape[0])
+        counts = np.bincount(codes, minlength=len(labels))
+        if family != "common_similarity" and counts.min() < 2:
+            single = labels[counts < 2].tolist()
+            raise TaskError(f"tasks {single[:10]} have a single example: the independent family (family="
+                            f"{self.family!r}) selects a width and a filter parameter per task on held-out "
+                            "examples of that task. Pass family='common_similarity' to fit such tasks through "
+                            "the shared part, or drop them.")
         omegas = np.linspace(0, 1, 11) if self.omegas is None else self.omegas
         omegas = check_unit_interval(omegas, "omegas")
-        self.y_mean_ = float(Y.mean()) if check_bool(self.fit_intercept, "fit_intercept") else 0.0
-        Y = (Y - self.y_mean_).astype(X.dtype)
-        Xj = jnp.asarray(X)
-        self._select_and_fit(X, Y, _build, omegas, (Xj, *_same_task(codes, codes)),
-                             lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])))
-        self.best_params_["omega"] = self._op_param
-        self.X_fit_, self.task_codes_ = Xj, jnp.asarray(codes)
+        y_mean = float(Y.mean()) if check_bool(self.fit_intercept, "fit_intercept") else 0.0
+        dtype = jax.dtypes.canonicalize_dtype(X.dtype)
+        Y = (Y - y_mean).astype(dtype)
+        filt = get_filter(self.filter)
+        masks = self._masks(X.shape[0])  # the folds of every family: like is compared with like
+        scores = {}
+        if family != "independent":
+            Xj = jnp.asarray(X)
+            self._select_and_fit(X, Y, _build, omegas, (Xj, *_same_task(codes, codes)),
+                                 lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])))
+            scores["common_similarity"] = self.best_score_
+            self.best_params_["omega"] = self._op_param
+            self.X_fit_, self.task_codes_ = Xj, jnp.asarray(codes)
+        if family != "common_similarity":
+            kernels, widths = self._resolve_kernels(X)
+            fit, scores["independent"], _ = select_independent(
+                np.asarray(X, dtype), Y[:, 0], codes, len(labels), masks, filt, self._independent_params(filt),
+                [float(kernels[0].sigma)] if widths is None else widths,
+                refine=self.kernel is None and self.width_factors is None)
+        self.family_ = min(scores, key=scores.get) if family == "auto" else family
+        self.family_scores_ = scores if family == "auto" else {}
+        if self.family_ == "independent":
+            self.coef_, self.X_fit_ = fit.coef, fit.X
+            self.task_widths_, self.task_params_, self.task_means_ = fit.widths, fit.params, fit.means
+            self.filter_ = filt
+            self.best_params_ = {"kernel_width": fit.widths, "omega": None, "param": fit.params}
+            self.best_score_ = scores["independent"]
+        self.y_mean_, self.tasks_ = y_mean, labels
         return self
 
     def predict(self, X, tasks) -> np.ndarray:
         """(m,) predictions for inputs X of the given (known) tasks."""
         X = self._validate_predict_inputs(X)
         codes, _ = check_tasks(tasks, X.shape[0], known=self.tasks_)
+        if self.family_ == "independent":
+            fit = IndependentFit(self.task_widths_, self.task_params_, self.task_means_, self.coef_, self.X_fit_)
+            return task_predict(fit, X, codes) + self.y_mean_
         same = _same_task(codes, np.asarray(self.task_codes_))
         F = _predict(self.kernel_, jnp.asarray(self._op_param, self.X_fit_.dtype),
                      jnp.asarray(X, self.X_fit_.dtype), self.X_fit_, same, self.coef_)

@@ -188,34 +188,70 @@ class CommonSimilarityTaskOperator(GramOperator):
 
 
 # --------------------------------------------------------------------------- constructors
+def _label_kind(arr: np.ndarray, name: str) -> str:
+    """'int', 'float' or 'str': the kind of task labels (an object array of Python ints or strings
+    is read as such); anything else, or a mixture, raises TaskError."""
+    if arr.dtype.kind in "iub":
+        return "int"
+    if arr.dtype.kind == "f":
+        return "float"
+    if arr.dtype.kind == "U":
+        return "str"
+    if arr.dtype.kind == "O":
+        kinds = {"str" if isinstance(t, str) else "int" if isinstance(t, (int, np.integer)) else
+                 "float" if isinstance(t, (float, np.floating)) else type(t).__name__ for t in arr.tolist()}
+        if len(kinds) == 1 and kinds <= {"int", "float", "str"}:
+            return kinds.pop()
+        if "NoneType" in kinds:
+            raise TaskError(f"{name} holds None; every example needs a task.")
+        raise TaskError(f"{name} must be integers or strings (one kind for all); received {sorted(kinds)}.")
+    raise TaskError(f"{name} must be integers or strings; received dtype {arr.dtype}.")
+
+
 def check_tasks(tasks, n: int, known=None, name: str = "tasks") -> tuple[np.ndarray, np.ndarray]:
     """Task labels → (integer codes 0..T−1, the task labels in code order).
 
     Args:
-      tasks: (n,) hashable task ids.
+      tasks: (n,) task ids: integers or strings (numbers with a fractional part are accepted but
+        compared exactly).
       n: expected length.
-      known: labels seen at fit; ids outside it raise :class:`TaskError`.
+      known: labels seen at fit; ids outside it, or of another kind (strings against numbers),
+        raise :class:`TaskError`.
 
     Returns:
       (codes (n,), labels (T,)).
+
+    Example:
+        >>> codes, labels = check_tasks(["b", "a", "b"], 3)
+        >>> codes.tolist(), labels.tolist()
+        ([1, 0, 1], ['a', 'b'])
     """
-    arr = np.asarray(tasks)
+    try:
+        arr = np.asarray(tasks)
+    except ValueError:
+        raise TaskError(f"{name} must be a 1-D array of integer or string ids; received {type(tasks).__name__} "
+                        "of ragged entries.") from None
     if arr.ndim != 1:
-        raise ShapeError(f"{name} must be 1-D; received shape {arr.shape}.")
+        raise ShapeError(f"{name} must be 1-D (one id per example); received shape {arr.shape}.")
     if arr.shape[0] != n:
         raise ShapeError(f"{name} must have one entry per input: expected {n}, received {arr.shape[0]}.")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+    kind = _label_kind(arr, name)
+    if kind == "float" and not np.all(np.isfinite(np.asarray(arr, float))):
         raise TaskError(f"{name} holds NaN or infinite ids; every example needs a task.")
-    if any(t is None for t in arr.tolist()):
-        raise TaskError(f"{name} holds None; every example needs a task.")
     if known is None:
         labels, codes = np.unique(arr, return_inverse=True)
         return codes, labels
-    index = {t: i for i, t in enumerate(np.asarray(known).tolist())}
+    known = np.asarray(known)
+    fitted = _label_kind(known, "the fitted task labels")
+    if (kind == "str") != (fitted == "str"):
+        raise TaskError(f"{name} are {'str' if kind == 'str' else 'numbers'} ({arr.dtype}), but the model was "
+                        f"fitted with {'str' if fitted == 'str' else 'integer'} task labels such as "
+                        f"{known[:3].tolist()}.")
+    index = {t: i for i, t in enumerate(known.tolist())}
     unknown = sorted({t for t in arr.tolist() if t not in index}, key=str)
     if unknown:
         raise TaskError(f"{name} holds ids not seen during fit: {unknown[:5]}; known: {list(index)[:10]}.")
-    return np.array([index[t] for t in arr.tolist()]), np.asarray(known)
+    return np.array([index[t] for t in arr.tolist()], dtype=np.int64), known
 
 
 def _task_ids(tasks, n: int, T: int, name: str) -> np.ndarray:

@@ -132,10 +132,12 @@ def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau, emit: Calla
     return out
 
 
-def filtered_coefficients(filt: SpectralFilter, eig: SeparableEigh, Y: Array, param, tau=None) -> Array:
+def filtered_coefficients(filt: SpectralFilter, eig: SeparableEigh, Y: Array, param, tau=None, n=None) -> Array:
     """Coefficients C (n, d) of one filter parameter: C = U[g(σ)∘(UᵀYV)]Vᵀ/n.
 
-    For iterative filters ``param`` is the step count t and ``tau`` defaults to 1/σ_max.
+    For iterative filters ``param`` is the step count t and ``tau`` defaults to 1/σ_max. ``n``
+    (default ``Y.shape[0]``) is the normaliser: the number of genuine rows when Y is zero-padded
+    (padded rows and columns of K are zero, as in the k-fold path).
 
     Example:
         >>> from jaxmtl.operators import separable_eigh
@@ -144,7 +146,7 @@ def filtered_coefficients(filt: SpectralFilter, eig: SeparableEigh, Y: Array, pa
         >>> filtered_coefficients(Tikhonov(), eig, jnp.ones((3, 1)), 1.0).shape
         (3, 1)
     """
-    n = Y.shape[0]
+    n = Y.shape[0] if n is None else n
     sigma = eig.s[:, None] * eig.a[None, :] / n
     if tau is None:
         tau = 1.0 / spectral_scale(eig, n)
