@@ -41,7 +41,7 @@ if jax.process_count() > 1:
     multihost_utils.sync_global_devices("data written")
 
 t0 = time.perf_counter()
-model = DistributedKernelRegressor(n_steps=60, n_folds=5, block_rows=1024).fit(X_path, y_path)
+model = DistributedKernelRegressor(n_steps=150, n_folds=5, block_rows=1024).fit(X_path, y_path)
 pred = model.predict(Xt_path, out=os.path.join(folder, "predictions.npy"))  # streamed, written by process 0
 if jax.process_index() == 0:
     Xt = np.load(Xt_path)

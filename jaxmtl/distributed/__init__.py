@@ -16,6 +16,7 @@ The guide is ``docs/distributed.md``.
 
 from .cluster import ClusterSpec, collective_errors, initialize, resolve_cluster
 from .data import global_rows, open_rows, read_local_rows, to_host
+from .estimator import DistributedKernelRegressor
 from .mesh import RowLayout, check_mesh, global_mesh
 from .paths import (
     distributed_operator,
@@ -27,6 +28,7 @@ from .paths import (
 
 __all__ = [
     "ClusterSpec",
+    "DistributedKernelRegressor",
     "RowLayout",
     "check_mesh",
     "collective_errors",
