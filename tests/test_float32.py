@@ -150,3 +150,15 @@ def test_persistence_and_predictor_keep_float32(tmp_path, float32):
     F = jax.jit(lambda p, x: p(x))(pred, jnp.asarray(X, jnp.float32))
     assert F.dtype == jnp.float32
     np.testing.assert_allclose(np.asarray(F), model.predict(X), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["VectorValuedRegressor", "MultiClassClassifier"])
+def test_a_rows_prediction_hardly_depends_on_the_other_rows_of_the_batch(name):
+    """scikit-learn's sample-order and subset invariance checks, at float32's tolerance: a row's
+    output moves by a few roundoffs with the batch (XLA's products sum in shape-dependent order)."""
+    (X, y), _ = fit_data(name)
+    model = make(name, dtype="float32").fit(X, y)
+    method = model.decision_function if name.endswith("Classifier") else model.predict
+    full, order = method(X), np.random.default_rng(0).permutation(len(X))
+    np.testing.assert_allclose(method(X[order]), full[order], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(method(X[:7]), full[:7], rtol=1e-5, atol=1e-6)
