@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import table, write  # noqa: E402
 from _ida_published import PAPER as IDA_PAPER  # noqa: E402
 
-PARTS = ("mulan", "ida", "imbalanced", "digits", "fields", "unrelated", "school", "multitask_real")
+PARTS = ("mulan", "ida", "imbalanced", "digits", "fields", "unrelated", "school", "multitask_real", "school_speed")
 
 
 def arrmse(Y_true, Y_pred, Y_train) -> float:
@@ -232,6 +232,8 @@ def main(argv=None) -> dict:
         results["unrelated"] = structured.unrelated(*((4, 10) if args.quick else (20, 40)))
     if "school" in parts and not args.quick:
         results["school"] = structured.school()
+    if "school_speed" in parts and not args.quick:
+        results["school_speed"] = structured.school_speed()
     if "multitask_real" in parts and not args.quick:
         results["multitask_real"] = structured.multitask_real()
     claims = [c for part in results.values() for c in part["claims"]]
