@@ -7,6 +7,7 @@ jax.config.update("jax_enable_x64", True)
 import io
 import json
 import os
+import pathlib
 import zipfile
 
 import numpy as np
@@ -145,13 +146,13 @@ def test_damaged_files_are_rejected(saved, tmp_path):
 
 
 def _rewrite(saved, tmp_path, mutate_meta=None, mutate_arrays=None):
-    meta, arrays = persistence._read(saved)
+    meta, arrays = persistence.read_archive(saved)
     if mutate_meta:
         mutate_meta(meta)
     if mutate_arrays:
         mutate_arrays(arrays)
     path = tmp_path / "rewritten.npz"
-    persistence._write_archive(meta, arrays, path)
+    persistence.write_archive(meta, arrays, path)
     return path
 
 
@@ -226,3 +227,40 @@ def test_kernel_and_filter_specs_are_json_and_rebuild():
               filters.NuMethod(2.0)):
         spec = json.loads(json.dumps(f.spec()))
         assert persistence._rebuild(spec, "filter", persistence._filter_registry(), "test") == f
+
+
+DATA = pathlib.Path(__file__).resolve().parent / "data"
+
+
+def test_files_of_format_1_written_before_the_registry_still_load():
+    """Files saved by the writer that special-cased the server (format 1, unchanged) load and predict as saved."""
+    from jaxmtl.mixed_effect import Server
+
+    model = jaxmtl.load(DATA / "vector_valued_v1.npz")
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    np.testing.assert_array_equal(np.asarray(model.predict(X[:4])), np.load(DATA / "vector_valued_v1_predict.npy"))
+    server = Server.load(DATA / "server_v1.npz")
+    assert isinstance(server, Server) and server.n_received == 6
+    np.testing.assert_array_equal(np.asarray(server.client(1).predict(X[6:9])), np.load(DATA / "server_v1_predict.npy"))
+    assert isinstance(jaxmtl.load(DATA / "server_v1.npz"), Server)
+
+
+def test_a_server_file_rewritten_by_the_registry_is_the_same_file(tmp_path):
+    """Through the registry the server's file holds the same metadata and arrays as format 1 did."""
+    from jaxmtl.mixed_effect import Server
+
+    old_meta, old_arrays = persistence.read_archive(DATA / "server_v1.npz")
+    jaxmtl.save(Server.load(DATA / "server_v1.npz"), tmp_path / "again.npz")
+    meta, arrays = persistence.read_archive(tmp_path / "again.npz")
+    assert meta == old_meta
+    assert arrays.keys() == old_arrays.keys()
+    for k in arrays:
+        np.testing.assert_array_equal(arrays[k], old_arrays[k])
+
+
+def test_loading_a_model_file_as_a_server_is_refused():
+    from jaxmtl.mixed_effect import Server
+
+    with pytest.raises(PersistenceError, match="not a 'jaxmtl-mixed-effect-server' file"):
+        Server.load(DATA / "vector_valued_v1.npz")
+
