@@ -245,6 +245,19 @@ def test_files_of_format_1_written_before_the_registry_still_load():
     assert isinstance(jaxmtl.load(DATA / "server_v1.npz"), Server)
 
 
+def test_a_file_written_before_a_parameter_was_added_loads_with_its_default():
+    """multitask_v1.npz predates MultiTaskRegressor's verbose parameter."""
+    from jaxmtl.datasets import make_multitask_toy
+
+    meta, _ = persistence.read_archive(DATA / "multitask_v1.npz")
+    assert "verbose" not in meta["params"]
+    model = jaxmtl.load(DATA / "multitask_v1.npz")
+    assert model.verbose is False
+    toy = make_multitask_toy(8, rng=0)
+    np.testing.assert_array_equal(np.asarray(model.predict(toy.x[:5], toy.tasks[:5])),
+                                  np.load(DATA / "multitask_v1_predict.npy"))
+
+
 def test_a_server_file_rewritten_by_the_registry_is_the_same_file(tmp_path):
     """Through the registry the server's file holds the same metadata and arrays as format 1 did."""
     from jaxmtl.mixed_effect import Server

@@ -42,6 +42,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import inspect
 import io
 import json
 import math
@@ -465,7 +466,10 @@ def load(path):
     dec = _Decoder(arrays)
     kwargs = {k: dec.decode(v, f"parameter {k!r}") for k, v in params.items()}
     valid = set(cls._param_names())
-    if set(kwargs) != valid:
+    # a parameter added after the file was written takes its default (its behaviour before it existed)
+    added = {k for k in valid - set(kwargs)
+             if inspect.signature(cls.__init__).parameters[k].default is not inspect.Parameter.empty}
+    if set(kwargs) | added != valid:
         raise PersistenceError(
             f"the file's parameters {sorted(kwargs)} do not match {cls.__name__}'s {sorted(valid)}."
         )

@@ -86,6 +86,8 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         values in [1e-6, 1]).
       route: 'auto' (exact up to ``EXACT_MAX_UNKNOWNS`` = 1500 rows, else matrix-free), 'exact'
         or 'matrix_free'.
+      verbose: print each stage of the fit with its time, and a bar of the steps done on the
+        matrix-free route, on stderr.
 
     Attributes (after fit): coef_ (N, 1), kernel_, route_, best_params_ (kernel_width, omega,
     param = steps or λ), cv_scores_ (n_kernels, n_omegas, n_params), path_params_ (the steps or
@@ -96,7 +98,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
                  n_steps: int | None = None, selection: str = "holdout", n_folds: int = 5,
                  validation_fraction: float = 0.25, width_factors: Any = None,
                  fit_intercept: bool = True, random_state: int = 0, lambdas: Any = None,
-                 route: str = "auto"):
+                 route: str = "auto", verbose: bool = False):
         self.kernel = kernel
         self.omegas = omegas
         self.filter = filter
@@ -109,6 +111,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.random_state = random_state
         self.lambdas = lambdas
         self.route = route
+        self.verbose = verbose
 
     def fit(self, X, y, tasks) -> "MultiTaskRegressor":
         """Fit on long-form data.
