@@ -390,8 +390,8 @@ def solvers() -> str:
     return "\n".join(parts).strip() + "\n"
 
 
-PAGES = {"repro": "docs/reproductions.md", "perf": "docs/performance.md", "scale": "docs/scale.md",
-         "defaults": "docs/defaults.md", "solvers": "docs/solvers.md"}
+DOC_PAGES = {"repro": "reproductions.md", "perf": "performance.md", "scale": "scale.md", "defaults": "defaults.md",
+         "solvers": "solvers.md"}  # relative to docs/
 # The speed rows of the summary: (result file, target, what it measures, how to print the figure).
 SPEED = [("perf_vector_valued", "nu_25x_sklearn_at_n_max", "ν-method path (150 steps) vs `KernelRidge` refitted over 30 λ",
           lambda t: f"{t['speedup']:.1f}× faster at n = {t['n']}, same validation error"),
@@ -408,20 +408,22 @@ def _short_machine(res: dict) -> str:
     return f"{m.get('cpu_model', m.get('processor', '?'))}, {m.get('cpu_count', '?')} cores"
 
 
-def summary() -> str:
-    """The README's one table: per reproduction the paper claims reproduced, then the headline
-    speed and scale figures, each with its command, machine and the page with the full tables."""
+def summary(docs: str = "docs/") -> str:
+    """The README's one table (also the site's front page, ``docs=""``): per reproduction the paper
+    claims reproduced, then the headline speed and scale figures, each with its command, machine and
+    the page with the full tables."""
+    pages = {k: docs + v for k, v in DOC_PAGES.items()}
     rows = ["| what | result | command | machine | full tables |", "|---|---|---|---|---|"]
     for name, title in ORDER:
         path = RESULTS / f"{name}.json"
         if not path.exists():
-            rows.append(f"| {title} | no full run recorded | `python benchmarks/{name}.py` | | [{PAGES['repro']}]({PAGES['repro']}) |")
+            rows.append(f"| {title} | no full run recorded | `python benchmarks/{name}.py` | | [{pages['repro']}]({pages['repro']}) |")
             continue
         res = json.loads(path.read_text())
         claims = [c for c in res.get("claims", []) if _is_paper_claim(c)]
         met = sum(c["status"] == "pass" for c in claims)
         rows.append(f"| {title} | {met} of {len(claims)} claims reproduced | `{res['command']}` | "
-                    f"{_short_machine(res)}, float64 | [{PAGES['repro']}]({PAGES['repro']}) |")
+                    f"{_short_machine(res)}, float64 | [{pages['repro']}]({pages['repro']}) |")
     defaults_claims = [c for f in sorted(RESULTS.glob("defaults_vs_tuned_*.json"))
                        for c in json.loads(f.read_text()).get("claims", [])]
     if defaults_claims:
@@ -430,13 +432,13 @@ def summary() -> str:
         rows.append(f"| Estimators with no arguments vs a tuned scikit-learn grid search (Mulan, IDA, digits, "
                     f"fields, School) | {met} of {len(defaults_claims)} targets met | "
                     f"`python benchmarks/defaults_vs_tuned.py` | {_short_machine(res)}, float32 | "
-                    f"[{PAGES['defaults']}]({PAGES['defaults']}) |")
+                    f"[{pages['defaults']}]({pages['defaults']}) |")
     for name, key, what, fmt in SPEED:
         path = RESULTS / f"{name}.json"
         if not path.exists():
             continue
         res = json.loads(path.read_text())
-        page = PAGES["solvers" if name == "perf_solvers" else "perf"]
+        page = pages["solvers" if name == "perf_solvers" else "perf"]
         rows.append(f"| {what} | {fmt(res['targets'][key])} | `python benchmarks/{name}.py` | "
                     f"{_short_machine(res)}, {res.get('dtype', 'float64').split(' ')[0]} | [{page}]({page}) |")
     path = RESULTS / "perf_scale.json"
@@ -448,7 +450,7 @@ def summary() -> str:
                         f"exact on {dm['n_exact']} rows | {dm['nystrom_seconds']:.0f} s, test RMSE "
                         f"{dm['nystrom_test_rmse']:.3f} vs {dm['exact_seconds']:.0f} s, {dm['exact_test_rmse']:.3f} | "
                         f"`python benchmarks/perf_scale.py --claim` | {_short_machine(res)}, float64 | "
-                        f"[{PAGES['scale']}]({PAGES['scale']}) |")
+                        f"[{pages['scale']}]({pages['scale']}) |")
     path = RESULTS / "perf_scale_gpu.json"
     if path.exists():
         g = json.loads(path.read_text())
@@ -457,11 +459,12 @@ def summary() -> str:
             rows.append(f"| Exact Gram recomputed in blocks (never stored), {bp['steps']}-step ν-method path | "
                         f"{bp['seconds']:.1f} s at n = {bp['n']}, d = {bp['d']} | `python benchmarks/perf_scale.py --gpu` | "
                         f"{', '.join(g['machine'].get('devices', []))} ({_short_machine(g)} host), float64 | "
-                        f"[{PAGES['scale']}]({PAGES['scale']}) |")
+                        f"[{pages['scale']}]({pages['scale']}) |")
     return "\n".join(rows) + "\n\nRegenerate with `python scripts/readme_results.py` after any of these commands.\n"
 
 
 SECTIONS = {"README.md": {"summary": summary},
+            "docs/index.md": {"summary": lambda: summary(docs="")},
             "docs/reproductions.md": {"reproductions": reproductions},
             "docs/performance.md": {"performance": performance, "perf-tables": benchmark_tables},
             "docs/scale.md": {"scale": scale},

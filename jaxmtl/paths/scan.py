@@ -39,8 +39,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import check_int
-from .._progress import report_step
+from .._checks import check_bool, check_int
+from .._progress import StageReporter, report_step, reporting
 from ..errors import DivergenceError, ParameterError
 from ..filters.spectral import IterativeFilter, get_filter
 from ..operators.base import GramOperator, max_eigenvalue
@@ -154,7 +154,7 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
 
 def iterative_path(op: GramOperator, Y, filt: Any = "nu_method", n_steps: int = 150, *,
                    eval_op=None, Y_eval=None, w_eval=None, tau=None, mask=None,
-                   loss: Callable = mse_loss, check: bool = True) -> PathResult:
+                   loss: Callable = mse_loss, check: bool = True, verbose: bool = False) -> PathResult:
     """Whole Landweber / ν-method path over any Gram operator in one compiled call.
 
     Args:
@@ -167,6 +167,7 @@ def iterative_path(op: GramOperator, Y, filt: Any = "nu_method", n_steps: int = 
       mask: (n,) boolean training mask (k-fold without reshaping).
       loss: ``loss(F, Y, w)``.
       check: raise :class:`DivergenceError` if the path diverged (else return the flag).
+      verbose: print the path's time and a bar of the steps done, on stderr.
 
     Returns:
       :class:`PathResult`.
@@ -182,8 +183,11 @@ def iterative_path(op: GramOperator, Y, filt: Any = "nu_method", n_steps: int = 
         raise ParameterError(f"Y must have the operator's shape {op.shape}; received {Y.shape}.")
     if (eval_op is None) != (Y_eval is None):
         raise ParameterError("eval_op and Y_eval must be given together.")
-    res = path_scan(op, Y, filt, n_steps, eval_op, None if Y_eval is None else jnp.asarray(Y_eval),
-                    w_eval, tau, mask, loss)
+    with StageReporter("iterative_path", check_bool(verbose, "verbose")).stage(
+            f"{n_steps} {type(filt).__name__} steps, {type(op).__name__} {op.shape[0]} × {op.shape[1]}"):
+        res = path_scan(op, Y, filt, n_steps, eval_op, None if Y_eval is None else jnp.asarray(Y_eval),
+                        w_eval, tau, mask, loss, progress=reporting())
+        res.losses.block_until_ready()
     if check and bool(np.any(np.asarray(res.diverged))):
         raise_divergence(res.tau)
     return res
