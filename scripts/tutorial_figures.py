@@ -20,9 +20,9 @@ def main(argv: list[str]) -> int:
     pages = [p for p in PAGES if not argv or p.stem in argv]
     os.chdir(ROOT / "docs" / "tutorials" / "img")
     for page in pages:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         run_page(page)
-        print(f"{page.name}: {time.perf_counter() - start:.1f} s")
+        print(f"{page.name}: {time.perf_counter() - start:.1f} s wall, {time.process_time() - cpu:.1f} s CPU")
     return 0
 
 
