@@ -1,10 +1,19 @@
 """Progress of long compiled work, reported between chunks of steps (never inside every step).
 
-:func:`chunked_scan` is ``lax.scan`` run as an outer scan over chunks of ``every`` steps with one
-host callback (``jax.debug.callback``) per chunk, so a 3000-step path with ``every=100`` makes 30
-callbacks and the compiled inner loop is unchanged. With ``callback=None`` it is exactly
-``lax.scan``. :class:`ProgressBar` is the host side: a one-line bar on stderr that terminals and
-notebooks both render.
+The one place where fits report progress (``verbose=True``):
+
+* :class:`StageReporter` prints each stage of a fit (each one compiled call) and its time; while
+  a stage runs, it is the *active* stage;
+* :func:`report_step` is called inside compiled scans (a static ``progress`` flag of the path
+  functions turns it on, so the quiet compiled code is unchanged): every ``total // 20`` steps it
+  makes one host callback that draws the active stage's :class:`ProgressBar` — steps done of the
+  path, elapsed time. Paths vmapped over folds or parameters advance together and draw one bar;
+  sequential paths (kernels in a ``lax.map``, λ or C grids) each draw theirs;
+* :func:`chunked_scan` is ``lax.scan`` run as an outer scan over chunks of ``every`` steps with
+  one host callback per chunk, for scans whose caller holds its own callback.
+
+:class:`ProgressBar` is the host side: a one-line bar on stderr that terminals and notebooks both
+render.
 
 Example:
     >>> import jax.numpy as jnp
@@ -24,7 +33,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
-__all__ = ["ProgressBar", "StageReporter", "chunked_scan"]
+__all__ = ["ProgressBar", "StageReporter", "chunked_scan", "report_step", "reporting"]
 
 
 class ProgressBar:
@@ -44,8 +53,12 @@ class ProgressBar:
         self.start = time.perf_counter()
 
     def update(self, done) -> None:
-        """Record that ``done`` steps (a count since the start) are finished, and redraw."""
-        self.done = int(done)
+        """Record that ``done`` steps (a count since the start) are finished, and redraw (only
+        when the count changed: vmapped paths report the same step once per batch element)."""
+        done = int(done)
+        if done == self.done:
+            return
+        self.done = done
         if not self.enabled:
             return
         width = 30
@@ -94,31 +107,80 @@ def chunked_scan(body: Callable, carry: Any, xs: jax.Array, every: int,
     return carry, ys
 
 
+_ACTIVE: list["_Stage"] = []  # the stages running now, innermost last
+
+
+def reporting() -> bool:
+    """True while a stage of a ``verbose=True`` fit runs: pass it as the paths' static ``progress``."""
+    return bool(_ACTIVE)
+
+
+def _draw_step(done, total) -> None:
+    if _ACTIVE:
+        _ACTIVE[-1].step(int(done), int(total))
+
+
+def report_step(step, total: int) -> None:
+    """Inside a compiled scan body: report ``step`` (1 … total, a traced scalar) to the active stage,
+    every ``max(1, total // 20)`` steps and at the last; one host callback each time.
+
+    Example:
+        >>> def body(c, i):
+        ...     report_step(i, 100)
+        ...     return c + i, None
+        >>> float(jax.lax.scan(body, 0.0, jnp.arange(1, 101))[0])  # no stage active: prints nothing
+        5050.0
+    """
+    every = max(1, int(total) // 20)
+    jax.lax.cond((step % every == 0) | (step == total),
+                 lambda s: jax.debug.callback(_draw_step, s, total), lambda s: None, step)
+
+
+class _Stage:
+    """One stage of a fit: prints itself on entry, its time on exit, and a step bar in between."""
+
+    def __init__(self, reporter: "StageReporter", text: str):
+        self.reporter, self.text, self.bar = reporter, text, None
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        if self.reporter.enabled:
+            self.reporter.stream.write(f"{self.reporter.name}: {self.text} …")
+            self.reporter.stream.flush()
+            _ACTIVE.append(self)
+        return self
+
+    def step(self, done: int, total: int) -> None:
+        """Draw the bar of the path running now (a new bar when a path starts again from its beginning)."""
+        if self.bar is None or done < self.bar.done or total != self.bar.total:
+            if self.bar is None or self.bar.done < self.bar.total:
+                self.reporter.stream.write("\n")
+            self.bar = ProgressBar(total, "  steps", stream=self.reporter.stream)
+            self.bar.start = self.start
+        self.bar.update(done)
+
+    def __exit__(self, *exc):
+        if self.reporter.enabled:
+            _ACTIVE.remove(self)
+            elapsed = time.perf_counter() - self.start
+            if self.bar is not None and self.bar.done < self.bar.total:  # a path stopped early
+                self.reporter.stream.write("\n")
+            self.reporter.stream.write(f" {elapsed:.1f} s\n" if self.bar is None
+                                       else f"{self.reporter.name}: {self.text}: {elapsed:.1f} s\n")
+            self.reporter.stream.flush()
+
+
 class StageReporter:
     """Reports the stages of a fit (each one compiled call) with their wall time, on stderr.
 
     ``with reporter.stage("width search: 6 widths × 11 ω × 300 steps × 5 folds"):`` prints the
-    stage when it starts and its time when it ends; with ``enabled=False`` nothing is printed.
+    stage when it starts and its time when it ends; paths compiled with ``progress=reporting()``
+    draw their step bar in between. With ``enabled=False`` nothing is printed.
     """
 
     def __init__(self, name: str, enabled: bool = False, stream=None):
         self.name, self.enabled = name, bool(enabled)
         self.stream = stream or sys.stderr
 
-    def stage(self, text: str):
-        reporter = self
-
-        class _Stage:
-            def __enter__(self):
-                self.start = time.perf_counter()
-                if reporter.enabled:
-                    reporter.stream.write(f"{reporter.name}: {text} …")
-                    reporter.stream.flush()
-
-            def __exit__(self, *exc):
-                if reporter.enabled:
-                    reporter.stream.write(f" {time.perf_counter() - self.start:.1f} s\n")
-                    reporter.stream.flush()
-
-        return _Stage()
-
+    def stage(self, text: str) -> _Stage:
+        return _Stage(self, text)

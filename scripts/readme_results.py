@@ -1,13 +1,13 @@
-"""Write the README's "Reproductions" and "Performance" sections from benchmarks/results/.
+"""Write the generated sections of the README and of the documentation pages from benchmarks/results/.
 
 Each ``benchmarks/repro_<name>.py`` run writes ``benchmarks/results/repro_<name>.json`` with its
 side-by-side tables (ours beside the paper's) and the claims it checked; each
 ``benchmarks/perf_<name>.py`` run writes ``perf_<name>.json`` with its rows and targets. This
-script puts the tables, the claims, the targets and the commands that regenerate them between the
-markers ``<!-- reproductions:start/end -->`` and ``<!-- performance:start/end -->`` of README.md,
-so the README never quotes a figure that no run produced.
-
-It also writes every benchmark's rows into docs/performance.md (``<!-- perf-tables:start/end -->``).
+script puts the tables, the claims, the targets, the machine and the commands that regenerate
+them between markers ``<!-- <section>:start -->`` / ``<!-- <section>:end -->`` of the pages named
+in ``SECTIONS``: the README's one summary table, and the full tables on docs/reproductions.md,
+docs/performance.md, docs/scale.md, docs/defaults.md and docs/solvers.md — so no page quotes a
+figure that no run produced.
 
 Usage: python scripts/readme_results.py [--check]   (--check: exit 1 if a section is stale)
 """
@@ -21,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+DOCS_TO_ROOT = "../"  # the generated pages live in docs/; figures are under benchmarks/results/
 PERF = ["perf_vector_valued", "perf_iterative", "perf_batched", "perf_kronecker", "perf_multitask", "perf_gradient",
         "perf_solvers"]
 ORDER = [("repro_school", "School data ([BRBV11] Table 1)"),
@@ -94,7 +95,7 @@ def reproductions() -> str:
             parts.append("**No claim checked** by this run.\n")
         failing.extend(f"{title}: {c['claim']}" for c in claims if c["status"] == "FAIL")
         for fig in res.get("figures", []):
-            parts.append(f"![{name}]({fig})\n")
+            parts.append(f"![{name}]({DOCS_TO_ROOT}{fig})\n")
     head = ("**Claims not reproduced** (each is listed below with the figures and the reason):\n\n"
             + "\n".join(f"- {f}" for f in failing) + "\n") if failing else "Every checked claim is reproduced.\n"
     return (head + "\n" + "\n".join(parts)).strip() + "\n"
@@ -170,7 +171,7 @@ def performance() -> str:
                 note = t.get("note", "")
                 timed = "speedup" in t or "speedup_vs_sklearn" in t
                 if timed and (t.get("n"), None, None) in marked or "extrapolated" in key:
-                    note += " † relative to an extrapolated time (see the table below / docs/performance.md)"
+                    note += " † relative to an extrapolated time (see the tables below)"
                 rows.append(f"| `{name}`: {key} | " + ", ".join(f"{k} = {_fmt(v)}" for k, v in shown.items())
                             + f" | {'**met**' if met else 'not met'} | {note.strip()} |")
             else:
@@ -195,9 +196,9 @@ def performance() -> str:
         slopes = ", ".join(f"{m} {v:.2f}" for m, v in res.get("slopes", {}).items() if v == v)
         parts.append(f"Fitted log–log slopes of time against n: {slopes}.\n")
         if res.get("plot"):
-            parts.append(f"![time against n](benchmarks/results/{res['plot']})\n")
+            parts.append(f"![time against n]({DOCS_TO_ROOT}benchmarks/results/{res['plot']})\n")
     parts.append("Commands: " + ", ".join(f"`python benchmarks/{n}.py`" for n in PERF)
-                 + " (each takes `--quick`). Details and analysis: `docs/performance.md`.")
+                 + " (each takes `--quick`). Analysis: \"What limits each target\" below.")
     return "\n".join(parts).strip() + "\n"
 
 
@@ -285,7 +286,7 @@ def scale() -> str:
             slopes = ", ".join(f"{k} {v['time']:.2f}" for k, v in res.get("slopes", {}).items()
                                if v["time"] == v["time"])
             parts.append(f"Fitted log–log slopes of fit time against n: {slopes}.\n")
-            parts.append("![time, test error and peak memory against n](benchmarks/results/perf_scale.png)\n")
+            parts.append(f"![time, test error and peak memory against n]({DOCS_TO_ROOT}benchmarks/results/perf_scale.png)\n")
     gpu = RESULTS / "perf_scale_gpu.json"
     if gpu.exists():
         g = json.loads(gpu.read_text())
@@ -389,9 +390,86 @@ def solvers() -> str:
     return "\n".join(parts).strip() + "\n"
 
 
-SECTIONS = {"README.md": {"reproductions": reproductions, "performance": performance, "scale": scale,
-                          "defaults": defaults, "solvers": solvers},
-            "docs/performance.md": {"perf-tables": benchmark_tables}}
+DOC_PAGES = {"repro": "reproductions.md", "perf": "performance.md", "scale": "scale.md", "defaults": "defaults.md",
+         "solvers": "solvers.md"}  # relative to docs/
+# The speed rows of the summary: (result file, target, what it measures, how to print the figure).
+SPEED = [("perf_vector_valued", "nu_25x_sklearn_at_n_max", "ν-method path (150 steps) vs `KernelRidge` refitted over 30 λ",
+          lambda t: f"{t['speedup']:.1f}× faster at n = {t['n']}, same validation error"),
+         ("perf_multitask", "nu_50x_tikhonov_same_ev", "School: ν path over ω vs Tikhonov refits over the grid",
+          lambda t: f"{t['speedup']:.0f}× faster, explained variance {100 * t['ev_nu']:.1f} % vs {100 * t['ev_tikhonov']:.1f} %"),
+         ("perf_kronecker", "structured_40x_dense_cholesky", "K ⊗ A solve vs the dense nd × nd Cholesky",
+          lambda t: f"{t['speedup']:.0f}× faster at n = {t['n']}, d = {t['d']}"),
+         ("perf_solvers", "svm n = 2000: fit time / SVC ≤ 3", "SMO (SVM, n = 2000) vs scikit-learn's SVC (libsvm)",
+          lambda t: f"{t['ratio']:.2f}× its time, same test error")]
+
+
+def _short_machine(res: dict) -> str:
+    m = res.get("machine", {})
+    return f"{m.get('cpu_model', m.get('processor', '?'))}, {m.get('cpu_count', '?')} cores"
+
+
+def summary(docs: str = "docs/") -> str:
+    """The README's one table (also the site's front page, ``docs=""``): per reproduction the paper
+    claims reproduced, then the headline speed and scale figures, each with its command, machine and
+    the page with the full tables."""
+    pages = {k: docs + v for k, v in DOC_PAGES.items()}
+    rows = ["| what | result | command | machine | full tables |", "|---|---|---|---|---|"]
+    for name, title in ORDER:
+        path = RESULTS / f"{name}.json"
+        if not path.exists():
+            rows.append(f"| {title} | no full run recorded | `python benchmarks/{name}.py` | | [{pages['repro']}]({pages['repro']}) |")
+            continue
+        res = json.loads(path.read_text())
+        claims = [c for c in res.get("claims", []) if _is_paper_claim(c)]
+        met = sum(c["status"] == "pass" for c in claims)
+        rows.append(f"| {title} | {met} of {len(claims)} claims reproduced | `{res['command']}` | "
+                    f"{_short_machine(res)}, float64 | [{pages['repro']}]({pages['repro']}) |")
+    defaults_claims = [c for f in sorted(RESULTS.glob("defaults_vs_tuned_*.json"))
+                       for c in json.loads(f.read_text()).get("claims", [])]
+    if defaults_claims:
+        met = sum(bool(c.get("pass")) for c in defaults_claims)
+        res = json.loads(sorted(RESULTS.glob("defaults_vs_tuned_*.json"))[0].read_text())
+        rows.append(f"| Estimators with no arguments vs a tuned scikit-learn grid search (Mulan, IDA, digits, "
+                    f"fields, School) | {met} of {len(defaults_claims)} targets met | "
+                    f"`python benchmarks/defaults_vs_tuned.py` | {_short_machine(res)}, float32 | "
+                    f"[{pages['defaults']}]({pages['defaults']}) |")
+    for name, key, what, fmt in SPEED:
+        path = RESULTS / f"{name}.json"
+        if not path.exists():
+            continue
+        res = json.loads(path.read_text())
+        page = pages["solvers" if name == "perf_solvers" else "perf"]
+        rows.append(f"| {what} | {fmt(res['targets'][key])} | `python benchmarks/{name}.py` | "
+                    f"{_short_machine(res)}, {res.get('dtype', 'float64').split(' ')[0]} | [{page}]({page}) |")
+    path = RESULTS / "perf_scale.json"
+    if path.exists():
+        res = json.loads(path.read_text())
+        dm = res.get("demo")
+        if dm:
+            rows.append(f"| Nyström (m = {dm['n_components']}) on {dm['n_nystrom']} rows, selection included, vs "
+                        f"exact on {dm['n_exact']} rows | {dm['nystrom_seconds']:.0f} s, test RMSE "
+                        f"{dm['nystrom_test_rmse']:.3f} vs {dm['exact_seconds']:.0f} s, {dm['exact_test_rmse']:.3f} | "
+                        f"`python benchmarks/perf_scale.py --claim` | {_short_machine(res)}, float64 | "
+                        f"[{pages['scale']}]({pages['scale']}) |")
+    path = RESULTS / "perf_scale_gpu.json"
+    if path.exists():
+        g = json.loads(path.read_text())
+        bp = g.get("gpu", {}).get("blocked_path")
+        if bp:
+            rows.append(f"| Exact Gram recomputed in blocks (never stored), {bp['steps']}-step ν-method path | "
+                        f"{bp['seconds']:.1f} s at n = {bp['n']}, d = {bp['d']} | `python benchmarks/perf_scale.py --gpu` | "
+                        f"{', '.join(g['machine'].get('devices', []))} ({_short_machine(g)} host), float64 | "
+                        f"[{pages['scale']}]({pages['scale']}) |")
+    return "\n".join(rows) + "\n\nRegenerate with `python scripts/readme_results.py` after any of these commands.\n"
+
+
+SECTIONS = {"README.md": {"summary": summary},
+            "docs/index.md": {"summary": lambda: summary(docs="")},
+            "docs/reproductions.md": {"reproductions": reproductions},
+            "docs/performance.md": {"performance": performance, "perf-tables": benchmark_tables},
+            "docs/scale.md": {"scale": scale},
+            "docs/defaults.md": {"defaults": defaults},
+            "docs/solvers.md": {"solvers": solvers}}
 
 
 def main(argv=None) -> int:

@@ -1054,7 +1054,7 @@ def _corruptions(path: str, rng, n_flips: int):
         flipped[pos] ^= 1 << int(rng.integers(8))
         out.append((f"bit flip at byte {pos}", bytes(flipped)))
 
-    meta, arrays = persistence._read(path)
+    meta, arrays = persistence.read_archive(path)
 
     def rewrite(name, mutate_meta=None, mutate_arrays=None):
         m, a = json.loads(json.dumps(meta)), {k: v.copy() for k, v in arrays.items()}
@@ -1063,7 +1063,7 @@ def _corruptions(path: str, rng, n_flips: int):
         if mutate_arrays:
             mutate_arrays(a)
         tmp = path + ".rewrite"
-        persistence._write_archive(m, a, tmp)
+        persistence.write_archive(m, a, tmp)
         out.append((name, open(tmp, "rb").read()))
         os.unlink(tmp)
 

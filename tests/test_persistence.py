@@ -7,6 +7,7 @@ jax.config.update("jax_enable_x64", True)
 import io
 import json
 import os
+import pathlib
 import zipfile
 
 import numpy as np
@@ -145,13 +146,13 @@ def test_damaged_files_are_rejected(saved, tmp_path):
 
 
 def _rewrite(saved, tmp_path, mutate_meta=None, mutate_arrays=None):
-    meta, arrays = persistence._read(saved)
+    meta, arrays = persistence.read_archive(saved)
     if mutate_meta:
         mutate_meta(meta)
     if mutate_arrays:
         mutate_arrays(arrays)
     path = tmp_path / "rewritten.npz"
-    persistence._write_archive(meta, arrays, path)
+    persistence.write_archive(meta, arrays, path)
     return path
 
 
@@ -226,3 +227,60 @@ def test_kernel_and_filter_specs_are_json_and_rebuild():
               filters.NuMethod(2.0)):
         spec = json.loads(json.dumps(f.spec()))
         assert persistence._rebuild(spec, "filter", persistence._filter_registry(), "test") == f
+
+
+DATA = pathlib.Path(__file__).resolve().parent / "data"
+
+
+def test_files_of_format_1_written_before_the_registry_still_load():
+    """A model file saved by the writer that special-cased the server (format 1, unchanged) loads and
+    predicts as saved; a server file of version 1 (the (L, D, H) state) is refused by name."""
+    from jaxmtl.mixed_effect import Server
+
+    model = jaxmtl.load(DATA / "vector_valued_v1.npz")
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    # the distances are now summed in the difference form (p ≤ 4): the same predictions up to round-off
+    np.testing.assert_allclose(np.asarray(model.predict(X[:4])), np.load(DATA / "vector_valued_v1_predict.npy"),
+                               rtol=1e-12, atol=1e-15)
+    with pytest.raises(PersistenceError, match="server file version 1"):
+        Server.load(DATA / "server_v1.npz")
+
+
+def test_a_file_written_before_a_parameter_was_added_loads_with_its_default():
+    """multitask_v1.npz predates MultiTaskRegressor's verbose parameter."""
+    from jaxmtl.datasets import make_multitask_toy
+
+    meta, _ = persistence.read_archive(DATA / "multitask_v1.npz")
+    assert "verbose" not in meta["params"]
+    model = jaxmtl.load(DATA / "multitask_v1.npz")
+    assert model.verbose is False
+    toy = make_multitask_toy(8, rng=0)
+    np.testing.assert_allclose(np.asarray(model.predict(toy.x[:5], toy.tasks[:5])),
+                               np.load(DATA / "multitask_v1_predict.npy"), rtol=1e-12, atol=1e-15)
+
+
+def test_a_server_file_rewritten_by_the_registry_is_the_same_file(tmp_path):
+    """A server saved, loaded and saved again through the registry holds the same metadata and arrays."""
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.mixed_effect import Server
+
+    server = Server(0.5, 0.1, Gaussian(1.0))
+    rng = np.random.default_rng(0)
+    for j in range(6):
+        server.client(j % 2).send(rng.normal(size=2), float(rng.normal()))
+    jaxmtl.save(server, tmp_path / "first.npz")
+    jaxmtl.save(Server.load(tmp_path / "first.npz"), tmp_path / "again.npz")
+    old_meta, old_arrays = persistence.read_archive(tmp_path / "first.npz")
+    meta, arrays = persistence.read_archive(tmp_path / "again.npz")
+    assert meta == old_meta
+    assert arrays.keys() == old_arrays.keys()
+    for k in arrays:
+        np.testing.assert_array_equal(arrays[k], old_arrays[k])
+
+
+def test_loading_a_model_file_as_a_server_is_refused():
+    from jaxmtl.mixed_effect import Server
+
+    with pytest.raises(PersistenceError, match="not a 'jaxmtl-mixed-effect-server' file"):
+        Server.load(DATA / "vector_valued_v1.npz")
+

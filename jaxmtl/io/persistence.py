@@ -42,7 +42,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import importlib
+import inspect
 import io
 import json
 import math
@@ -55,27 +55,28 @@ import jax
 import numpy as np
 
 from ..errors import PersistenceError
+from . import registry
 
-__all__ = ["save", "load", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = ["save", "load", "FORMAT_NAME", "FORMAT_VERSION", "write_archive", "read_archive", "kernel_spec",
+           "kernel_from_spec"]
 
 FORMAT_NAME = "jaxmtl-model"
 FORMAT_VERSION = 1
 _META = "__meta__"
 _TRAILER_PREFIX = b"jaxmtl-sha256:"
 _TRAILER_LEN = len(_TRAILER_PREFIX) + 64
-# Modules whose estimator classes can be saved and loaded (those not installed are skipped).
-_ESTIMATOR_MODULES = ("jaxmtl.models",)
 _LABEL_TYPES = (str, int, float, bool)
 
 
 # --------------------------------------------------------------------------- registries
 def _kernel_registry() -> dict[str, type]:
+    """jaxmtl's kernel classes by name: those of :mod:`jaxmtl.kernels` and the registered others."""
     from .. import kernels
 
-    return {name: getattr(kernels, name) for name in kernels.__all__
-            if isinstance(getattr(kernels, name), type)
-            and issubclass(getattr(kernels, name), kernels.Kernel)
-            and getattr(kernels, name) is not kernels.Kernel}
+    return {**{name: getattr(kernels, name) for name in kernels.__all__
+               if isinstance(getattr(kernels, name), type)
+               and issubclass(getattr(kernels, name), kernels.Kernel)
+               and getattr(kernels, name) is not kernels.Kernel}, **registry.extra_kernels()}
 
 
 def _filter_registry() -> dict[str, type]:
@@ -85,23 +86,6 @@ def _filter_registry() -> dict[str, type]:
             if isinstance(getattr(filters, name), type)
             and issubclass(getattr(filters, name), filters.SpectralFilter)
             and name not in ("SpectralFilter", "IterativeFilter")}
-
-
-def _estimator_registry() -> dict[str, type]:
-    from ..models._base import BaseEstimator
-
-    out: dict[str, type] = {}
-    for mod_name in _ESTIMATOR_MODULES:  # a fixed list of the library's own modules
-        try:
-            mod = importlib.import_module(mod_name)
-        except Exception:  # a module not present (or broken) in this installation
-            continue
-        for name in getattr(mod, "__all__", ()):
-            obj = getattr(mod, name, None)
-            if isinstance(obj, type) and issubclass(obj, BaseEstimator):
-                out.setdefault(name, obj)
-                out[f"{obj.__module__}.{obj.__qualname__}"] = obj
-    return out
 
 
 # --------------------------------------------------------------------------- encoding
@@ -149,13 +133,7 @@ class _Encoder:
             v = float(value)
             return v if math.isfinite(v) else {"__float__": repr(v)}
         if isinstance(value, Kernel):
-            name = type(value).__name__
-            if _kernel_registry().get(name) is not type(value):
-                raise PersistenceError(
-                    f"cannot save {where}: kernel class {type(value).__qualname__} is not one of "
-                    f"jaxmtl's kernels {sorted(_kernel_registry())}."
-                )
-            return {"__kernel__": _plain(value.spec())}
+            return {"__kernel__": kernel_spec(value, where)}
         if isinstance(value, SpectralFilter):
             name = type(value).__name__
             if _filter_registry().get(name) is not type(value):
@@ -185,6 +163,26 @@ class _Encoder:
             "representation (supported: numbers, strings, None, arrays, lists, tuples, dicts, "
             "jaxmtl kernels and filters)."
         )
+
+
+def kernel_spec(kernel, where: str = "the kernel") -> dict:
+    """``kernel.spec()`` as a JSON-ready dict; PersistenceError if its class is not jaxmtl's own.
+
+    Example:
+        >>> from jaxmtl.kernels import Gaussian
+        >>> kernel_spec(Gaussian(2.0))
+        {'kernel': 'Gaussian', 'sigma': 2.0}
+    """
+    known = _kernel_registry()
+    if known.get(type(kernel).__name__) is not type(kernel):
+        raise PersistenceError(f"cannot save {where}: kernel class {type(kernel).__qualname__} is not one of "
+                               f"jaxmtl's kernels {sorted(known)}.")
+    return _plain(kernel.spec())
+
+
+def kernel_from_spec(spec, where: str = "the kernel"):
+    """The kernel a :func:`kernel_spec` dict describes; PersistenceError on an unknown or bad spec."""
+    return _rebuild(spec, "kernel", _kernel_registry(), where)
 
 
 def _plain(spec: dict) -> dict:
@@ -235,7 +233,7 @@ class _Decoder:
         if "__tuple__" in value:
             return tuple(self.decode(v, where) for v in value["__tuple__"])
         if "__kernel__" in value:
-            return _rebuild(value["__kernel__"], "kernel", _kernel_registry(), where)
+            return kernel_from_spec(value["__kernel__"], where)
         if "__filter__" in value:
             return _rebuild(value["__filter__"], "filter", _filter_registry(), where)
         return {k: self.decode(v, f"{where}[{k!r}]") for k, v in value.items()}
@@ -266,8 +264,8 @@ def _arrays_digest(arrays: dict[str, np.ndarray]) -> str:
 
 
 # --------------------------------------------------------------------------- writing
-def _write_archive(meta: dict, arrays: dict[str, np.ndarray], path) -> None:
-    """Write a model file (atomically) from metadata and arrays; also used by the tests."""
+def write_archive(meta: dict, arrays: dict[str, np.ndarray], path) -> None:
+    """Write a model file (atomically) from JSON-ready metadata and a dict of arrays."""
     body = json.dumps(meta, sort_keys=True, allow_nan=False).encode("utf-8")
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
@@ -310,20 +308,16 @@ def save(model, path) -> None:
         that are not str/int/float/bool, a user-defined kernel class, …) or is not a jaxmtl
         estimator.
 
-    A :class:`jaxmtl.mixed_effect.Server` is saved in its own format (its disclosed database and
-    undisclosed records; see :mod:`jaxmtl.mixed_effect.state`).
+    A class registered with its own format (:func:`jaxmtl.io.registry.register_format`, e.g. the
+    mixed-effect ``Server``) is written in that format, in the same envelope.
     """
-    from ..mixed_effect.server import Server
-
-    if isinstance(model, Server):
-        from ..mixed_effect.state import save_server
-
-        return save_server(model, path)
     from .. import __version__
 
+    own = registry.format_for(model)
+    if own is not None:
+        return _save_own_format(own, model, path, __version__)
     cls = type(model)
-    registry = _estimator_registry()
-    if registry.get(f"{cls.__module__}.{cls.__qualname__}") is not cls:
+    if registry.estimator_class(registry.estimator_name(cls)) is not cls:
         raise PersistenceError(
             f"can only save jaxmtl estimators; received {cls.__qualname__} from {cls.__module__}."
         )
@@ -337,18 +331,38 @@ def save(model, path) -> None:
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "library_version": __version__,
-        "estimator": f"{cls.__module__}.{cls.__qualname__}",
+        "estimator": registry.estimator_name(cls),
         "params": params,
         "fitted": fitted,
         "x64": bool(jax.config.jax_enable_x64),
         "arrays": {k: {"dtype": v.dtype.str, "shape": list(v.shape)} for k, v in enc.arrays.items()},
         "arrays_sha256": _arrays_digest(enc.arrays),
     }
-    _write_archive(meta, enc.arrays, path)
+    write_archive(meta, enc.arrays, path)
+
+
+def _save_own_format(fmt: registry.FileFormat, obj, path, library_version: str) -> None:
+    """Write ``obj`` in its registered format: its state plus the envelope of every jaxmtl file."""
+    meta, arrays = fmt.state(obj)
+    meta = {**meta, "format": fmt.name, "format_version": fmt.version, "library_version": library_version,
+            "arrays": {k: {"dtype": v.dtype.str, "shape": list(v.shape)} for k, v in arrays.items()},
+            "arrays_sha256": _arrays_digest(arrays)}
+    write_archive(meta, arrays, path)
+
+
+def _load_own_format(fmt: registry.FileFormat, meta: dict, arrays: dict[str, np.ndarray], path):
+    version = meta.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= fmt.version:
+        raise PersistenceError(f"{os.fspath(path)!r}: unsupported {fmt.name} file version {version!r} "
+                               f"(this jaxmtl reads 1 … {fmt.version}).")
+    if _arrays_digest(arrays) != meta.get("arrays_sha256"):
+        raise PersistenceError("the arrays' SHA-256 does not match the one recorded in the metadata.")
+    return fmt.restore(meta, arrays)
 
 
 # --------------------------------------------------------------------------- reading
-def _read(path) -> tuple[dict, dict[str, np.ndarray]]:
+def read_archive(path) -> tuple[dict, dict[str, np.ndarray]]:
+    """(metadata, arrays) of a file written by :func:`write_archive`, its whole-file checksum verified."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -406,11 +420,10 @@ def load(path):
       PersistenceError: the file is missing, truncated, corrupted, of another format or of a
         newer format version, or names classes that jaxmtl does not know.
     """
-    meta, arrays = _read(path)
-    if meta.get("format") == "jaxmtl-mixed-effect-server":
-        from ..mixed_effect.state import load_server
-
-        return load_server(path)
+    meta, arrays = read_archive(path)
+    own = registry.format_named(meta.get("format"))
+    if own is not None:
+        return _load_own_format(own, meta, arrays, path)
     fmt, version = meta.get("format"), meta.get("format_version")
     if fmt != FORMAT_NAME:
         raise PersistenceError(f"unknown file format {fmt!r}; expected {FORMAT_NAME!r}.")
@@ -441,11 +454,10 @@ def load(path):
             )
     if _arrays_digest(arrays) != meta["arrays_sha256"]:
         raise PersistenceError("the arrays' SHA-256 does not match the one recorded in the metadata.")
-    registry = _estimator_registry()
     name = meta["estimator"]
     # by full path, else by class name: files written before the package layout of 0.2 name
     # their class under a former module (jaxmtl.estimators.X, jaxmtl.task_models.X, ...)
-    cls = (registry.get(name) or registry.get(name.rsplit(".", 1)[-1])) if isinstance(name, str) else None
+    cls = registry.estimator_class(name) if isinstance(name, str) else None
     if cls is None:
         raise PersistenceError(f"unknown estimator class {meta['estimator']!r} in the file.")
     params, fitted = meta["params"], meta["fitted"]
@@ -454,7 +466,10 @@ def load(path):
     dec = _Decoder(arrays)
     kwargs = {k: dec.decode(v, f"parameter {k!r}") for k, v in params.items()}
     valid = set(cls._param_names())
-    if set(kwargs) != valid:
+    # a parameter added after the file was written takes its default (its behaviour before it existed)
+    added = {k for k in valid - set(kwargs)
+             if inspect.signature(cls.__init__).parameters[k].default is not inspect.Parameter.empty}
+    if set(kwargs) | added != valid:
         raise PersistenceError(
             f"the file's parameters {sorted(kwargs)} do not match {cls.__name__}'s {sorted(valid)}."
         )

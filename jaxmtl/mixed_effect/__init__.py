@@ -15,10 +15,17 @@ The estimator in scikit-learn's conventions is :class:`jaxmtl.models.mixed_effec
 [Din11] F. Dinuzzo, *Learning functions with kernel methods*, PhD thesis, Università di Pavia, 2011.
 """
 
+from functools import partial
+
+from ..io.registry import FileFormat, register_format, register_kernel
 from .centralized import MixedEffectSolution, algorithm4
 from .kernel import ExponentialDot, mixed_effect_gram
 from .server import Client, DisclosedDatabase, PassiveClient, Server
-from .state import load_server, save_server
+from .state import SERVER_FORMAT, SERVER_FORMAT_VERSION, load_server, restore_server, save_server, server_state
+
+# the server is saved in its own format; its kernel may be ExponentialDot (registered for kernel specs)
+register_format(FileFormat(SERVER_FORMAT, SERVER_FORMAT_VERSION, Server, server_state, partial(restore_server, Server)))
+register_kernel(ExponentialDot)
 
 __all__ = ["Server", "Client", "PassiveClient", "DisclosedDatabase", "algorithm4", "MixedEffectSolution",
            "ExponentialDot", "mixed_effect_gram", "save_server", "load_server"]

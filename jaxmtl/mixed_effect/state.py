@@ -1,8 +1,10 @@
 r"""Saving and restoring a :class:`~jaxmtl.mixed_effect.Server`: one portable ``.npz``, no pickle.
 
-The file is written by the model-file writer of :mod:`jaxmtl.io.persistence` (ZIP of ``.npy``
-entries read with ``allow_pickle=False``, JSON metadata, SHA-256 of every byte, atomic rename),
-with ``format = 'jaxmtl-mixed-effect-server'``. It holds
+The server is registered with :mod:`jaxmtl.io.registry` as a class with its own format,
+``format = 'jaxmtl-mixed-effect-server'`` (by :mod:`jaxmtl.mixed_effect`): :func:`server_state`
+gives its state and :func:`restore_server` rebuilds it, and :mod:`jaxmtl.io.persistence` does the
+file handling (ZIP of ``.npy`` entries read with ``allow_pickle=False``, JSON metadata, SHA-256 of
+every byte, atomic rename). It holds
 
 * metadata: α, λ, ``fit_intercept``, ``disclosure``, the kernels as ``spec()`` dicts (a
   ``task_kernel`` mapping as a list of [task, spec] pairs), the arrays' capacity, the counters,
@@ -29,33 +31,22 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import PersistenceError
-from ..io.persistence import _arrays_digest, _kernel_registry, _read, _rebuild, _write_archive
-from .kernel import ExponentialDot
+from ..io import registry
+from ..io.persistence import kernel_from_spec, kernel_spec, load, save
 from .online import Database, TaskRecord
 
-__all__ = ["SERVER_FORMAT", "SERVER_FORMAT_VERSION", "save_server", "load_server"]
+__all__ = ["SERVER_FORMAT", "SERVER_FORMAT_VERSION", "server_state", "restore_server", "save_server",
+           "load_server"]
 
 SERVER_FORMAT = "jaxmtl-mixed-effect-server"
 SERVER_FORMAT_VERSION = 2
 
 
-def _registry() -> dict:
-    return {**_kernel_registry(), "ExponentialDot": ExponentialDot}
-
-
-def _spec(kernel) -> dict:
-    if _registry().get(type(kernel).__name__) is not type(kernel):
-        raise PersistenceError(f"cannot save the kernel {kernel!r}: not one of jaxmtl's kernels {sorted(_registry())}.")
-    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in kernel.spec().items()}
-
-
-def save_server(server, path) -> None:
-    """Write ``server``'s whole state to ``path`` (atomically)."""
-    from .. import __version__
-
+def server_state(server) -> tuple[dict, dict[str, np.ndarray]]:
+    """(metadata, arrays) of ``server``'s whole state, for :func:`jaxmtl.save`."""
     tk = server.task_kernel
-    task_kernel = (None if tk is None else [[t, _spec(k)] for t, k in tk.items()] if isinstance(tk, dict)
-                   else _spec(tk))
+    task_kernel = (None if tk is None else [[t, kernel_spec(k)] for t, k in tk.items()] if isinstance(tk, dict)
+                   else kernel_spec(tk))
     db = server._db
     arrays = {k: v for k, v in db.arrays().items()}
     tasks = list(server._records)
@@ -68,39 +59,29 @@ def save_server(server, path) -> None:
         "rec_R": np.concatenate([r.R.ravel() for r in recs]) if recs else np.zeros(0),
     })
     meta = {
-        "format": SERVER_FORMAT, "format_version": SERVER_FORMAT_VERSION, "library_version": __version__,
         "alpha": server.alpha, "lam": server.lam, "fit_intercept": server.fit_intercept,
         "disclosure": server.disclosure,
-        "kernel": _spec(server.kernel), "task_kernel": task_kernel, "tasks": tasks,
+        "kernel": kernel_spec(server.kernel), "task_kernel": task_kernel, "tasks": tasks,
         "n": db.n, "capacity": db.cap,
         "n_features": server._n_features, "n_received": server.n_received,
-        "arrays": {k: {"dtype": v.dtype.str, "shape": list(v.shape)} for k, v in arrays.items()},
-        "arrays_sha256": _arrays_digest(arrays),
     }
-    _write_archive(meta, arrays, path)
+    return meta, arrays
 
 
-def load_server(path):
-    """Restore a server saved by :func:`save_server`; PersistenceError on any problem."""
-    from .server import Server
-
-    meta, arrays = _read(path)
-    if meta.get("format") != SERVER_FORMAT:
-        raise PersistenceError(f"{path!r} holds format {meta.get('format')!r}, not {SERVER_FORMAT!r}.")
-    if meta.get("format_version") != SERVER_FORMAT_VERSION:
-        raise PersistenceError(f"unsupported server file version {meta.get('format_version')!r}: this library reads "
-                               f"version {SERVER_FORMAT_VERSION} (version 1 held the (L, D, H) form of the state, "
+def restore_server(server_cls: type, meta: dict, arrays: dict[str, np.ndarray]):
+    """A ``server_cls`` instance in the state :func:`server_state` recorded; PersistenceError on any problem
+    (a version-1 file, which held the (L, D, H) form of the state, is refused: it is not converted)."""
+    if meta.get("format_version") == 1:
+        raise PersistenceError("unsupported server file version 1: this library reads version "
+                               f"{SERVER_FORMAT_VERSION} (version 1 held the (L, D, H) form of the state, "
                                "which is not converted).")
-    if _arrays_digest(arrays) != meta.get("arrays_sha256"):
-        raise PersistenceError("the arrays' SHA-256 does not match the one recorded in the metadata.")
     try:
-        reg = _registry()
-        kernel = _rebuild(meta["kernel"], "kernel", reg, "kernel")
+        kernel = kernel_from_spec(meta["kernel"], "kernel")
         tk = meta["task_kernel"]
-        task_kernel = (None if tk is None else {t: _rebuild(s, "kernel", reg, "task_kernel") for t, s in tk}
-                       if isinstance(tk, list) else _rebuild(tk, "kernel", reg, "task_kernel"))
-        server = Server(meta["alpha"], meta["lam"], kernel, task_kernel, meta["fit_intercept"],
-                        disclosure=meta["disclosure"])
+        task_kernel = (None if tk is None else {t: kernel_from_spec(s, "task_kernel") for t, s in tk}
+                       if isinstance(tk, list) else kernel_from_spec(tk, "task_kernel"))
+        server = server_cls(meta["alpha"], meta["lam"], kernel, task_kernel, meta["fit_intercept"],
+                            disclosure=meta["disclosure"])
         if meta["n"]:
             server._db = Database.restore(kernel, server.alpha, server.lam, arrays, meta["capacity"])
         ends = np.cumsum(arrays["rec_len"])
@@ -117,5 +98,20 @@ def load_server(path):
     except PersistenceError:
         raise
     except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise PersistenceError(f"{path!r} is not a complete server state: {type(exc).__name__}: {exc}") from None
+        raise PersistenceError(f"not a complete server state: {type(exc).__name__}: {exc}") from None
     return server
+
+
+def save_server(server, path) -> None:
+    """Write ``server``'s whole state to ``path`` (atomically); the same as ``jaxmtl.save(server, path)``."""
+    save(server, path)
+
+
+def load_server(path):
+    """Restore a server saved by :func:`save_server`; PersistenceError on any problem, or if
+    ``path`` holds something else than a server."""
+    obj = load(path)
+    fmt = registry.format_for(obj)
+    if fmt is None or fmt.name != SERVER_FORMAT:
+        raise PersistenceError(f"{path!r} holds a {type(obj).__name__}, not a {SERVER_FORMAT!r} file.")
+    return obj

@@ -20,6 +20,8 @@ Shared machinery: :mod:`._base` (parameters, scikit-learn tags), :mod:`._spectra
 selection on the eigen path), :mod:`._matrix_free` (grid selection on matrix-free paths).
 """
 
+from ..io.registry import register_estimator
+from ._base import BaseEstimator
 from .approximate import ApproximateKernelRegressor
 from .fields import VectorFieldRegressor, angular_error
 from .kernel_machine import KernelMachine, KernelMachineClassifier
@@ -35,3 +37,6 @@ __all__ = ["VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor"
            "angular_error", "SeparablePredictor", "MixedEffectRegressor",
            "KernelMachine", "KernelMachineClassifier", "RLS2Regressor", "RLS2Classifier",
            "ApproximateKernelRegressor", "OutputKernelRegressor", "OutputKernelClassifier"]
+
+# jaxmtl.save / jaxmtl.load know the estimators through this registration only (jaxmtl.io imports no model)
+register_estimator(*(cls for cls in map(globals().get, __all__) if isinstance(cls, type) and issubclass(cls, BaseEstimator)))

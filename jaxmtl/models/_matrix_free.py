@@ -29,6 +29,8 @@ from typing import Callable
 import jax.numpy as jnp
 import numpy as np
 
+from .._checks import check_bool
+from .._progress import StageReporter, reporting
 from ..errors import DivergenceError, ParameterError
 from ..filters.spectral import get_filter
 from ..kernels.scalar import Gaussian
@@ -101,7 +103,8 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
             return np.asarray(dense_grid_losses(
                 build, stacked, ps, data, Yj, filt, jnp.asarray(full, jnp.int32 if filt.iterative else dtype),
                 mode, mj, fold_sizes(masks), mse_loss, report))
-        losses, _ = grid_path_losses(build, stacked, ps, data, Yj, mj, filt, int(full[-1]), mse_loss, report)
+        losses, _ = grid_path_losses(build, stacked, ps, data, Yj, mj, filt, int(full[-1]), mse_loss, report,
+                                     reporting())
         return np.asarray(losses).mean(axis=1)  # (W, P, T)
 
     def score(kerns, path_params, omega=None):
@@ -173,23 +176,31 @@ class _MatrixFreeEstimator(_GridSelection):
         Yj = jnp.asarray(Y)
         pj = jnp.asarray(params, Yj.dtype)
         score = _scorer(route, build, data, Yj, masks, filt, pj, mode)
+        report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
+        grid = (f"{len(params)} parameter(s) × {f'{int(path[-1])} steps' if filt.iterative else f'{len(path)} λ'} × "
+                f"{len(masks)} fold(s), {route}")
         search_grid = widths
         if widths is not None and self.width_factors is None:
             if route == "matrix_free" and subset is not None and named and n > WIDTH_SUBSAMPLE:
                 # widths on a random subsample by the exact route, then the best one on all rows
                 rows = self._subsample_rows(n, WIDTH_SUBSAMPLE)
                 sub = _scorer("exact", build, subset(rows), Yj[rows], self._masks(WIDTH_SUBSAMPLE), filt, pj, mode)
-                _, search_grid, sub_scores = _search_widths(kernels, widths, sub, path, polish=True)
+                with report.stage(f"width search on {WIDTH_SUBSAMPLE} of {n} rows, exact route"):
+                    _, search_grid, sub_scores = _search_widths(kernels, widths, sub, path, polish=True)
                 widths = search_grid[[_best_index(sub_scores)[0]]]
                 kernels = [Gaussian(float(widths[0]))]
-                scores = score(kernels, path)
+                with report.stage(f"all {n} rows: 1 width × {grid}"):
+                    scores = score(kernels, path)
             else:
-                kernels, widths, scores = _search_widths(kernels, widths, score, path, polish=route == "exact")
+                with report.stage(f"{len(widths)}+ widths × {grid}"):
+                    kernels, widths, scores = _search_widths(kernels, widths, score, path, polish=route == "exact")
                 search_grid = widths
         else:
-            scores = score(kernels, path)
+            with report.stage(f"{len(kernels)} kernel(s) × {grid}"):
+                scores = score(kernels, path)
         if default_steps:
-            kernels, path, scores = _continue_path(kernels, path, scores, score)
+            with report.stage("continuing the path while its best step is the last"):
+                kernels, path, scores = _continue_path(kernels, path, scores, score)
         if not np.isfinite(scores).any():
             raise DivergenceError("every path of the grid diverged or produced non-finite losses.")
         iw, ip, it = _best_index(scores)
@@ -204,7 +215,9 @@ class _MatrixFreeEstimator(_GridSelection):
         if route == "exact":
             self.coef_ = dense_coefficients(op, Yj, filt, jnp.asarray(param, jnp.int32 if filt.iterative else Yj.dtype))
         else:
-            res = path_scan(op, Yj, filt, param)
+            with report.stage(f"refit: {param} steps on all {n} rows"):
+                res = path_scan(op, Yj, filt, param, progress=reporting())
+                res.coef.block_until_ready()
             if bool(res.diverged):
                 raise_divergence(res.tau)
             self.coef_ = res.coef

@@ -80,7 +80,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         (Gaussian ⊗ I).
       gammas: γ grid for 'div_curl' (default 0, 0.1, …, 1).
       filter, n_steps, selection, n_folds, validation_fraction, width_factors, random_state,
-        lambdas, route: as in :class:`~jaxmtl.MultiTaskRegressor`, but ``n_folds=None`` (the
+        lambdas, route, verbose: as in :class:`~jaxmtl.MultiTaskRegressor`, but ``n_folds=None`` (the
         default) means ``N_FOLDS`` = 10 folds, one per sample below 10 samples (default
         selection: k-fold; on the exact route 'loo' leaves out one component of one point at a
         time).
@@ -97,7 +97,8 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
     def __init__(self, kernel: Gaussian | None = None, kind: str = "auto", gammas: Any = None,
                  filter: Any = "nu_method", n_steps: int | None = None, selection: str = "kfold",
                  n_folds: int | None = None, validation_fraction: float = 0.25, width_factors: Any = None,
-                 random_state: int = 0, lambdas: Any = None, route: str = "auto", dtype: Any = None):
+                 random_state: int = 0, lambdas: Any = None, route: str = "auto", dtype: Any = None,
+                 verbose: bool = False):
         self.kernel = kernel
         self.kind = kind
         self.gammas = gammas
@@ -111,6 +112,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.lambdas = lambdas
         self.route = route
         self.dtype = dtype
+        self.verbose = verbose
 
     def fit(self, X, V) -> "VectorFieldRegressor":
         """Fit on (n, p) inputs and (n, p) field values."""

@@ -108,6 +108,8 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         'auto' keeps the common-similarity family, the only one with those closed forms).
       n_repeats: partitions of a 'kfold' selection (None: ⌈1000 / N⌉, at most 3: repeated
         k-fold where N is small, as :class:`~jaxmtl.MultiClassClassifier`).
+      verbose: print each stage of the fit with its time, and a bar of the steps done on the
+        matrix-free route, on stderr.
 
     Both families are selected on the same folds (the hold-out, the k folds or the given
     masks), each task of the independent family on its rows in them, and compared by the same
@@ -126,7 +128,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
                  validation_fraction: float = 0.25, width_factors: Any = None,
                  fit_intercept: bool = True, random_state: int = 0, lambdas: Any = None,
                  route: str = "auto", family: str = "auto", n_repeats: int | None = None,
-                 dtype: Any = None):
+                 dtype: Any = None, verbose: bool = False):
         self.kernel = kernel
         self.omegas = omegas
         self.filter = filter
@@ -142,6 +144,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.dtype = dtype
         self.family = family
         self.n_repeats = n_repeats
+        self.verbose = verbose
 
     def _family(self) -> str:
         if not isinstance(self.family, str) or self.family not in FAMILIES:
@@ -224,7 +227,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         """(m,) predictions for inputs X of the given (known) tasks."""
         X = self._validate_predict_inputs(X)
         codes, _ = check_tasks(tasks, X.shape[0], known=self.tasks_)
-        if self.family_ == "independent":
+        if getattr(self, "family_", "common_similarity") == "independent":  # files saved before families
             fit = IndependentFit(self.task_widths_, self.task_params_, self.task_means_, self.coef_, self.X_fit_)
             return task_predict(fit, X, codes) + self.y_mean_
         same = _same_task(codes, np.asarray(self.task_codes_))

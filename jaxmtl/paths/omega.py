@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import as_float_array, check_int, check_unit_interval
+from .._progress import report_step
 from ..errors import DivergenceError, ParameterError, ShapeError
 from ..filters.spectral import IterativeFilter, NuMethod, get_filter
 from ..operators.base import max_eigenvalue
@@ -46,10 +47,10 @@ def _apply_common_similarity(Z: Array, om: Array) -> Array:
     return om * jnp.sum(Z, axis=2, keepdims=True) + (1.0 - om) * Z
 
 
-@partial(jax.jit, static_argnames=("filt", "n_steps", "loss"))
+@partial(jax.jit, static_argnames=("filt", "n_steps", "loss", "progress"))
 def omega_path_scan(K: Array, Y: Array, omegas: Array, filt: IterativeFilter, n_steps: int,
                     K_eval=None, Y_eval=None, w_eval=None, tau=None, mask=None,
-                    loss: Callable = mse_loss) -> PathResult:
+                    loss: Callable = mse_loss, progress: bool = False) -> PathResult:
     """Compiled iterative paths of K ⊗ A_ω for every ω of a grid (no input checks).
 
     Args:
@@ -59,6 +60,7 @@ def omega_path_scan(K: Array, Y: Array, omegas: Array, filt: IterativeFilter, n_
         the training product itself.
       tau: scalar or (Ω,) step sizes (default 1/σ_max per ω from one Lanczos estimate of σ_max(K)).
       mask: (n,) training mask; masked rows act as absent and n = Σ mask.
+      progress: static; True draws the steps done on the active stage of a ``verbose`` fit.
 
     Returns:
       :class:`~jaxmtl.paths.PathResult` with a leading Ω axis on every field
@@ -87,6 +89,8 @@ def omega_path_scan(K: Array, Y: Array, omegas: Array, filt: IterativeFilter, n_
         return (K @ (m3 * C).reshape(n, W * d)).reshape(n, W, d)
 
     def body(carry, i):
+        if progress:
+            report_step(i, n_steps)
         state, Z, best, best_loss, best_i, last, bad = carry
         GC = m3 * _apply_common_similarity(Z, om) / nn  # (Γ_ω/n) Cⁱ⁻¹ from the carried product
         new_state, C = filt.update(state, i, rhs, lambda _: GC, tau3)

@@ -39,7 +39,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import check_int
+from .._checks import check_bool, check_int
+from .._progress import StageReporter, report_step, reporting
 from ..errors import DivergenceError, ParameterError
 from ..filters.spectral import IterativeFilter, get_filter
 from ..operators.base import GramOperator, max_eigenvalue
@@ -77,10 +78,10 @@ class PathResult(NamedTuple):
     tau: Array
 
 
-@partial(jax.jit, static_argnames=("filt", "n_steps", "loss"))
+@partial(jax.jit, static_argnames=("filt", "n_steps", "loss", "progress"))
 def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, eval_op=None,
               Y_eval=None, w_eval=None, tau=None, mask=None, loss: Callable = mse_loss,
-              report=None) -> PathResult:
+              report=None, progress: bool = False) -> PathResult:
     """The compiled path (no input checks; see :func:`iterative_path`).
 
     Args:
@@ -94,6 +95,8 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
       loss: ``loss(F, Y, w)``.
       report: optional (T,) booleans: evaluate only the steps marked True (the others skip the
         product with ``eval_op`` in a ``lax.cond`` on the unbatched step flag and report +inf).
+      progress: static; True draws the steps done on the active stage of a ``verbose`` fit
+        (:func:`jaxmtl._progress.report_step`, one host callback per 5 % of the path).
     """
     dtype = Y.dtype
     if mask is None:
@@ -119,6 +122,8 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
 
     def body(carry, x):
         i, flag = x
+        if progress:
+            report_step(i, n_steps)
         state, best, best_loss, best_i, last, bad = carry
         new_state, C = filt.update(state, i, rhs, matvec, tau)
         norm = jnp.linalg.norm(C)
@@ -149,7 +154,7 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
 
 def iterative_path(op: GramOperator, Y, filt: Any = "nu_method", n_steps: int = 150, *,
                    eval_op=None, Y_eval=None, w_eval=None, tau=None, mask=None,
-                   loss: Callable = mse_loss, check: bool = True) -> PathResult:
+                   loss: Callable = mse_loss, check: bool = True, verbose: bool = False) -> PathResult:
     """Whole Landweber / ν-method path over any Gram operator in one compiled call.
 
     Args:
@@ -162,6 +167,7 @@ def iterative_path(op: GramOperator, Y, filt: Any = "nu_method", n_steps: int = 
       mask: (n,) boolean training mask (k-fold without reshaping).
       loss: ``loss(F, Y, w)``.
       check: raise :class:`DivergenceError` if the path diverged (else return the flag).
+      verbose: print the path's time and a bar of the steps done, on stderr.
 
     Returns:
       :class:`PathResult`.
@@ -177,8 +183,11 @@ def iterative_path(op: GramOperator, Y, filt: Any = "nu_method", n_steps: int = 
         raise ParameterError(f"Y must have the operator's shape {op.shape}; received {Y.shape}.")
     if (eval_op is None) != (Y_eval is None):
         raise ParameterError("eval_op and Y_eval must be given together.")
-    res = path_scan(op, Y, filt, n_steps, eval_op, None if Y_eval is None else jnp.asarray(Y_eval),
-                    w_eval, tau, mask, loss)
+    with StageReporter("iterative_path", check_bool(verbose, "verbose")).stage(
+            f"{n_steps} {type(filt).__name__} steps, {type(op).__name__} {op.shape[0]} × {op.shape[1]}"):
+        res = path_scan(op, Y, filt, n_steps, eval_op, None if Y_eval is None else jnp.asarray(Y_eval),
+                        w_eval, tau, mask, loss, progress=reporting())
+        res.losses.block_until_ready()
     if check and bool(np.any(np.asarray(res.diverged))):
         raise_divergence(res.tau)
     return res
@@ -203,9 +212,10 @@ def nu_method_path(op, Y, n_steps=150, **kwargs) -> PathResult:
     return iterative_path(op, Y, "nu_method", n_steps, **kwargs)
 
 
-@partial(jax.jit, static_argnames=("build", "filt", "n_steps", "loss"))
+@partial(jax.jit, static_argnames=("build", "filt", "n_steps", "loss", "progress"))
 def grid_path_losses(build: Callable, kernels, params, data, Y: Array, masks: Array,
-                     filt: IterativeFilter, n_steps: int, loss: Callable = mse_loss, report=None):
+                     filt: IterativeFilter, n_steps: int, loss: Callable = mse_loss, report=None,
+                     progress: bool = False):
     """Held-out losses of matrix-free paths over kernels × folds × operator parameters.
 
     ``build(kernel, param, data)`` returns the training operator (all rows); each fold's mask
@@ -217,6 +227,7 @@ def grid_path_losses(build: Callable, kernels, params, data, Y: Array, masks: Ar
       params: (P,) operator parameters (ω, γ, …); data: pytree passed to ``build``;
       Y: (n, d); masks: (k, n) training masks; filt, n_steps: the iterative filter and T;
       report: optional (T,) booleans, the steps to evaluate (+inf elsewhere; see :func:`path_scan`).
+      progress: static; True draws the steps done (see :func:`path_scan`).
 
     Returns:
       (losses (W, k, P, T), diverged (W, k, P)).
@@ -229,7 +240,7 @@ def grid_path_losses(build: Callable, kernels, params, data, Y: Array, masks: Ar
 
             def per_param(p):
                 op = build(kern, p, data)
-                res = path_scan(op, Y, filt, n_steps, op, Y, w, None, m, loss, report)
+                res = path_scan(op, Y, filt, n_steps, op, Y, w, None, m, loss, report, progress)
                 return res.losses, res.diverged
 
             return jax.vmap(per_param)(params)
