@@ -12,9 +12,6 @@ README = ROOT / "README.md"
 TEXT = README.read_text()
 BLOCKS = re.findall(r"^```python\n(.*?)^```", TEXT, flags=re.S | re.M)
 # pages the README links to that are written on their own schedule (precision and privacy notes)
-LINKED_ELSEWHERE = {"docs/precision.md", "docs/privacy.md"}
-
-
 def test_readme_is_short_and_has_three_examples():
     assert len(TEXT.splitlines()) <= 300
     assert len(BLOCKS) >= 3
@@ -24,7 +21,7 @@ def test_readme_links_resolve():
     links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", TEXT)
     local = [link for link in links if "://" not in link]
     assert local, "the README links its documentation pages"
-    missing = [link for link in local if not (ROOT / link).exists() and link not in LINKED_ELSEWHERE]
+    missing = [link for link in local if not (ROOT / link).exists()]
     assert not missing, f"README links to missing files: {missing}"
 
 
