@@ -71,7 +71,14 @@ def test_float32_fit_costs_little_test_error_and_keeps_the_global_setting(name):
         assert out.dtype == (fit_args[1].dtype if name.endswith("Classifier") else np.float64)
         errors[dtype] = _test_error(name, model)
     f = FLOAT32_PROMISE
-    assert errors["float32"] <= f["error_factor"] * errors["float64"] + f["error_atol"], errors
+    factor = FLOAT32_ERROR_EXCEPTIONS.get(name, f["error_factor"])
+    assert errors["float32"] <= factor * errors["float64"] + f["error_atol"], errors
+
+
+# Estimators whose float32 test error is allowed more than the promise, with the reason (docs/precision.md):
+# MixedEffectRegressor's default λ grid reaches 1e-7, beyond float32's resolution on these data; those
+# grid points are left out in float32, so it selects a larger λ than float64 does (1.8 × the error here).
+FLOAT32_ERROR_EXCEPTIONS = {"MixedEffectRegressor": 2.0}
 
 
 @pytest.mark.parametrize("filt", [Tikhonov(), IteratedTikhonov(3), TruncatedSVD()])

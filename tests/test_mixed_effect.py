@@ -216,7 +216,8 @@ def _dense_with_bias(X, t, y, alpha, lam, Xq, tq, width):
 def test_float32_with_repeated_inputs_at_small_lam_is_refused_warned_or_right():
     """float32 used to return NaN (α = 0) or errors of 1.0 (α = 0.5) and 108 (α = 1) at λ = 1e-7,
     a value of the default grid, on these data. Now: repeats merged (exact); pairs beyond float32's
-    precision refused or warned by name; the default grid in float32 searches only resolvable pairs,
+    precision refused or warned by name (a grid of the user's warns); the default grid in float32
+    searches only resolvable pairs, silently,
     and its fit agrees with the float64 dense solve at the pair it chose."""
     X, t, y, rng = _repeats_data()
     Xq, tq = rng.uniform(0, 1, (15, 1)), rng.integers(0, 6, 15)
@@ -226,6 +227,9 @@ def test_float32_with_repeated_inputs_at_small_lam_is_refused_warned_or_right():
         with pytest.warns(RuntimeWarning, match="float32's precision.*float64"):
             MixedEffectRegressor(alpha=1.0, lam=1e-3, kernel=Gaussian(0.3)).fit(X, y, t)
         with pytest.warns(RuntimeWarning, match="grid points are beyond float32's precision"):
+            MixedEffectRegressor(kernel=Gaussian(0.3), lams=[1e-7, 1e-1]).fit(X, y, t)  # the user's grid
+        with warnings.catch_warnings():                     # the default grid is cut silently
+            warnings.simplefilter("error")
             model = MixedEffectRegressor(kernel=Gaussian(0.3)).fit(X, y, t)
         pred = model.predict(Xq, tq)
     assert np.isinf(model.cv_scores_[:, 0]).all() and np.isfinite(model.cv_scores_[:, -1]).all()

@@ -111,15 +111,15 @@ _IN_FIT = threading.local()  # ids of the instances whose fit is running in this
 def _snapshot(state: dict) -> dict:
     """A deep copy of an instance's ``__dict__`` that shares its immutable JAX parts.
 
-    JAX arrays and equinox modules (kernels, filters, predictors) cannot change in place, so they
-    are kept as they are; everything else (NumPy arrays, lists, dicts, nested estimators) is
+    JAX arrays, equinox modules (kernels, filters, predictors), device meshes and devices cannot
+    change in place (and devices cannot be copied), so they are kept as they are; everything else (NumPy arrays, lists, dicts, nested estimators) is
     copied, so that a ``fit`` that mutates an attribute in place cannot alter the snapshot.
     """
     import equinox as eqx
 
     memo: dict = {}
     for leaf in jax.tree_util.tree_leaves(state, is_leaf=lambda x: isinstance(x, eqx.Module)):
-        if isinstance(leaf, (jax.Array, eqx.Module)):
+        if isinstance(leaf, (jax.Array, eqx.Module, jax.sharding.Mesh, jax.Device)):
             memo[id(leaf)] = leaf
     return copy.deepcopy(state, memo)
 

@@ -119,8 +119,10 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
     Repeats of an input inside a task are merged into one example first (weight Σ sᵢ, output
     Σ sᵢyᵢ / Σ sᵢ: exact for (5.4), see :func:`~jaxmtl.mixed_effect.centralized.merge_repeats`).
     In float32, (α, λ) pairs whose condition bound (:func:`condition_bound`) times float32's eps
-    exceeds 1e-3 are left out of the grid with a RuntimeWarning; an explicit such pair warns, and
-    one beyond 1e-2 raises ParameterError — both name float64 as the fix.
+    exceeds 1e-3 are left out of the grid (``cv_scores_`` = inf there), with a RuntimeWarning naming
+    float64 as the fix when the grid is the user's (``alphas`` / ``lams``); the default grid, whose λ
+    reach 1e-7, is cut silently. An explicit such pair warns, and one beyond 1e-2 raises
+    ParameterError — both name float64 as the fix.
 
     Attributes (after fit): alpha_, lam_, intercept_, coef_ (ℓ',) c of (5.4) for the ℓ' merged
     examples X_fit_ (ℓ', p) of tasks task_codes_, coef_unique_ (n,) č = Pᵀc (5.8), X_unique_ (n, p),
@@ -179,7 +181,7 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         if unresolved.all():
             raise ParameterError(f"float32 cannot resolve any (alpha, lam) of the grid on these data (smallest lam "
                                  f"{min(lams):.3g}); {F64_FIX}, or pass larger lams.")
-        if unresolved.any():
+        if unresolved.any() and (self.alphas is not None or self.lams is not None):  # the user's own grid
             warnings.warn(f"{int(unresolved.sum())} of {len(grid)} (alpha, lam) grid points are beyond float32's "
                           f"precision on these data (condition bound × eps > {FLOAT32_LIMIT:g}; lam down to "
                           f"{grid[unresolved, 1].min():.3g}) and were not considered (cv_scores_ = inf); "

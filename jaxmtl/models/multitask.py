@@ -175,8 +175,9 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
           X: (N, p) inputs; y: (N,) outputs; tasks: (N,) task ids (integers or strings).
 
         Raises:
-          TaskError: task ids of an unsupported type, or (with the independent family) a task
-            with a single example — it has no validation fold of its own.
+          TaskError: task ids of an unsupported type, or (with ``family='independent'``) a task
+            with a single example — it has no validation fold of its own; ``family='auto'`` then
+            keeps the common-similarity family.
         """
         family = self._family()
         X = self._validate_fit_inputs(X)
@@ -185,6 +186,8 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
             raise ShapeError(f"y must be 1-D (one output per example); received shape {Y.shape}.")
         codes, labels = check_tasks(tasks, X.shape[0])
         counts = np.bincount(codes, minlength=len(labels))
+        if family == "auto" and counts.min() < 2:  # a task of one example has no fold of its own
+            family = "common_similarity"
         if family != "common_similarity" and counts.min() < 2:
             single = labels[counts < 2].tolist()
             raise TaskError(f"tasks {single[:10]} have a single example: the independent family (family="
