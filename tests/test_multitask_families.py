@@ -97,8 +97,10 @@ def test_bad_task_input_errors_and_keeps_the_fit():
     X, y, tasks = _tasks([8, 8], [np.sin, np.cos], 0.05, 4)
     m = MultiTaskRegressor(n_steps=10, omegas=[0.0, 1.0]).fit(X, y, tasks)
     before = m.predict(X, tasks)
+    m.set_params(family="independent")
     with pytest.raises(TaskError, match=r"single example.*family='common_similarity'"):
         m.fit(np.r_[X, X[:1]], np.r_[y, 0.0], np.r_[tasks, 7])
+    m.set_params(family="auto")
     with pytest.raises(TaskError, match="not seen during fit"):
         m.predict(X[:2], [0, 5])
     with pytest.raises(TaskError, match="str.*integer"):
@@ -106,9 +108,10 @@ def test_bad_task_input_errors_and_keeps_the_fit():
     with pytest.raises(TaskError, match="integers or strings"):
         m.fit(X, y, [{"task": 0}] * len(y))
     np.testing.assert_array_equal(m.predict(X, tasks), before)
-    one = MultiTaskRegressor(n_steps=10, omegas=[0.0, 1.0], family="common_similarity").fit(np.r_[X, X[:1]], np.r_[y, 0.0],
-                                                                          np.r_[tasks, 7])
-    assert one.family_ == "common_similarity"
+    for family in ("common_similarity", "auto"):  # 'auto' keeps the common family: task 7 has no fold of its own
+        one = MultiTaskRegressor(n_steps=10, omegas=[0.0, 1.0], family=family).fit(np.r_[X, X[:1]], np.r_[y, 0.0],
+                                                                             np.r_[tasks, 7])
+        assert one.family_ == "common_similarity"
 
 
 def test_family_arguments_checked():
