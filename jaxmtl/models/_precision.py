@@ -9,7 +9,8 @@ for each public method listed in :data:`PRECISION_METHODS`, whichever class or m
 * converts what ``predict``, ``decision_function``, ``predict_proba``, ``score`` and
   ``predict_parts`` return to scikit-learn's conventions (:func:`sklearn_output`): NumPy arrays,
   float64 for real values (predictions, scores, probabilities) whatever precision was used
-  inside, class labels in the dtype of ``classes_``, a Python float for ``score``.
+  inside, class labels in the dtype of ``classes_``, a Python float for ``score``; probabilities
+  are renormalised in float64 so that every row sums to 1 to float64's roundoff.
 
 Example:
     >>> import numpy as np, jax
@@ -118,7 +119,10 @@ def _in_precision(name: str, method: Callable, convert: bool) -> Callable:
             out = method(self, *args, **kwargs)
         if not convert:
             return out
-        return sklearn_output(out, labels=name == "predict" and hasattr(self, "classes_"))
+        out = sklearn_output(out, labels=name == "predict" and hasattr(self, "classes_"))
+        if name == "predict_proba" and isinstance(out, np.ndarray) and out.ndim == 2:
+            out = out / out.sum(axis=1, keepdims=True)  # rows computed in float32 sum to 1 in float64 too
+        return out
 
     wrapper._precision_wrapped = True
     return wrapper
