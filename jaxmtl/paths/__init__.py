@@ -7,6 +7,7 @@ module                 paths
 :mod:`.scan`           Landweber / ν-method over any Gram operator as one ``lax.scan``
 :mod:`.iterated`       iterated Tikhonov with one reused Cholesky; predictions along a path
 :mod:`.omega`          every ω of the common-similarity family in one stacked scan
+:mod:`.memory`         memory plans: the batch a compiled sweep may hold, in chunks
 :mod:`.preconditioned` Falkon-preconditioned paths and the D × D feature-space path (Nyström, RFF)
 =====================  ===================================================================
 """
@@ -14,6 +15,8 @@ module                 paths
 from .eigen import *  # noqa: F403
 from .eigen import __all__ as _eigen_all
 from .iterated import *  # noqa: F403
+from .memory import *  # noqa: F403
+from .memory import __all__ as _memory_all
 from .iterated import __all__ as _iterated_all
 from .omega import *  # noqa: F403
 from .omega import __all__ as _omega_all
@@ -22,4 +25,4 @@ from .preconditioned import __all__ as _preconditioned_all
 from .scan import *  # noqa: F403
 from .scan import __all__ as _scan_all
 
-__all__ = [*_eigen_all, *_scan_all, *_iterated_all, *_omega_all, *_preconditioned_all]
+__all__ = [*_eigen_all, *_scan_all, *_iterated_all, *_omega_all, *_preconditioned_all, *_memory_all]

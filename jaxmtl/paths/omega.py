@@ -34,11 +34,16 @@ from ..errors import DivergenceError, ParameterError, ShapeError
 from ..filters.spectral import IterativeFilter, NuMethod, get_filter
 from ..operators.base import max_eigenvalue
 from .eigen import mse_loss
+from .memory import plan_chunk
 from .scan import PathResult
 
-__all__ = ["omega_path_scan", "common_similarity_path", "batched_nu_path_over_omegas"]
+__all__ = ["omega_path_scan", "common_similarity_path", "batched_nu_path_over_omegas", "omega_path_bytes"]
 
 Array = jax.Array
+# (n, d) arrays one ω holds at a step of :func:`omega_path_scan`: the filter state (2), the
+# carried product, best and last coefficients, C, (Γ/n)C, the new product, A_ω applied, the
+# masked copy in the product, and the two (Ω, n, d) outputs.
+ARRAYS_PER_OMEGA = 12
 
 
 # ----------------------------------------------------------------- batched common-similarity path
@@ -131,7 +136,7 @@ def omega_path_scan(K: Array, Y: Array, omegas: Array, filt: IterativeFilter, n_
 
 def common_similarity_path(K, Y, omegas, filt: Any = "nu_method", n_steps: int = 150, *,
                            K_eval=None, Y_eval=None, w_eval=None, tau=None, mask=None,
-                           loss: Callable = mse_loss, check: bool = True) -> PathResult:
+                           loss: Callable = mse_loss, check: bool = True, memory_budget=None) -> PathResult:
     """Iterative paths of K ⊗ A_ω for a grid of ω in one compiled call, one GEMM per step.
 
     Args:
@@ -149,6 +154,10 @@ def common_similarity_path(K, Y, omegas, filt: Any = "nu_method", n_steps: int =
         columns per step).
       loss: ``loss(F, Y, w)``.
       check: raise :class:`~jaxmtl.errors.DivergenceError` if any path diverged.
+      memory_budget: bytes the sweep may use (None: :func:`~jaxmtl.paths.memory.default_memory_budget`).
+        The ω grid is cut into chunks of the size that fits (:func:`omega_path_bytes`), each one
+        compiled call of the same shape (the last padded); a budget that cannot hold K and one ω
+        raises :class:`~jaxmtl.errors.ParameterError` naming it.
 
     Returns:
       :class:`~jaxmtl.paths.PathResult` with leading axes (k,) Ω on every field.
@@ -190,12 +199,10 @@ def common_similarity_path(K, Y, omegas, filt: Any = "nu_method", n_steps: int =
         if np.any(t <= 0) or (t.ndim == 1 and t.shape[0] != om.shape[0]):
             raise ParameterError(f"tau must be positive, a scalar or one per omega; received {t.tolist()}.")
         tau_j = jnp.asarray(t, dtype)
-    omj = jnp.asarray(om, dtype)
-    run = partial(omega_path_scan, Kj, Yj, omj, filt, n_steps, Ke, Ye, tau=tau_j, loss=loss)
+    mj = None
     if mask is None:
         if We is not None and We.ndim != 1:
             raise ShapeError("w_eval must be 1-D without masks.")
-        res = run(w_eval=We)
     else:
         mk = np.asarray(mask)
         if mk.dtype != bool or mk.ndim not in (1, 2) or mk.shape[-1] != n:
@@ -203,15 +210,51 @@ def common_similarity_path(K, Y, omegas, filt: Any = "nu_method", n_steps: int =
         if not mk.reshape(-1, n).any(axis=1).all():
             raise ParameterError("every mask needs at least one training (True) row.")
         mj = jnp.asarray(mk)
-        if mk.ndim == 1:
-            res = run(w_eval=We, mask=mj)
-        elif We is not None and We.ndim == 2:
-            res = jax.vmap(lambda m, w: run(w_eval=w, mask=m))(mj, We)
-        else:
-            res = jax.vmap(lambda m: run(w_eval=We, mask=m))(mj)
+    folded = mj is not None and mj.ndim == 2
+    fixed, per_omega = omega_path_bytes(n, d, n_steps, mj.shape[0] if folded else 1,
+                                        0 if Ke is None else Ke.shape[0], jnp.dtype(dtype).itemsize)
+    chunk = plan_chunk(om.shape[0], fixed, per_omega, memory_budget, "omega (its k·d right-hand sides)")
+    if tau_j is not None and tau_j.ndim == 0:
+        tau_j = jnp.broadcast_to(tau_j, om.shape)
+    parts, sizes = [], []
+    for start in range(0, om.shape[0], chunk):  # one call per chunk; the last padded to the same shape
+        idx = np.minimum(np.arange(start, start + chunk), om.shape[0] - 1)
+        parts.append(_run_omegas(Kj, Yj, jnp.asarray(om[idx], dtype), filt, n_steps, Ke, Ye, We,
+                                 None if tau_j is None else tau_j[idx], mj, loss))
+        sizes.append(min(chunk, om.shape[0] - start))
+    res = parts[0] if len(parts) == 1 else PathResult(*(
+        jnp.concatenate([jax.lax.slice_in_dim(f, 0, m, axis=int(folded)) for f, m in zip(fields, sizes)],
+                        axis=int(folded)) for fields in zip(*parts)))
     if check and bool(np.any(np.asarray(res.diverged))):
         _raise_omega_divergence(res, Kj, om, d, n)
     return res
+
+
+def _run_omegas(Kj, Yj, omj, filt, n_steps, Ke, Ye, We, tau_j, mj, loss) -> PathResult:
+    """One compiled :func:`omega_path_scan` call for the ω of ``omj`` (checked inputs), folds vmapped."""
+    run = partial(omega_path_scan, Kj, Yj, omj, filt, n_steps, Ke, Ye, tau=tau_j, loss=loss)
+    if mj is None:
+        return run(w_eval=We)
+    if mj.ndim == 1:
+        return run(w_eval=We, mask=mj)
+    if We is not None and We.ndim == 2:
+        return jax.vmap(lambda m, w: run(w_eval=w, mask=m))(mj, We)
+    return jax.vmap(lambda m: run(w_eval=We, mask=m))(mj)
+
+
+def omega_path_bytes(n: int, d: int, n_steps: int, k: int = 1, m: int = 0, itemsize: int = 8) -> tuple[int, int]:
+    """Memory of :func:`omega_path_scan` as (fixed bytes, bytes per ω), for a memory plan.
+
+    Fixed: K (n × n), the cross-Gram (m × n) and the data; per ω: for each of the k folds
+    ``ARRAYS_PER_OMEGA`` (n, d) arrays, the (m, d) evaluation products and the (T,) losses.
+
+    Example:
+        >>> omega_path_bytes(1000, 2, 100)
+        (8032000, 192800)
+    """
+    fixed = itemsize * (n * n + m * n + 2 * (n + m) * d)
+    per = itemsize * k * (ARRAYS_PER_OMEGA * n * d + 2 * m * d + n_steps)
+    return fixed, per
 
 
 def _raise_omega_divergence(res: PathResult, K, omegas, d: int, n: int) -> None:
