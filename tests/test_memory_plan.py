@@ -64,5 +64,5 @@ def test_a_budget_below_one_omega_is_refused_naming_it():
     fixed, per = omega_path_bytes(24, 2, 20, itemsize=ITEM)
     with pytest.raises(ParameterError, match=f"memory_budget={fixed + per - 1} bytes.*one omega"):
         common_similarity_path(K, Y, OMEGAS, "nu_method", 20, memory_budget=fixed + per - 1)
-    with pytest.raises(ParameterError, match="memory_budget=.*cannot hold one batch member"):  # K alone: 8 GB
-        plan_chunk(11, *omega_path_bytes(32_000, 10, 150), budget=default_memory_budget())
+    with pytest.raises(ParameterError, match="memory_budget=.*cannot hold one batch member"):  # K alone: 12.8 GB
+        plan_chunk(11, *omega_path_bytes(40_000, 10, 150), budget=FIXED_BUDGET)
