@@ -14,7 +14,11 @@ from jaxmtl.paths import FIXED_BUDGET, common_similarity_path, default_memory_bu
 from jaxmtl.selection import kfold_masks
 
 OMEGAS = np.array([0.0, 0.2, 0.5, 0.7, 1.0])
-ITEM = jnp.zeros(()).dtype.itemsize  # 8 with x64 on, 4 in JAX's default float32
+
+
+def item() -> int:
+    """Bytes of JAX's default float now: 8 with x64 on, 4 in its default float32."""
+    return jnp.zeros(()).dtype.itemsize
 
 
 def test_plan_chunk_is_the_largest_batch_under_the_budget():
@@ -52,16 +56,17 @@ def test_chunked_omega_sweep_equals_the_whole_batch(folds):
         kw = {"Y_eval": Y, "w_eval": held / held.sum(1, keepdims=True), "mask": masks}
         k = 3
     whole = common_similarity_path(K, Y, OMEGAS, "nu_method", 20, **kw)
-    fixed, per = omega_path_bytes(24, 2, 20, k, itemsize=ITEM)
+    fixed, per = omega_path_bytes(24, 2, 20, k, itemsize=item())
     chunked = common_similarity_path(K, Y, OMEGAS, "nu_method", 20, memory_budget=fixed + 2 * per, **kw)
     assert chunked.losses.shape == whole.losses.shape == ((3,) if folds else ()) + (5, 20)
     for a, b in zip(chunked, whole):  # 3 calls of 2 ω (the last padded) against one of 5
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10 if ITEM == 8 else 1e-5, atol=1e-14 if ITEM == 8 else 1e-6)
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10 if item() == 8 else 1e-5,
+                                   atol=1e-14 if item() == 8 else 1e-6)
 
 
 def test_a_budget_below_one_omega_is_refused_naming_it():
     _, K, _, Y = problem(n=24, d=2)
-    fixed, per = omega_path_bytes(24, 2, 20, itemsize=ITEM)
+    fixed, per = omega_path_bytes(24, 2, 20, itemsize=item())
     with pytest.raises(ParameterError, match=f"memory_budget={fixed + per - 1} bytes.*one omega"):
         common_similarity_path(K, Y, OMEGAS, "nu_method", 20, memory_budget=fixed + per - 1)
     with pytest.raises(ParameterError, match="memory_budget=.*cannot hold one batch member"):  # K alone: 12.8 GB
