@@ -54,6 +54,17 @@ def median_time(fn, repeats: int = 3) -> float:
     return statistics.median(times)
 
 
+def alternate(fns: dict, repeats: int) -> dict:
+    """Median wall time of each blocking callable, the callables timed in turn ``repeats`` times."""
+    times = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - start)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def first_call_time(fn) -> float:
     """Wall time of one call (compilation included when it is the first)."""
     start = time.perf_counter()
