@@ -1,0 +1,149 @@
+"""KernelMachine's SMO against libsvm over many configurations: data sets, C values, widths, SVM and SVR.
+
+A new user's fit: ``KernelMachine(loss='hinge' | 'epsilon_insensitive', C, kernel=Gaussian(σ),
+tol=1e-3)`` in JAX's default configuration (float32, x64 off) against scikit-learn's ``SVC`` /
+``SVR`` (libsvm, float64, its default 200 MB kernel cache) with the same C, γ = 1/(2σ²), ε = 0.1
+and stopping tolerance (maximal KKT violation 1e-3). Both fit from the raw arrays (ours computes
+its Gram inside ``fit``, as libsvm its kernel rows). Same process, one BLAS/XLA thread each
+(``--threads``), the two fits timed alternately after a warm-up fit (ours compiles there), median
+of ``--repeats``; test error (SVM) or RMSE (SVR) side by side, and the largest difference of the
+test decision values.
+
+Data (inputs standardised on the training rows; γ = γ₀·k with γ₀ = 1/p, scikit-learn's 'scale'):
+IDA banana, image, titanic (train + test rows of the first realisation pooled, then split),
+scikit-learn's digits (even vs odd) and make_classification; SVR on the bundled Parkinson's
+telemonitoring set (total_UPDRS) and scikit-learn's make_friedman1. The training size is
+``--n`` or all a set has less a held-out part, whichever is smaller.
+
+Usage: python benchmarks/perf_solvers_table.py [--quick] [--n 2000] [--repeats 3] [--threads N]
+Writes benchmarks/results/perf_solvers_table.json (``_quick`` with --quick).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _bench  # noqa: E402
+
+PARSER = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+PARSER.add_argument("--quick", action="store_true", help="n = 300, 4 configurations, 2 repeats")
+PARSER.add_argument("--n", type=int, default=2000, help="training rows (at most; a set may have fewer)")
+PARSER.add_argument("--repeats", type=int, default=3)
+PARSER.add_argument("--threads", type=int, default=1, help="BLAS / XLA threads (0: library defaults)")
+
+TOL, EPS = 1e-3, 0.1
+# (data set, task, C, γ / γ₀)
+CONFIGS = tuple((name, "svm", C, k) for name in ("banana", "image", "titanic", "digits", "make_classification")
+                for C, k in ((1.0, 1.0), (10.0, 1.0), (1.0, 4.0))) + \
+    tuple((name, "svr", C, k) for name in ("parkinsons", "friedman1") for C, k in ((1.0, 1.0), (10.0, 1.0)))
+QUICK = (("banana", "svm", 1.0, 1.0), ("digits", "svm", 10.0, 1.0), ("parkinsons", "svr", 1.0, 1.0),
+         ("friedman1", "svr", 10.0, 1.0))
+
+
+def dataset(name: str, n: int, seed: int = 0):
+    """(X, y, Xt, yt): at most ``n`` training rows, at most ``n/2`` test rows, inputs standardised."""
+    import numpy as np
+    from sklearn import datasets as skd
+
+    from jaxmtl.datasets import load_ida, load_parkinsons
+
+    if name in ("banana", "image", "titanic"):
+        s = load_ida(name, 0)
+        X, y = np.r_[s[0], s[2]], np.r_[s[1], s[3]]
+    elif name == "digits":
+        X, t = skd.load_digits(return_X_y=True)
+        y = np.where(t % 2 == 0, 1.0, -1.0)
+    elif name == "make_classification":
+        X, t = skd.make_classification(n_samples=3 * n // 2, n_features=20, n_informative=8, flip_y=0.05,
+                                       random_state=seed)
+        y = 2.0 * t - 1
+    elif name == "parkinsons":
+        d = load_parkinsons()
+        X, y = d.X, d.y
+    else:  # friedman1
+        X, y = skd.make_friedman1(n_samples=3 * n // 2, noise=1.0, random_state=seed)
+    idx = np.random.default_rng(seed).permutation(len(y))
+    n_tr = min(n, len(y) - min(len(y) // 4, n // 2))
+    tr, te = idx[:n_tr], idx[n_tr:n_tr + n // 2]
+    mu, sd = X[tr].mean(0), X[tr].std(0) + 1e-12
+    return (X[tr] - mu) / sd, y[tr], (X[te] - mu) / sd, y[te]
+
+
+def run(cfg, n: int, repeats: int) -> dict:
+    """One configuration: both fits timed alternately, errors side by side."""
+    import numpy as np
+    from sklearn.svm import SVC, SVR
+
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.models import KernelMachine
+
+    name, task, C, k = cfg
+    X, y, Xt, yt = dataset(name, n)
+    gamma = k / X.shape[1]
+    sigma = float(np.sqrt(0.5 / gamma))
+    if task == "svm":
+        ours = lambda: KernelMachine(loss="hinge", C=C, kernel=Gaussian(sigma), tol=TOL).fit(X, y)
+        peer = lambda: SVC(C=C, gamma=gamma, tol=TOL).fit(X, y)
+        decision = lambda m: m.decision_function(Xt)
+        metric = lambda f: float(np.mean(np.where(f >= 0, 1.0, -1.0) != yt))
+    else:
+        ours = lambda: KernelMachine(loss="epsilon_insensitive", C=C, epsilon=EPS, kernel=Gaussian(sigma),
+                                     tol=TOL).fit(X, y)
+        peer = lambda: SVR(C=C, epsilon=EPS, gamma=gamma, tol=TOL).fit(X, y)
+        decision = lambda m: m.predict(Xt)
+        metric = lambda f: float(np.sqrt(np.mean((f - yt) ** 2)))
+    fitted = {}
+    fns = {"ours": lambda: fitted.__setitem__("ours", ours()), "libsvm": lambda: fitted.__setitem__("libsvm", peer())}
+    first = _bench.first_call_time(fns["ours"])  # compiles
+    fns["libsvm"]()
+    med = _bench.alternate(fns, repeats)
+    Fo, Fl = np.asarray(decision(fitted["ours"]), np.float64), np.asarray(decision(fitted["libsvm"]), np.float64)
+    sv = fitted["libsvm"].support_.size
+    return {"data": name, "task": task, "n": X.shape[0], "p": X.shape[1], "C": C, "gamma": gamma,
+            "ours_s": med["ours"], "libsvm_s": med["libsvm"], "ratio": med["ours"] / med["libsvm"],
+            "ours_first_s": first, "ours_metric": metric(Fo), "libsvm_metric": metric(Fl),
+            "max_decision_diff": float(np.max(np.abs(Fo - Fl))), "ours_iter": int(np.max(fitted["ours"].n_iter_)),
+            "libsvm_iter": int(np.sum(fitted["libsvm"].n_iter_)), "libsvm_support": int(sv),
+            "converged": bool(np.all(fitted["ours"].converged_))}
+
+
+def main(argv=None):
+    args = PARSER.parse_args(argv)
+    _bench.set_threads(["--threads", str(args.threads)])
+    n = 300 if args.quick else args.n
+    repeats = 2 if args.quick else args.repeats
+    configs = QUICK if args.quick else CONFIGS
+    rows = []
+    start = time.perf_counter()
+    for cfg in configs:
+        rows.append(run(cfg, n, repeats))
+        print(_bench.table(rows[-1:], list(rows[-1])), flush=True)
+    cols = ["data", "task", "n", "C", "gamma", "ours_s", "libsvm_s", "ratio", "ours_metric", "libsvm_metric",
+            "max_decision_diff", "ours_iter", "libsvm_iter"]
+    print(_bench.table(rows, cols))
+    ratios = [r["ratio"] for r in rows]
+    med = statistics.median(ratios)
+    targets = {"median ratio ≤ 1.5 (issue 30)": {"median_ratio": med, "met": bool(med <= 1.5)},
+               "no ratio above 3 (issue 30)": {"max_ratio": max(ratios), "above_3": sum(r > 3 for r in ratios),
+                                              "met": bool(max(ratios) <= 3)},
+               "configurations ≥ 12": {"count": len(rows), "met": len(rows) >= 12}}
+    for k, t in targets.items():
+        print(f"target {k}: {'MET' if t['met'] else 'NOT MET'} {t}")
+    name = "perf_solvers_table" + ("_quick" if args.quick else "")
+    command = "python benchmarks/perf_solvers_table.py" + (" --quick" if args.quick else f" --n {args.n} --repeats {args.repeats}")
+    path = _bench.write(name, {"command": command, "dtype": "ours float32 (JAX default), libsvm float64",
+                               "tol": TOL, "epsilon": EPS, "repeats": repeats,
+                               "threads": _bench.os.environ.get("JAXMTL_BENCH_THREADS"),
+                               "versions": _bench.versions(), "elapsed_s": time.perf_counter() - start,
+                               "statistic": "median wall time after a warm-up fit, the two fits timed alternately",
+                               "targets": targets, "rows": rows})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
