@@ -20,9 +20,7 @@ on an accelerator).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -58,17 +56,6 @@ def problem(n, seed=0):
     return X[:n], 2.0 * y[:n] - 1, t[:n], X[n:], 2.0 * y[n:] - 1, t[n:]
 
 
-def alternate(fns: dict, repeats: int) -> dict:
-    """Median wall time of each blocking callable, the callables timed in turn ``repeats`` times."""
-    times = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, fn in fns.items():
-            start = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - start)
-    return {k: statistics.median(v) for k, v in times.items()}
-
-
 def main():
     from sklearn.svm import SVC, SVR
 
@@ -101,7 +88,7 @@ def main():
             fns = {"sk": sk, "smo": ours(X64, "smo"), "smo_f32_gram": ours(X32, "smo_f32_gram")}
             for fn in fns.values():
                 fn()  # compile (ours); warm caches (both)
-            med = alternate(fns, repeats)
+            med = _bench.alternate(fns, repeats)
             F_sk = out["sk"].decision_function(Xt) if task == "svm" else out["sk"].predict(Xt)
             metric = (lambda f: float(np.mean(np.where(f >= 0, 1.0, -1.0) != test))) if task == "svm" else \
                 (lambda f: float(np.sqrt(np.mean((f - test) ** 2))))
@@ -127,7 +114,7 @@ def main():
             return [SVC(C=C, gamma=gamma, tol=TOL).fit(X[m], y[m]) for C in Cs for m in masks]
 
         batched()
-        med = alternate({"sk": sk_batched, "ours": batched}, max(2, repeats // 2))
+        med = _bench.alternate({"sk": sk_batched, "ours": batched}, max(2, repeats // 2))
         rows.append({"n": n, "task": "svm 5 C x 5 folds", "method": "smo_path_f32_gram", "sklearn_s": med["sk"],
                      "ours_s": med["ours"], "ours_over_sklearn": med["ours"] / med["sk"]})
         print(_bench.table(rows[-1:], list(rows[-1])), flush=True)
