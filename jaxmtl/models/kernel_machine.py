@@ -65,6 +65,12 @@ except ImportError:  # pragma: no cover - exercised only without scikit-learn
 
 
 @jax.jit
+def _gram(kern, X):
+    """K(X, X) as one compiled call (distances and kernel fused; op by op it costs more than the solver)."""
+    return kern(X, X)
+
+
+@jax.jit
 def _predict(kern, X_new, X_fit, coef, A, b):
     return kern(X_new, X_fit) @ coef @ A + b
 
@@ -144,7 +150,7 @@ class _KernelMachineBase(BaseEstimator):
         single, path, kw = self._solver_kwargs(A)
         self.kernel_ = self._resolve_kernel(X)
         Xj = jnp.asarray(X)
-        K = self.kernel_(Xj, Xj)
+        K = _gram(self.kernel_, Xj)
         op = SeparableOperator(K, jnp.asarray(A))
         if self.C is None:
             self.C_ = self._select_C(op, Y, path, kw)
