@@ -137,3 +137,17 @@ def test_bad_input_raises_before_tracing(op, kwargs, error, match):
     kwargs = {"Y": labels, "C": 1.0, **kwargs}
     with pytest.raises(error, match=match):
         smo(op, kwargs.pop("Y"), kwargs.pop("C"), **kwargs)
+
+
+def test_argmax_without_64_bit_integers_is_the_first_maximum():
+    from jaxmtl.solvers.smo import _argmax
+
+    rng = np.random.default_rng(0)
+    ties = np.round(rng.normal(size=50), 1)  # repeated values: the first index of the maximum
+    masked = np.where(rng.random(50) < 0.5, -np.inf, rng.normal(size=50))
+    with jax.enable_x64(False):
+        assert jnp.zeros(()).dtype == jnp.float32
+        for x in (rng.normal(size=37), ties, masked, np.full(5, -np.inf)):
+            x = x.astype(np.float32)
+            i, v = jax.jit(_argmax)(jnp.asarray(x))
+            assert int(i) == int(np.argmax(x)) and float(v) == float(x.max())
