@@ -16,7 +16,8 @@ telemonitoring set (total_UPDRS) and scikit-learn's make_friedman1. The training
 ``--n`` or all a set has less a held-out part, whichever is smaller.
 
 Usage: python benchmarks/perf_solvers_table.py [--quick] [--n 2000] [--repeats 3] [--threads N]
-Writes benchmarks/results/perf_solvers_table.json (``_quick`` with --quick).
+Writes benchmarks/results/perf_solvers_table.json (``_quick`` with --quick); ``--markdown`` prints
+the table of docs/solvers.md from it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ PARSER.add_argument("--quick", action="store_true", help="n = 300, 4 configurati
 PARSER.add_argument("--n", type=int, default=2000, help="training rows (at most; a set may have fewer)")
 PARSER.add_argument("--repeats", type=int, default=3)
 PARSER.add_argument("--threads", type=int, default=1, help="BLAS / XLA threads (0: library defaults)")
+PARSER.add_argument("--markdown", action="store_true", help="print the table of the last results as Markdown, run nothing")
 
 TOL, EPS = 1e-3, 0.1
 # (data set, task, C, γ / γ₀)
@@ -112,8 +114,32 @@ def run(cfg, n: int, repeats: int) -> dict:
             "converged": bool(np.all(fitted["ours"].converged_))}
 
 
+def markdown(payload: dict) -> str:
+    """The docs' table of a results file: machine line, one row per configuration, the targets."""
+    m, v = payload["machine"], payload["versions"]
+    lines = [f"{m.get('cpu_model', m['processor'])}, {m['cpu_count']} cores (shared with other jobs), "
+             f"{payload['threads']} thread; JAX {v['jax']}, scikit-learn {v['sklearn']}; {payload['dtype']}; "
+             f"{payload['statistic']}, {payload['repeats']} repeats; command `{payload['command']}`:", "",
+             "| data | task | n | p | C | γ | ours s | libsvm s | ours / libsvm | error (SVM) or RMSE (SVR), ours / libsvm "
+             "| max. decision diff. | iterations ours / libsvm |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in payload["rows"]:
+        lines.append(f"| {r['data']} | {r['task']} | {r['n']} | {r['p']} | {r['C']:g} | {r['gamma']:.3g} | {r['ours_s']:.3g} "
+                     f"| {r['libsvm_s']:.3g} | {r['ratio']:.2f} | {r['ours_metric']:.4g} / {r['libsvm_metric']:.4g} "
+                     f"| {r['max_decision_diff']:.2g} | {r['ours_iter']} / {r['libsvm_iter']} |")
+    lines.append("")
+    lines += [f"- {'**met**' if t['met'] else 'not met'} — {k}: "
+              + ", ".join(f"{a} = {b:.3g}" if isinstance(b, float) else f"{a} = {b}" for a, b in t.items() if a != "met")
+              for k, t in payload["targets"].items()]
+    return "\n".join(lines)
+
+
 def main(argv=None):
     args = PARSER.parse_args(argv)
+    if args.markdown:
+        import json
+
+        print(markdown(json.loads((_bench.RESULTS / "perf_solvers_table.json").read_text())))
+        return
     _bench.set_threads(["--threads", str(args.threads)])
     n = 300 if args.quick else args.n
     repeats = 2 if args.quick else args.repeats
