@@ -39,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 PARSER = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 PARSER.add_argument("--cpu", action="store_true", help="run on the CPU backend (JAX_PLATFORMS=cpu)")
 PARSER.add_argument("--quick", action="store_true", help="small sizes (seconds to a minute on a CPU)")
-PARSER.add_argument("--threads", type=int, default=1, help="BLAS / XLA threads on the CPU (0: library defaults)")
+PARSER.add_argument("--threads", type=int, default=None,
+                    help="BLAS / XLA threads on the CPU (0: library defaults; default 1 with --cpu, else 0)")
 
 # HBM peak bandwidth (TB/s) by a substring of ``device.device_kind``, first match wins (vendor data sheets).
 HBM_PEAK_TBS = (("GH200", 4.0), ("H200", 4.8), ("H100 PCIe", 2.0), ("H100 NVL", 3.9), ("H100", 3.35),
@@ -300,7 +301,7 @@ def svc_peers(gamma: float):
     return out
 
 
-def target_peers(sz, dtype) -> dict:
+def target_peers(sz, dtype, accel: bool) -> dict:
     """(c): kernel ridge over a λ grid and SVC over a C grid, ours and every importable peer."""
     import jax
     import jax.numpy as jnp
@@ -345,18 +346,21 @@ def target_peers(sz, dtype) -> dict:
             if not callable(fn):
                 missing[peer] = fn
                 continue
+            gpu_peer = not peer.startswith("sklearn")
+            peer_reps = reps if gpu_peer or not accel else 1  # CPU refits at accelerator sizes: once
             try:
-                run_grid(fn)  # warm-up (CUDA context, kernels)
+                if gpu_peer:
+                    run_grid(fn)  # warm-up (CUDA context, kernels)
                 start = time.perf_counter()
-                for _ in range(reps):
+                for _ in range(peer_reps):
                     out = run_grid(fn)
-                tp = (time.perf_counter() - start) / reps
+                tp = (time.perf_counter() - start) / peer_reps
                 theirs = metric(out)
             except Exception as exc:  # noqa: BLE001 - a peer that fails is recorded, not fatal
                 missing[peer] = f"failed: {exc!r}"[:300]
                 continue
             rows.append({"task": task, "peer": peer, "n": n, "ours_s": t, "ours_first_call_s": comp, "peer_s": tp,
-                         "peer_over_ours": tp / t, f"ours_best_{name}": min(mine), f"peer_best_{name}": min(theirs),
+                         "peer_over_ours": tp / t, "peer_repeats": peer_reps, f"ours_best_{name}": min(mine), f"peer_best_{name}": min(theirs),
                          f"max_{name}_diff_over_grid": float(np.max(np.abs(np.subtract(mine, theirs))))})
     return {"rows": rows, "not_available": missing,
             "ours": "kernel ridge: jaxmtl.paths.spectral_path (Tikhonov, one eigh for the grid, alpha = n·λ); "
@@ -436,7 +440,8 @@ def main(argv=None):
         os.environ["JAX_PLATFORMS"] = "cpu"
     import _bench
 
-    _bench.set_threads(["--threads", str(args.threads)])
+    threads = args.threads if args.threads is not None else (1 if args.cpu else 0)  # host peers: all cores
+    _bench.set_threads(["--threads", str(threads)])
     import jax
 
     jax.config.update("jax_enable_x64", True)  # float64 reference of (e); every other array is float32
@@ -454,7 +459,7 @@ def main(argv=None):
     targets = {}
     for key, fn in (("a_bandwidth", lambda: target_bandwidth(sz, dtype, accel, dev.device_kind, stream)),
                     ("b_batched_flops", lambda: target_batched(sz, dtype, gemm)),
-                    ("c_peers", lambda: target_peers(sz, dtype)),
+                    ("c_peers", lambda: target_peers(sz, dtype, accel)),
                     ("d_svm", lambda: target_svm(sz, dtype)),
                     ("e_precision", lambda: target_precision(sz, accel))):
         t0 = time.perf_counter()
