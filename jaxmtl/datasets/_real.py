@@ -80,7 +80,7 @@ def _load_npz(filename: str) -> dict[str, np.ndarray]:
 
 
 def _read_text(filename: str) -> str:
-    return (resources.files(_PACKAGE) / filename).read_text(encoding="utf-8", errors="replace")
+    return (resources.files(_PACKAGE) / filename).read_bytes().decode("utf-8", errors="replace")
 
 
 def _normalise_name(name, valid: tuple[str, ...], what: str) -> str:

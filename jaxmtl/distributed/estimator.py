@@ -199,24 +199,25 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
         d = Yg.shape[1]
         a, V = jnp.ones((1, d), Yg.dtype), jnp.eye(d, dtype=Yg.dtype)
         steps = jnp.arange(1, T + 1)
-        stats, scores = [], []
+        stats, width_scores = [], []
         for w in widths:  # one D × D problem per width; the data pass is the collective inside
             fmap = NystromFeatures.from_centres(Gaussian(float(w)), Z)
             st = feature_statistics_global(fmap, Xg, Yg, rows_g, ids_g, mesh, masks.shape[0])
             stats.append((fmap, st))
-            scores.append(np.asarray(feature_kfold_losses(st, a, V, filt, steps)).mean(axis=0)[0])
-        scores = np.stack(scores)
+            width_scores.append(np.asarray(feature_kfold_losses(st, a, V, filt, steps)).mean(axis=0)[0])
+        scores = np.stack(width_scores)
         iw, it = _select(scores)
         fmap, st = stats[iw]
         W = feature_coefficients(st, a[0], V, filt, it + 1)
         return scores, (iw, it), ("nystrom", fmap, W)
 
-    def predict(self, X, out=None) -> np.ndarray:
+    def predict(self, X, out=None) -> np.ndarray | None:
         """Predictions for X (array, memory map or ``.npy`` path), ``block_rows`` rows at a time.
 
         Every process passes the same X and receives every prediction. With ``out`` a path, the
         predictions are written there as ``.npy`` by process 0 block by block (a memory map) and
-        that map is returned, so neither X nor the predictions need to fit in memory.
+        that map is returned (None on the other processes), so neither X nor the predictions need
+        to fit in memory.
         """
         self._check_fitted("_coef")
         with self._precision():
@@ -227,6 +228,7 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
             kind, first, second = self._coef
             d = second.shape[1]
             block = min(check_int(self.block_rows, "block_rows", 1), max(m, 1))
+            result: np.ndarray | None
             if out is None:
                 result = np.empty((m, d))
             elif jax.process_index() == 0:
@@ -246,7 +248,7 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
                     if result is not None:
                         result[lo:lo + block] = np.asarray(F)[: min(block, m - lo)]
             if out is not None:
-                if result is not None:
+                if isinstance(result, np.memmap):
                     result.flush()
                 return result
-            return result[:, 0] if self._single_output else result
+            return result[:, 0] if self._single_output and result is not None else result

@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import abc
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -223,7 +224,7 @@ class Kernel(eqx.Module):
 
     def spec(self) -> dict:
         """JSON-ready description: class name and hyperparameters (lists for stacked leaves)."""
-        out = {"kernel": type(self).__name__}
+        out: dict[str, Any] = {"kernel": type(self).__name__}
         for k, v in vars(self).items():
             if isinstance(v, (int, float, str)):
                 out[k] = v

@@ -57,7 +57,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax
 import numpy as np
@@ -138,7 +138,7 @@ class Server:
             raise ParameterError(f"disclosure must be one of {DISCLOSURES}; received {disclosure!r}.")
         self._disclosure = disclosure
         self._db = Database(kernel, self._alpha, self._lam, capacity=int(capacity))
-        self._solution = (-1, None)                  # (version, Solution) cache of the shared solve
+        self._solution: tuple[int, Solution | None] = (-1, None)  # (version, Solution) cache of the shared solve
         self._records: dict = {}
         self._n_features: int | None = None
         self.n_received = 0
@@ -206,9 +206,11 @@ class Server:
 
     def _shared_solution(self) -> Solution:
         """The shared solve of Algorithm 9 for the current state (cached until the next send)."""
-        if self._solution[0] != self._version:
-            self._solution = (self._version, solve_shared(self._db))
-        return self._solution[1]
+        version, solution = self._solution
+        if solution is None or version != self._version:
+            solution = solve_shared(self._db)
+            self._solution = (self._version, solution)
+        return solution
 
     def _check_features(self, p: int, name: str) -> None:
         if self._n_features is not None and p != self._n_features:
@@ -232,7 +234,7 @@ class Server:
         check_scaled_weight(self._lam, w)
         rec = self._records.get(task)
         new = rec is None
-        if new:
+        if rec is None:
             rec = TaskRecord(self._lookup(task))
         receive(self._db, rec, x, float(y.reshape(())), float(w))
         if new:
@@ -257,6 +259,9 @@ class Server:
 
 class _Predicting:
     """Input checks and ``predict`` shared by active and passive clients."""
+
+    _server: Server
+    predict_parts: Callable[[Any], tuple[np.ndarray, np.ndarray]]  # each client's own
 
     def _query(self, X) -> np.ndarray:
         with jax.enable_x64(True):

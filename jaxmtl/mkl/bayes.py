@@ -42,9 +42,9 @@ class Predictive(NamedTuple):
       mean: (n_new, T); var_f: (n_new, T) variance of g(x); var_y: var_f + λ (a new noisy output).
     """
 
-    mean: Array
-    var_f: Array
-    var_y: Array
+    mean: Array | np.ndarray  # NumPy from the estimators' predict_distribution
+    var_f: Array | np.ndarray
+    var_y: Array | np.ndarray
 
     def interval(self, level: float = 0.95, noisy: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) Gaussian interval of probability ``level`` for g(x) or, if ``noisy``, y."""

@@ -182,7 +182,8 @@ class GramStack(eqx.Module):
         L, ranks = np.asarray(L), np.asarray(ranks)
         high = ranks > n // 2  # the loop stopped at n/2 columns without meeting tol
         level = np.where(high, -1, np.ceil(np.log2(np.maximum(ranks, 1))).astype(int))
-        factors, members = [], []
+        factors: list[tuple[Array, Array | None]] = []
+        members: list[int] = []
         for b in np.unique(level[~high]):
             ks = np.flatnonzero(level == b)
             F = jnp.asarray(L[ks, :, :int(ranks[ks].max())])
@@ -366,13 +367,13 @@ class KernelDictionary:
                 return jnp.sum(w * (jnp.diag(K) - K @ w / nw)) / nw
 
             value = st._per_kernel(lambda K: within(K, pos) + within(K, neg))
-        value = np.asarray(value, np.float64)
-        tiny = np.finfo(np.float64).eps * max(1.0, float(np.max(np.abs(value))))
-        if np.any(value <= tiny):
-            bad = [self.entries[k].describe() for k in np.flatnonzero(value <= tiny)[:3]]
+        stat = np.asarray(value, np.float64)
+        tiny = np.finfo(np.float64).eps * max(1.0, float(np.max(np.abs(stat))))
+        if np.any(stat <= tiny):
+            bad = [self.entries[k].describe() for k in np.flatnonzero(stat <= tiny)[:3]]
             raise ParameterError(f"scaling {rule!r} is undefined for basis kernels whose statistic is zero on X "
                                  f"(a constant feature?): {bad}; drop those kernels or columns.")
-        return 1.0 / value
+        return 1.0 / stat
 
 
 @eqx.filter_jit
@@ -434,12 +435,12 @@ def standard_dictionary(n_features: int, widths: Sequence[float] = STANDARD_WIDT
     from .._checks import check_int, check_positive_array
 
     p = check_int(n_features, "n_features")
-    widths = check_positive_array(widths, "widths")
-    degrees = [check_int(int(q) if float(q) == int(q) else q, "degrees") for q in degrees]
+    sigmas = check_positive_array(widths, "widths")
+    qs = [check_int(int(q) if float(q) == int(q) else q, "degrees") for q in degrees]
     entries = []
     for cols in [None] + [(j,) for j in range(p)]:
-        entries += [BasisKernel(Gaussian(float(s)), cols) for s in widths]
-        entries += [BasisKernel(Polynomial(q, gamma=1.0, coef0=1.0), cols) for q in degrees]
+        entries += [BasisKernel(Gaussian(float(s)), cols) for s in sigmas]
+        entries += [BasisKernel(Polynomial(q, gamma=1.0, coef0=1.0), cols) for q in qs]
     return KernelDictionary(entries)
 
 

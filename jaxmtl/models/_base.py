@@ -165,7 +165,7 @@ def _atomic_fit(fit):
         finally:
             active.discard(id(self))
 
-    atomic._jaxmtl_atomic = True
+    atomic._jaxmtl_atomic = True  # type: ignore[attr-defined]
     return atomic
 
 

@@ -25,7 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -132,14 +132,14 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         if self.kernel is not None and not isinstance(self.kernel, Gaussian):
             raise ParameterError(f"kernel must be a Gaussian (or None); received {self.kernel!r}.")
         if self.kind != "auto":
-            vars(self).pop("kind_scores_", None)  # from an earlier fit with kind='auto'
+            self.__dict__.pop("kind_scores_", None)  # from an earlier fit with kind='auto'
             return self._fit_kind(X, V, self.kind)
         self._fit_kind(X, V, "div_curl")
         div_curl = dict(vars(self))
         self._fit_kind(X, V, "independent")
         scores = {"div_curl": div_curl["best_score_"], "independent": self.best_score_}
         if scores["div_curl"] <= scores["independent"]:
-            vars(self).update(div_curl)
+            self.__dict__.update(div_curl)
         self.kind_scores_ = scores
         return self
 
@@ -171,7 +171,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         if self.kind_ == "independent":
             F = self.kernel_(Xn, self.X_fit_) @ self.coef_
             return np.asarray(F), np.zeros(F.shape)
-        curl, div = _parts(self.kernel_.sigma, jnp.asarray(self.gamma_, Xn.dtype), Xn, self.X_fit_, self.coef_)
+        curl, div = _parts(cast(Gaussian, self.kernel_).sigma, jnp.asarray(self.gamma_, Xn.dtype), Xn, self.X_fit_, self.coef_)
         return np.asarray(curl), np.asarray(div)
 
     def score(self, X, V) -> float:

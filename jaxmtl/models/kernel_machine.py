@@ -60,7 +60,7 @@ SOLVERS = ("auto", "smo", "fixed_point", "coordinate_descent")
 try:
     from sklearn.exceptions import ConvergenceWarning
 except ImportError:  # pragma: no cover - exercised only without scikit-learn
-    class ConvergenceWarning(UserWarning):
+    class ConvergenceWarning(UserWarning):  # type: ignore[no-redef]
         pass
 
 

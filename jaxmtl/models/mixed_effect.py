@@ -203,10 +203,10 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         y = y.reshape(-1).astype(np.float64)
         codes, labels = check_tasks(tasks, X.shape[0])
         fi = check_bool(self.fit_intercept, "fit_intercept")
-        alphas = ALPHAS if self.alphas is None else np.atleast_1d(as_float_array(self.alphas, "alphas", ndim=(0, 1)))
-        lams = LAMS if self.lams is None else np.atleast_1d(as_float_array(self.lams, "lams", ndim=(0, 1)))
-        alphas = [check_alpha(a, "alphas") for a in alphas] if self.alpha is None else [check_alpha(self.alpha)]
-        lams = [check_lam(v, "lams") for v in lams] if self.lam is None else [check_lam(self.lam)]
+        alpha_grid = ALPHAS if self.alphas is None else np.atleast_1d(as_float_array(self.alphas, "alphas", ndim=(0, 1)))
+        lam_grid = LAMS if self.lams is None else np.atleast_1d(as_float_array(self.lams, "lams", ndim=(0, 1)))
+        alphas = [check_alpha(a, "alphas") for a in alpha_grid] if self.alpha is None else [check_alpha(self.alpha)]
+        lams = [check_lam(v, "lams") for v in lam_grid] if self.lam is None else [check_lam(self.lam)]
         s = np.ones(len(y)) if sample_weight is None else as_float_array(sample_weight, "sample_weight", ndim=1)
         if s.shape != y.shape:
             raise ShapeError(f"sample_weight must have shape {y.shape}; received {s.shape}.")

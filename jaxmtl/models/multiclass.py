@@ -52,13 +52,13 @@ def _encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
         if any(x is None or (isinstance(x, float) and not np.isfinite(x)) for x in items):
             raise LabelError("y holds None or NaN labels; every example needs a class.")
         try:
-            classes = sorted(set(items))
+            ordered = sorted(set(items))
         except TypeError:
-            classes = list(dict.fromkeys(items))
-        index = {c: i for i, c in enumerate(classes)}
+            ordered = list(dict.fromkeys(items))
+        index = {c: i for i, c in enumerate(ordered)}
         codes = np.array([index[x] for x in items])
-        out = np.empty(len(classes), dtype=object)
-        out[:] = classes
+        out = np.empty(len(ordered), dtype=object)
+        out[:] = ordered
         return out, codes
     classes, codes = np.unique(arr, return_inverse=True)
     return classes, codes.reshape(-1)

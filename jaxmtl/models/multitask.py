@@ -28,7 +28,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -213,9 +213,9 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
             kernels, widths = self._resolve_kernels(X)
             fit, scores["independent"], _ = select_independent(
                 np.asarray(X, dtype), Y[:, 0], codes, len(labels), masks, filt, self._independent_params(filt),
-                [float(kernels[0].sigma)] if widths is None else widths,
+                np.array([float(cast(Gaussian, kernels[0]).sigma)]) if widths is None else widths,
                 refine=self.kernel is None and self.width_factors is None)
-        self.family_ = min(scores, key=scores.get) if family == "auto" else family
+        self.family_ = min(scores, key=lambda f: scores[f]) if family == "auto" else family
         self.family_scores_ = scores if family == "auto" else {}
         if self.family_ == "independent":
             self.coef_, self.X_fit_ = fit.coef, fit.X

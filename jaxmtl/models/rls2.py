@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import warnings
 from functools import partial
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -304,7 +305,7 @@ class _RLS2Base(BaseEstimator):
         self.X_fit_ = Xs
         self.n_kernels_ = np.count_nonzero(self.d_, axis=-1)
         pd = np.asarray(full.d)
-        self.path_ = {"lambdas": np.asarray(grid), "d": pd, "n_kernels": np.count_nonzero(pd > 0, axis=-1),
+        self.path_: dict[str, Any] = {"lambdas": np.asarray(grid), "d": pd, "n_kernels": np.count_nonzero(pd > 0, axis=-1),
                       "n_iter": np.asarray(full.n_iter), "converged": np.asarray(full.converged),
                       "cv_score": cv_scores, "best_index": best}
         self.coef_ = self.dual_coef_  # marks the model as fitted (BaseEstimator._check_fitted)

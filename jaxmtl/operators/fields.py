@@ -166,10 +166,10 @@ def div_curl(X, sigma, gamma: float = 0.5, *, X_rows=None, V=None) -> DivCurlOpe
     Xr = X if X_rows is None else check_inputs(X_rows, "X_rows")
     if Xr.shape[1] != X.shape[1]:
         raise ShapeError(f"X_rows has {Xr.shape[1]} features but X has {X.shape[1]}.")
-    g = check_unit_interval(gamma, "gamma")
-    if g.size != 1:
-        raise ParameterError(f"gamma must be one number in [0, 1]; received {g.tolist()}.")
-    g = float(g[0])
+    gammas = check_unit_interval(gamma, "gamma")
+    if gammas.size != 1:
+        raise ParameterError(f"gamma must be one number in [0, 1]; received {gammas.tolist()}.")
+    g = float(gammas[0])
     if g < 1.0 and X.shape[1] < 2:
         raise ShapeError("the divergence-free kernel vanishes for p = 1: fields need p >= 2 (or gamma=1).")
     dtype = jnp.result_type(X.dtype, Xr.dtype)

@@ -26,14 +26,14 @@ Example:
 from __future__ import annotations
 
 from functools import partial, wraps
-from typing import Callable
+from typing import Callable, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ..errors import ParameterError
-from ..filters.spectral import SpectralFilter
+from ..filters.spectral import IterativeFilter, SpectralFilter
 from ..operators.base import SeparableEigh
 
 __all__ = [
@@ -118,17 +118,18 @@ def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau, emit: Calla
         return jax.vmap(lambda p: emit(filt(sigma, p, tau)))(params)
     check_consecutive_steps(params)
     ones = jnp.ones_like(sigma)
+    it = cast(IterativeFilter, filt)  # an iterative filter: its recurrence's init / update
 
     def scan_body(state, x):
         i, flag = x
-        state, g = filt.update(state, i, ones, lambda v: sigma * v, tau)
+        state, g = it.update(state, i, ones, lambda v: sigma * v, tau)
         if report is None:
             return state, emit(g)
         skip = lambda g: jax.tree_util.tree_map(jnp.zeros_like, jax.eval_shape(emit, g))  # noqa: E731
         return state, jax.lax.cond(flag, emit, skip, g)
 
     flags = jnp.ones(params.shape, bool) if report is None else jnp.asarray(report, bool)
-    _, out = jax.lax.scan(scan_body, filt.init(ones), (params, flags))
+    _, out = jax.lax.scan(scan_body, it.init(ones), (params, flags))
     return out
 
 
@@ -221,7 +222,7 @@ def spectral_path(
 _spectral_path_jit = partial(jax.jit, static_argnames=("filt", "output", "loss"))(spectral_path)
 
 
-@wraps(spectral_path)
+@wraps(spectral_path)  # type: ignore[no-redef]
 def spectral_path(eig, Y, filt, params, *args, **kwargs):  # noqa: F811 - the checked public entry
     if filt.iterative:
         check_consecutive_steps(params)

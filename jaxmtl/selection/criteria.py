@@ -54,12 +54,13 @@ __all__ = ["kfold_masks", "fold_sizes", "fold_rows", "fold_indices", "loo_path",
 Array = jax.Array
 
 
-def kfold_masks(n: int, n_folds: int, seed: int = 0, n_repeats: int = 1) -> np.ndarray:
+def kfold_masks(n: int, n_folds: int, seed: int | None = 0, n_repeats: int = 1) -> np.ndarray:
     """(n_repeats·n_folds, n) boolean training masks of shuffled k-fold splits (True = training).
 
     ``n_repeats`` > 1 stacks that many independent shuffles (repeated k-fold): averaging the
     validation loss over several partitions removes most of the noise that one arbitrary
-    partition puts into a selection. The first partition is the one of ``n_repeats=1``.
+    partition puts into a selection. The first partition is the one of ``n_repeats=1``; with
+    ``seed=None`` every partition is a fresh shuffle.
 
     Example:
         >>> kfold_masks(5, 5).sum(axis=1)
@@ -70,7 +71,7 @@ def kfold_masks(n: int, n_folds: int, seed: int = 0, n_repeats: int = 1) -> np.n
     n_repeats = check_int(n_repeats, "n_repeats", minimum=1)
     masks = []
     for r in range(n_repeats):
-        perm = np.random.default_rng(seed if r == 0 else (seed, r)).permutation(n)
+        perm = np.random.default_rng(seed if r == 0 or seed is None else (seed, r)).permutation(n)
         fold_of = np.empty(n, dtype=np.int64)
         fold_of[perm] = np.arange(n) % n_folds
         masks.append(fold_of[None, :] != np.arange(n_folds)[:, None])

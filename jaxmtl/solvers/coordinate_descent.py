@@ -103,6 +103,10 @@ class _ProductState(ColumnAccess):
     def column(self, i, j) -> Array:
         """(n, d) Γ e_ij."""
 
+    @abc.abstractmethod
+    def mv(self, c: Array) -> Array:
+        """(n, d) Γc."""
+
     def init(self, c):
         return self.mv(c)
 
