@@ -24,10 +24,13 @@ Example:
 
 from __future__ import annotations
 
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import check_int
 from ..errors import DivergenceError, ParameterError, ShapeError
@@ -98,9 +101,9 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
       held-out losses; kernel_widths_: the widths searched.
     """
 
-    def __init__(self, kernel_widths=None, filter: str = "nu_method", n_steps: int = 150, n_folds: int = 5,
-                 approximation: str | None = None, n_components: int = 500, mesh=None, block_size: int = 1024,
-                 block_rows: int = 65536, random_state: int = 0, dtype=None):
+    def __init__(self, kernel_widths: ArrayLike | None = None, filter: str = "nu_method", n_steps: int = 150,
+                 n_folds: int = 5, approximation: str | None = None, n_components: int = 500, mesh: Mesh | None = None,
+                 block_size: int = 1024, block_rows: int = 65536, random_state: int = 0, dtype: DTypeLike | None = None):
         self.kernel_widths = kernel_widths
         self.filter = filter
         self.n_steps = n_steps
@@ -135,7 +138,7 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
         idx = np.unique(np.linspace(0, X.shape[0] - 1, min(X.shape[0], 1000)).astype(int))
         return median_heuristic(np.asarray(X[idx], float)) * WIDTH_FACTORS
 
-    def fit(self, X, y) -> DistributedKernelRegressor:
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DistributedKernelRegressor:
         """Select the width and step by k-fold on every process's rows, then refit on all rows.
 
         Args:
@@ -211,7 +214,8 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
         W = feature_coefficients(st, a[0], V, filt, it + 1)
         return scores, (iw, it), ("nystrom", fmap, W)
 
-    def predict(self, X, out=None) -> np.ndarray | None:
+    def predict(self, X: ArrayLike | str | os.PathLike[str], out: str | os.PathLike[str] | None = None
+                ) -> np.ndarray | None:
         """Predictions for X (array, memory map or ``.npy`` path), ``block_rows`` rows at a time.
 
         Every process passes the same X and receives every prediction. With ``out`` a path, the

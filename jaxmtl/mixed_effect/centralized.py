@@ -119,7 +119,8 @@ def unique_inputs(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return Xu, inverse.reshape(-1)
 
 
-def merge_repeats(X: np.ndarray, codes: np.ndarray, y: np.ndarray, s: np.ndarray):
+def merge_repeats(X: np.ndarray, codes: np.ndarray, y: np.ndarray, s: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Examples of one task at one input merged into one, as Case 1 of the online algorithm does.
 
     For (5.4) this is exact: the loss Σᵢ sᵢ(yᵢ − g(x, t))² over the examples of a task at x equals

@@ -347,15 +347,15 @@ class _SpectralEstimator(_GridSelection):
         kernel: Kernel | None = None,
         output: Any = "common_similarity",
         filter: Any = "nu_method",
-        selection: str = "kfold",
-        n_folds: int = 5,
+        selection: Any = "kfold",
+        n_folds: int | None = 5,
         n_steps: int | None = None,
         lambdas: Any = None,
         omegas: Any = None,
         width_factors: Any = None,
         validation_fraction: float = 0.2,
         fit_intercept: bool = True,
-        random_state: int = 0,
+        random_state: int | None = 0,
         verbose: bool = False,
     ):
         self.kernel = kernel

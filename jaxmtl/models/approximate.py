@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import check_bool, check_int, check_outputs, check_random_state
 from .._progress import StageReporter
@@ -358,7 +359,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         self.normalize_y = normalize_y
         self.dtype = dtype
 
-    def fit(self, X, y) -> ApproximateKernelRegressor:
+    def fit(self, X: ArrayLike, y: ArrayLike) -> ApproximateKernelRegressor:
         """Select width, ω and the filter parameter on the approximate path; fit on all rows.
 
         Args:
@@ -371,7 +372,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         unscale_fitted(self, scales)
         return self
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, d) predictions ((m,) if fitted on 1-D outputs), in row blocks."""
         F = self._decision_approximate(X)
         return F[:, 0] if self._y_1d else F

@@ -30,6 +30,7 @@ from typing import Any, cast
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import check_outputs, check_unit_interval
 from ..errors import ParameterError, ShapeError
@@ -114,7 +115,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.dtype = dtype
         self.verbose = verbose
 
-    def fit(self, X, V) -> "VectorFieldRegressor":
+    def fit(self, X: ArrayLike, V: ArrayLike) -> "VectorFieldRegressor":
         """Fit on (n, p) inputs and (n, p) field values."""
         X = self._validate_fit_inputs(X)
         V, _ = check_outputs(V, X.shape[0], "V")
@@ -156,12 +157,12 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.X_fit_ = Xj
         return self
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, p) predicted field."""
         curl, div = self.predict_parts(X)
         return curl + div
 
-    def predict_parts(self, X) -> tuple[np.ndarray, np.ndarray]:
+    def predict_parts(self, X: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(curl-free part, divergence-free part) of the predicted field, each (m, p).
 
         For the 'independent' family (``kind_``) the whole field is returned as the first part.
@@ -174,6 +175,6 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         curl, div = _parts(cast(Gaussian, self.kernel_).sigma, jnp.asarray(self.gamma_, Xn.dtype), Xn, self.X_fit_, self.coef_)
         return np.asarray(curl), np.asarray(div)
 
-    def score(self, X, V) -> float:
+    def score(self, X: ArrayLike, V: ArrayLike) -> float:
         """Negative mean angular error (higher is better)."""
         return -angular_error(V, self.predict(X))

@@ -33,6 +33,7 @@ from typing import Any, cast
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import check_bool, check_outputs, check_unit_interval
 from ..errors import ParameterError, ShapeError, TaskError
@@ -168,7 +169,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
             return _step_grid(DEFAULT_STEPS.get(filt.name, 150) * 2**STEP_DOUBLINGS)
         return _SpectralEstimator._resolve_params(self, filt, 1.0)
 
-    def fit(self, X, y, tasks) -> "MultiTaskRegressor":
+    def fit(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike) -> "MultiTaskRegressor":
         """Fit on long-form data.
 
         Args:
@@ -226,7 +227,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.y_mean_, self.tasks_ = y_mean, labels
         return self
 
-    def predict(self, X, tasks) -> np.ndarray:
+    def predict(self, X: ArrayLike, tasks: ArrayLike) -> np.ndarray:
         """(m,) predictions for inputs X of the given (known) tasks."""
         X = self._validate_predict_inputs(X)
         codes, _ = check_tasks(tasks, X.shape[0], known=self.tasks_)
@@ -238,7 +239,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
                      jnp.asarray(X, self.X_fit_.dtype), self.X_fit_, same, self.coef_)
         return np.asarray(F) + self.y_mean_
 
-    def score(self, X, y, tasks) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike) -> float:
         """Explained variance 1 − MSE / Var(y) over all tasks (the School score)."""
         pred = self.predict(X, tasks)
         y, _ = check_outputs(y, pred.shape[0], "y")
