@@ -293,7 +293,7 @@ def write_archive(meta: dict, arrays: dict[str, np.ndarray], path) -> None:
         raise
 
 
-def save(model, path) -> None:
+def save(model: Any, path: str | os.PathLike[str]) -> None:
     """Save a fitted jaxmtl estimator to ``path`` (a portable ``.npz``; see the module doc).
 
     Args:
@@ -413,7 +413,7 @@ def read_archive(path) -> tuple[dict, dict[str, np.ndarray]]:
     return meta, arrays
 
 
-def load(path):
+def load(path: str | os.PathLike[str]) -> Any:
     """Load an estimator saved by :func:`save`; its predictions equal the saved model's.
 
     Raises:
