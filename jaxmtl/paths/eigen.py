@@ -26,11 +26,12 @@ Example:
 from __future__ import annotations
 
 from functools import partial, wraps
-from typing import Callable, cast
+from typing import Any, Callable, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from ..errors import ParameterError
 from ..filters.spectral import IterativeFilter, SpectralFilter
@@ -69,7 +70,7 @@ def code_losses(F: Array, Y: Array, w: Array) -> Array:
     return jnp.stack([mse_loss(F, Y, w), classification_loss(F, Y, w)])
 
 
-def spectral_scale(eig: SeparableEigh, n) -> Array:
+def spectral_scale(eig: SeparableEigh, n: ArrayLike) -> Array:
     """σ_max of Γ/n (per output matrix when ``eig.a`` is batched); the default 1/τ."""
     return jnp.max(eig.s) * jnp.max(eig.a, axis=-1) / n
 
@@ -94,7 +95,8 @@ def check_consecutive_steps(params) -> None:
         )
 
 
-def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau, emit: Callable, report: Array | None = None):
+def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau: ArrayLike, emit: Callable,
+             report: Array | None = None) -> Any:
     """Apply ``emit(g)`` to g = g_p(σ) for every parameter p, stacking the results.
 
     Closed-form filters are vmapped over ``params``; iterative filters run their recurrence
@@ -133,7 +135,8 @@ def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau, emit: Calla
     return out
 
 
-def filtered_coefficients(filt: SpectralFilter, eig: SeparableEigh, Y: Array, param, tau=None, n=None) -> Array:
+def filtered_coefficients(filt: SpectralFilter, eig: SeparableEigh, Y: Array, param: ArrayLike,
+                          tau: ArrayLike | None = None, n: ArrayLike | None = None) -> Array:
     """Coefficients C (n, d) of one filter parameter: C = U[g(σ)∘(UᵀYV)]Vᵀ/n.
 
     For iterative filters ``param`` is the step count t and ``tau`` defaults to 1/σ_max. ``n``
@@ -164,8 +167,8 @@ def spectral_path(
     K_eval: Array | None = None,
     Y_eval: Array | None = None,
     w_eval: Array | None = None,
-    tau=None,
-    n=None,
+    tau: ArrayLike | None = None,
+    n: ArrayLike | None = None,
     output: str = "predictions",
     loss: Callable = mse_loss,
     report: Array | None = None,
