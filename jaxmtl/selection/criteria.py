@@ -41,6 +41,8 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
+from jax.typing import ArrayLike, DTypeLike
 
 from .._checks import check_int
 from ..errors import ParameterError, ShapeError
@@ -101,7 +103,7 @@ def _hat_path(eig: SeparableEigh, Y, filt, params, tau, emit_from_hat, report=No
 
 
 @partial(jax.jit, static_argnames=("filt", "loss"))
-def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau=None,
+def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
              loss: Callable = mse_loss, report: Array | None = None) -> Array:
     """Closed-form leave-one-input-out loss for every path parameter.
 
@@ -132,7 +134,7 @@ def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, 
 
 
 @partial(jax.jit, static_argnames=("filt",))
-def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau=None,
+def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
              report: Array | None = None) -> Array:
     """Generalized cross-validation ‖Y−F‖²/(nd) / (1 − tr H/(nd))² along the path.
 
@@ -149,7 +151,7 @@ def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, 
     return _hat_path(eig, Y, filt, params, tau, emit, report)
 
 
-def fold_sizes(masks) -> tuple[int, int]:
+def fold_sizes(masks: npt.ArrayLike) -> tuple[int, int]:
     """(largest training size, largest held-out size) of concrete (k, n) boolean masks.
 
     Example:
@@ -160,7 +162,7 @@ def fold_sizes(masks) -> tuple[int, int]:
     return int(m.sum(axis=1).max()), int((~m).sum(axis=1).max())
 
 
-def fold_rows(m: Array, sizes: tuple[int, int], dtype) -> tuple[Array, Array, Array, Array]:
+def fold_rows(m: Array, sizes: tuple[int, int], dtype: DTypeLike) -> tuple[Array, Array, Array, Array]:
     """Gather indices of one fold, padded to fixed sizes (traceable; vmap it over the masks).
 
     Args:
@@ -194,7 +196,7 @@ def _gather_rows(xp, m, sizes):
     return tr, held, vt, vh
 
 
-def fold_indices(masks) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def fold_indices(masks: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`fold_rows` of every fold of concrete (k, n) masks, computed in NumPy.
 
     Passed to :func:`kfold_path` in place of the masks, they leave the compiled path without the
