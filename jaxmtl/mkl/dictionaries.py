@@ -58,6 +58,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
 
 from .._checks import as_float_array, check_inputs
 from ..errors import ParameterError, ShapeError
@@ -137,7 +138,7 @@ class GramStack(eqx.Module):
         """(m, n₁, n₂)."""
         return (self.scale.shape[0], self.X1.shape[0], self.X2.shape[0])
 
-    def take(self, rows, cols) -> "GramStack":
+    def take(self, rows: npt.ArrayLike, cols: npt.ArrayLike) -> "GramStack":
         """The sub-stack on rows ``rows`` of X₁ and columns ``cols`` of X₂ (index arrays): slices the
         materialised matrices when dense, so one pre-computed stack serves every data split."""
         rows, cols = np.asarray(rows), np.asarray(cols)
@@ -252,7 +253,7 @@ class KernelDictionary:
         ['Gaussian(sigma=1)[all]', 'Linear()[all]']
     """
 
-    def __init__(self, entries: Sequence[BasisKernel]):
+    def __init__(self, entries: Sequence[BasisKernel]) -> None:
         self.entries = tuple(entries)
 
     def __len__(self) -> int:
@@ -289,7 +290,8 @@ class KernelDictionary:
         order = tuple(int(i) for i in np.argsort(flat))
         return tuple(groups), order
 
-    def stack(self, X1, X2=None, scale=None, store: str = "dense") -> GramStack:
+    def stack(self, X1: npt.ArrayLike, X2: npt.ArrayLike | None = None, scale: npt.ArrayLike | None = None,
+              store: str = "dense") -> GramStack:
         """The scaled basis Grams 𝐊ᵏ = s_k K̃_k(X₁, X₂) ([Din11] eq. 3.6).
 
         Args:
@@ -318,11 +320,11 @@ class KernelDictionary:
         st = GramStack(*parts, None, order)
         return GramStack(*parts, _materialise(st), order) if store == "dense" else st
 
-    def diagonal(self, X, scale=None) -> Array:
+    def diagonal(self, X: npt.ArrayLike, scale: npt.ArrayLike | None = None) -> Array:
         """(m, n) the values s_k K̃_k(xᵢ, xᵢ), without forming any Gram (default s_k = 1)."""
         return _diagonal(self.stack(X, scale=scale, store="lazy"))
 
-    def scaling(self, X, rule: str | Any = "trace", y=None) -> np.ndarray:
+    def scaling(self, X: npt.ArrayLike, rule: str | Any = "trace", y: npt.ArrayLike | None = None) -> np.ndarray:
         """The scalings s_k of [Din11] §4.4, computed on the inputs X (n, p).
 
         Args:
