@@ -103,7 +103,7 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, kernel_widths: ArrayLike | None = None, filter: str = "nu_method", n_steps: int = 150,
                  n_folds: int = 5, approximation: str | None = None, n_components: int = 500, mesh: Mesh | None = None,
-                 block_size: int = 1024, block_rows: int = 65536, random_state: int = 0, dtype: DTypeLike | None = None):
+                 block_size: int = 1024, block_rows: int = 65536, random_state: int = 0, dtype: DTypeLike | None = None) -> None:
         self.kernel_widths = kernel_widths
         self.filter = filter
         self.n_steps = n_steps

@@ -126,7 +126,7 @@ class Server:
     """
 
     def __init__(self, alpha: float, lam: float, kernel: Kernel, task_kernel: Any = None,
-                 fit_intercept: bool = False, capacity: int = 16, disclosure: str = "predictions"):
+                 fit_intercept: bool = False, capacity: int = 16, disclosure: str = "predictions") -> None:
         self._alpha, self._lam = check_alpha(alpha), check_lam(lam)
         check_kernel(kernel, "kernel")
         self._lookup, self._mapping = resolve_task_kernel(task_kernel, kernel)

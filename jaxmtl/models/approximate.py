@@ -338,7 +338,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
                  selection: Any = "kfold", n_folds: int = 5, n_steps: int | None = None, lambdas: Any = None,
                  omegas: Any = None, width_factors: Any = None, validation_fraction: float = 0.2,
                  fit_intercept: bool = True, block_size: int = 2048, random_state: int = 0,
-                 verbose: bool = False, normalize_y: bool = True, dtype: Any = None):
+                 verbose: bool = False, normalize_y: bool = True, dtype: Any = None) -> None:
         self.kernel = kernel
         self.approximation = approximation
         self.n_components = n_components

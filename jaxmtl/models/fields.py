@@ -59,13 +59,13 @@ def _parts(sigma, gamma, X_new, X_fit, coef):
     return field_operator(X_new, X_fit, sigma, gamma).parts(coef)
 
 
-def angular_error(V_true, V_pred) -> float:
-    """Mean angular error ([BRBV11] eq. 33) between fields, in radians.
+def angular_error(V_true: ArrayLike, V_pred: ArrayLike) -> float:
+    """Mean angular error ([BRBV11] eq. 33) between fields V_true and V_pred, each (n, p), in radians.
 
     arccos of ⟨(v, 1), (v̂, 1)⟩ / (‖(v, 1)‖‖(v̂, 1)‖), averaged over points.
     """
-    a = np.c_[np.asarray(V_true), np.ones(len(V_true))]
-    b = np.c_[np.asarray(V_pred), np.ones(len(V_pred))]
+    a = np.c_[np.asarray(V_true), np.ones(len(V_true))]  # type: ignore[arg-type]  # (n, p): sized
+    b = np.c_[np.asarray(V_pred), np.ones(len(V_pred))]  # type: ignore[arg-type]
     cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
     return float(np.mean(np.arccos(np.clip(cos, -1.0, 1.0))))
 
@@ -99,7 +99,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
                  filter: Any = "nu_method", n_steps: int | None = None, selection: str = "kfold",
                  n_folds: int | None = None, validation_fraction: float = 0.25, width_factors: Any = None,
                  random_state: int = 0, lambdas: Any = None, route: str = "auto", dtype: Any = None,
-                 verbose: bool = False):
+                 verbose: bool = False) -> None:
         self.kernel = kernel
         self.kind = kind
         self.gammas = gammas

@@ -84,7 +84,7 @@ class _KernelMachineBase(BaseEstimator):
     def __init__(self, loss: str | Loss = "square", C: float | None = None, kernel: Kernel | None = None,
                  epsilon: float = 0.1, output: str | ArrayLike | None = None, fit_intercept: bool = True,
                  solver: str = "auto", Cs: ArrayLike | None = None, n_folds: int = 5, tol: float = 1e-4,
-                 max_iter: int | None = None, random_state: int | None = 0, dtype: DTypeLike | None = None):
+                 max_iter: int | None = None, random_state: int | None = 0, dtype: DTypeLike | None = None) -> None:
         self.loss = loss
         self.C = C
         self.kernel = kernel
@@ -272,7 +272,7 @@ class KernelMachineClassifier(ClassifierMixin, _KernelMachineBase):
     def __init__(self, loss: str | Loss = "hinge", C: float | None = None, kernel: Kernel | None = None,
                  epsilon: float = 0.1, output: str | ArrayLike | None = None, fit_intercept: bool = True,
                  solver: str = "auto", Cs: ArrayLike | None = None, n_folds: int = 5, tol: float = 1e-4,
-                 max_iter: int | None = None, random_state: int | None = 0, dtype: DTypeLike | None = None):
+                 max_iter: int | None = None, random_state: int | None = 0, dtype: DTypeLike | None = None) -> None:
         super().__init__(loss, C, kernel, epsilon, output, fit_intercept, solver, Cs, n_folds, tol, max_iter,
                          random_state, dtype)
 

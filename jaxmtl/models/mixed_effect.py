@@ -133,7 +133,7 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, alpha: float | None = None, lam: float | None = None, kernel: Kernel | None = None,
                  task_kernel: Any = None, fit_intercept: bool = True, alphas: Any = None, lams: Any = None,
-                 validation_fraction: float = 0.2, random_state: int | None = 0, dtype: Any = None):
+                 validation_fraction: float = 0.2, random_state: int | None = 0, dtype: Any = None) -> None:
         self.alpha = alpha
         self.lam = lam
         self.kernel = kernel

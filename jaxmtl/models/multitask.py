@@ -129,7 +129,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
                  validation_fraction: float = 0.25, width_factors: Any = None,
                  fit_intercept: bool = True, random_state: int = 0, lambdas: Any = None,
                  route: str = "auto", family: str = "auto", n_repeats: int | None = None,
-                 dtype: Any = None, verbose: bool = False):
+                 dtype: Any = None, verbose: bool = False) -> None:
         self.kernel = kernel
         self.omegas = omegas
         self.filter = filter

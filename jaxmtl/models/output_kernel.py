@@ -159,7 +159,7 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
                  width_factors: ArrayLike | None = None, rank: int | None = None, selection: str | ArrayLike = "kfold",
                  n_folds: int | None = 5, validation_fraction: float = 0.2, max_iter: int = 200, tol: float = 1e-6,
                  fit_intercept: bool = True, random_state: int | None = 0, verbose: bool = False,
-                 dtype: DTypeLike | None = None):
+                 dtype: DTypeLike | None = None) -> None:
         self.kernel = kernel
         self.lambdas = lambdas
         self.width_factors = width_factors
@@ -331,7 +331,7 @@ class OutputKernelClassifier(ClassifierMixin, _OutputKernelBase):
                  width_factors: ArrayLike | None = None, rank: int | None = None, selection: str | ArrayLike = "kfold",
                  n_folds: int | None = 5, validation_fraction: float = 0.2, max_iter: int = 200, tol: float = 1e-6,
                  fit_intercept: bool = True, random_state: int | None = 0, verbose: bool = False,
-                 coding: str = "one_vs_all", dtype: DTypeLike | None = None):
+                 coding: str = "one_vs_all", dtype: DTypeLike | None = None) -> None:
         super().__init__(kernel, lambdas, width_factors, rank, selection, n_folds, validation_fraction,
                          max_iter, tol, fit_intercept, random_state, verbose, dtype)
         self.coding = coding

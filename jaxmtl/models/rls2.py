@@ -137,7 +137,7 @@ class _RLS2Base(BaseEstimator):
                  scaling: str | ArrayLike = "trace", standardize: bool = True, fit_intercept: bool = True,
                  output_matrix: ArrayLike | None = None, cv: int = 5, tol: float = 1e-2, max_iter: int = 200,
                  solver: str = "auto", store: str = "auto", random_state: int | None = 0, single_kernels: bool = True,
-                 dtype: DTypeLike | None = None):
+                 dtype: DTypeLike | None = None) -> None:
         self.kernels = kernels
         self.lambdas = lambdas
         self.n_lambdas = n_lambdas
@@ -400,7 +400,7 @@ class RLS2Classifier(ClassifierMixin, _RLS2Base):
                  scaling: str | ArrayLike = "trace", standardize: bool = True, fit_intercept: bool = False,
                  output_matrix: ArrayLike | None = None, cv: int = 5, tol: float = 1e-2, max_iter: int = 200,
                  solver: str = "auto", store: str = "auto", random_state: int | None = 0, single_kernels: bool = True,
-                 dtype: DTypeLike | None = None):
+                 dtype: DTypeLike | None = None) -> None:
         super().__init__(kernels, lambdas, n_lambdas, lambda_range, lam, scaling, standardize, fit_intercept,
                          output_matrix, cv, tol, max_iter, solver, store, random_state, single_kernels, dtype)
 

@@ -76,7 +76,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
                  omegas: ArrayLike | None = None, width_factors: ArrayLike | None = None,
                  validation_fraction: float = 0.2, fit_intercept: bool = True, random_state: int | None = 0,
                  verbose: bool = False, approximation: str | None = None, n_components: int | None = None,
-                 search: str = "grid", dtype: DTypeLike | None = None, normalize_y: bool = True):
+                 search: str = "grid", dtype: DTypeLike | None = None, normalize_y: bool = True) -> None:
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.normalize_y = normalize_y
