@@ -33,7 +33,7 @@ import re
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Mapping, NamedTuple
+from typing import Iterator, Mapping, NamedTuple
 
 import jax
 
@@ -182,7 +182,7 @@ _LOST_PEER = re.compile(r"Gloo|Connection (closed|reset|refused)|UNAVAILABLE|hea
 
 
 @contextmanager
-def collective_errors(what: str):
+def collective_errors(what: str) -> Iterator[None]:
     """Re-raise the failure of a collective caused by a lost process as a DistributedError.
 
     Example:
