@@ -273,7 +273,7 @@ class _Predicting:
         self._server._check_features(X.shape[1], "X")
         return X.astype(np.float64)
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: npt.ArrayLike) -> np.ndarray:
         """(q,) estimates ĝ_j(x) = ḡ(x) + g̃_j(x) (5.3) at X (q, p)."""
         g_bar, g_tilde = self.predict_parts(X)
         return g_bar + g_tilde
