@@ -16,7 +16,7 @@ from .errors import DTypeError, NonFiniteError, OutputMatrixError, ParameterErro
 
 def default_float() -> np.dtype:
     """The floating dtype JAX uses by default (float64 when x64 is enabled, else float32)."""
-    return np.dtype(np.float64 if jax.config.jax_enable_x64 else np.float32)
+    return np.dtype(np.float64 if jax.config.read("jax_enable_x64") else np.float32)
 
 
 def safe_magnitude(dtype: Any, n_features: int = 1) -> float:
@@ -147,6 +147,7 @@ def check_inputs(X: Any, name: str = "X", allow_1d: bool = True, keep_float64: b
     estimators pass ``allow_1d=False`` and ask for an explicit reshape, as scikit-learn does.
     ``keep_float64``: see :func:`as_float_array`.
     """
+    arr: Any  # the input as given, or None when a ragged list cannot become an array
     try:
         arr = np.asarray(X) if isinstance(X, (list, tuple)) else X
     except ValueError:  # ragged lists: as_float_array below names the problem

@@ -140,7 +140,8 @@ class _Stage:
     """One stage of a fit: prints itself on entry, its time on exit, and a step bar in between."""
 
     def __init__(self, reporter: "StageReporter", text: str):
-        self.reporter, self.text, self.bar = reporter, text, None
+        self.reporter, self.text = reporter, text
+        self.bar: ProgressBar | None = None
 
     def __enter__(self):
         self.start = time.perf_counter()

@@ -120,13 +120,14 @@ def school_split(tasks, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Returns:
       (train, validation, test) row indices, each ≈ 20% of every school.
     """
-    parts = ([], [], [])
+    parts: tuple[list[np.ndarray], ...] = ([], [], [])
     for t in np.unique(tasks):
         idx = rng.permutation(np.flatnonzero(tasks == t))
         m = int(round(0.2 * len(idx)))
         for j in range(3):
             parts[j].append(idx[j * m:(j + 1) * m])
-    return tuple(np.concatenate(p) for p in parts)
+    train, validation, test = (np.concatenate(p) for p in parts)
+    return train, validation, test
 
 
 @partial(jax.jit, static_argnames=("filt", "T"))

@@ -83,7 +83,7 @@ class LabelError(JaxmtlError, ValueError):
 try:  # scikit-learn's tools recognise their own NotFittedError: derive from it when installed
     from sklearn.exceptions import NotFittedError as _NotFittedBase
 except ImportError:  # pragma: no cover - exercised only without scikit-learn
-    class _NotFittedBase(ValueError, AttributeError):
+    class _NotFittedBase(ValueError, AttributeError):  # type: ignore[no-redef]
         pass
 
 

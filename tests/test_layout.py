@@ -4,6 +4,7 @@ subpackage importable on its own and exporting what its ``__all__`` names."""
 
 import ast
 import importlib
+import inspect
 import pathlib
 
 import pytest
@@ -119,3 +120,70 @@ def test_module_is_small_and_exports_what_it_names(name, path):
     module = importlib.import_module(name)
     for exported in getattr(module, "__all__", ()):
         assert hasattr(module, exported), f"{name}.__all__ names {exported!r}, which it does not define"
+
+
+# ------------------------------------------------------------------ annotations of the public API
+def _public_namespaces() -> list:
+    """jaxmtl, every subpackage, and the modules their ``__all__`` exports (e.g. kernels.outputs)."""
+    import pkgutil
+
+    root = importlib.import_module("jaxmtl")
+    found = [root] + [importlib.import_module(f"jaxmtl.{m.name}")
+                      for m in pkgutil.iter_modules(root.__path__) if m.ispkg]
+    for ns in list(found):
+        found += [v for n in getattr(ns, "__all__", ()) if inspect.ismodule(v := getattr(ns, n))]
+    return list({ns.__name__: ns for ns in found}.values())
+
+
+def _public_callables(namespace) -> list[tuple[str, object]]:
+    """(name, function) of every public function, and of every public method, ``__init__`` and
+    ``__call__`` of every public class (inherited ones too) defined in jaxmtl."""
+    out = []
+    for name in getattr(namespace, "__all__", ()):
+        obj = getattr(namespace, name)
+        if inspect.isclass(obj):
+            for attr in dir(obj):
+                if attr.startswith("_") and attr not in ("__init__", "__call__"):
+                    continue
+                member = inspect.getattr_static(obj, attr)
+                if isinstance(member, (staticmethod, classmethod)):
+                    member = member.__func__
+                if inspect.isfunction(member):
+                    out.append((f"{name}.{attr}", member))
+        elif inspect.isfunction(obj) or callable(getattr(obj, "__wrapped__", None)):
+            out.append((name, obj))
+    return [(n, f) for n, f in out if getattr(f, "__module__", "").startswith("jaxmtl")]
+
+
+def _missing_annotations(fn) -> list[str]:
+    """Parameters (but self / cls / *args / **kwargs) without an annotation, and 'return' if unannotated."""
+    sig = inspect.signature(fn)
+    skip = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    missing = [p.name for p in sig.parameters.values()
+               if p.name not in ("self", "cls") and p.kind not in skip and p.annotation is p.empty]
+    return missing + (["return"] if sig.return_annotation is sig.empty else [])
+
+
+def test_public_signatures_are_annotated():
+    gaps, seen, n_checked = [], set(), 0
+    for namespace in _public_namespaces():
+        for name, fn in _public_callables(namespace):
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            n_checked += 1
+            if missing := _missing_annotations(fn):
+                gaps.append(f"{namespace.__name__}.{name}: {', '.join(missing)}")
+    assert n_checked > 300, n_checked  # the walk reaches the whole public API
+    assert not gaps, "public callables with unannotated parameters or return:\n" + "\n".join(gaps)
+
+
+def test_the_annotation_check_finds_a_gap():
+    def partly(self, x: int, y, *args, scale: float = 1.0, **kwargs):
+        return x
+
+    def full(cls, x: int, *args, **kwargs) -> int:
+        return x
+
+    assert _missing_annotations(partly) == ["y", "return"]
+    assert _missing_annotations(full) == []

@@ -40,3 +40,17 @@ def test_gradient_with_respect_to_inputs_matches_the_closed_form():
     C = (np.asarray(model.coef_) @ np.asarray(model.output_matrix_))[:, 0]
     expected = (-(np.asarray(x) - X) / sigma**2 * (k * C)[:, None]).sum(0)
     np.testing.assert_allclose(grad, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_predictor_before_fit_and_after_an_approximate_fit_names_the_problem():
+    import pytest
+
+    from jaxmtl import ApproximateKernelRegressor
+    from jaxmtl.errors import NotFittedError, ParameterError
+
+    for model in (VectorValuedRegressor(), ApproximateKernelRegressor()):
+        with pytest.raises(NotFittedError):
+            model.predictor()
+    X, Y = data()
+    with pytest.raises(ParameterError, match="needs an exact fit"):
+        ApproximateKernelRegressor(n_components=20, filter="tikhonov").fit(X, Y).predictor()

@@ -152,3 +152,9 @@ def test_predefined_holdout_scores_equal_one_refit_on_the_training_rows():
     ref = np.array([[np.mean((K[np.ix_(va, tr)] @ tikhonov_coef(K[np.ix_(tr, tr)], A_of(om), Yc[tr], len(tr) * lam)
                               @ A_of(om) - Yc[va]) ** 2) for lam in lams] for om in OMEGAS])
     check_selection_and_refit(model, X, Y, ref, lams, lambda K, A, Yc, lam: tikhonov_coef(K, A, Yc, len(K) * lam))
+
+
+def test_repeated_kfold_masks_without_a_seed_are_partitions():
+    masks = kfold_masks(10, 5, None, n_repeats=3).reshape(3, 5, 10)
+    np.testing.assert_array_equal((~masks).sum(axis=1), np.ones((3, 10)))  # each row held out once per partition
+    np.testing.assert_array_equal((~masks).sum(axis=2), np.full((3, 5), 2))

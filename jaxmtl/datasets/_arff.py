@@ -107,8 +107,7 @@ def parse_arff(text: str) -> ArffData:
                 if typ.startswith("{"):
                     if not typ.endswith("}"):
                         raise ParameterError(f"ARFF line {lineno}: unterminated nominal {typ!r}")
-                    values = tuple(v for v in _split_values(typ[1:-1]))
-                    kinds.append(values)
+                    kinds.append(tuple(_split_values(typ[1:-1])))
                 elif typ.lower() in _NUMERIC_TYPES:
                     kinds.append(None)
                 else:

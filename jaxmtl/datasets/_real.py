@@ -80,7 +80,7 @@ def _load_npz(filename: str) -> dict[str, np.ndarray]:
 
 
 def _read_text(filename: str) -> str:
-    return (resources.files(_PACKAGE) / filename).read_text(encoding="utf-8", errors="replace")
+    return (resources.files(_PACKAGE) / filename).read_bytes().decode("utf-8", errors="replace")
 
 
 def _normalise_name(name, valid: tuple[str, ...], what: str) -> str:
@@ -139,7 +139,7 @@ def ida_names() -> tuple[str, ...]:
     return _IDA_NAMES
 
 
-def load_ida(name: str, split: int | None = None):
+def load_ida(name: str, split: int | None = None) -> BinarySplit | list[BinarySplit]:
     """One of Rätsch's IDA binary classification benchmarks, with its first 10 realisations.
 
     Available: ``banana`` (2-d, 400 train / 4900 test), ``breast_cancer`` (9-d, 200/77),

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import ParameterError, ShapeError
 
@@ -80,7 +81,8 @@ def _weights(task_weights) -> np.ndarray:
     return W
 
 
-def multitask_toy_function(x, task, task_weights=None) -> np.ndarray:
+def multitask_toy_function(x: npt.ArrayLike, task: int | npt.ArrayLike,
+                           task_weights: npt.ArrayLike | None = None) -> np.ndarray:
     """Noiseless targets of the multi-task toy: f_t(x) = sin(2πx) + 0.6·p_t(x).
 
     ``p_t(x) = Σ_k W[t, k] · exp(−(x − c_k)² / (2·0.1²))`` with centres ``c = (0.05, 0.4, 0.7)``
@@ -116,11 +118,11 @@ def multitask_toy_function(x, task, task_weights=None) -> np.ndarray:
 
 
 def make_multitask_toy(
-    n_per_task,
-    rng,
+    n_per_task: int | Sequence[int],
+    rng: np.random.Generator | int | None,
     setting: str = "multitask",
     noise_var: float = 0.01,
-    task_weights=None,
+    task_weights: npt.ArrayLike | None = None,
 ) -> ToyData:
     """Sample the multi-task vs vector-valued toy problem ([BRBV11] §7.1, Figures 2–4).
 
@@ -190,7 +192,7 @@ def _points(points) -> np.ndarray:
     return p
 
 
-def vector_field_1(points, gamma: float = 0.5):
+def vector_field_1(points: npt.ArrayLike, gamma: float = 0.5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The first 2-D vector field of [BRBV11] §7.1 (Figures 5–8).
 
     Potential ``φ(x) = Σ_j exp(−‖x − c_j‖² / (2·0.45))`` with centres (0,0), (1,0), (0,1),
@@ -229,7 +231,7 @@ def vector_field_1(points, gamma: float = 0.5):
     return field, curl_free, div_free
 
 
-def vector_field_2(points) -> np.ndarray:
+def vector_field_2(points: npt.ArrayLike) -> np.ndarray:
     """The second 2-D vector field of [BRBV11] §7.1 (Figures 9–12).
 
     ``v¹ = 2 sin(3x¹) sin(1.5x²)``, ``v² = 2 cos(1.5x¹) cos(3x²)``, both multiplied by the

@@ -73,7 +73,7 @@ class OKLSimData(NamedTuple):
     bayes_ceiling: float
 
 
-def make_okl_sim(name: str, rng=None, n_per_class: int = 500, dim: int = 100) -> OKLSimData:
+def make_okl_sim(name: str, rng: np.random.Generator | int | None = None, n_per_class: int = 500, dim: int = 100) -> OKLSimData:
     """Draw sim0, sim1, sim2 or sim3 of [DOGP11] §5.1 (see the module docstring).
 
     Args:

@@ -33,7 +33,7 @@ import re
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Mapping, NamedTuple
+from typing import Iterator, Mapping, NamedTuple
 
 import jax
 
@@ -109,20 +109,22 @@ def resolve_cluster(coordinator: str | None = None, num_processes: int | None = 
         nodes = env.get("SLURM_STEP_NODELIST", env.get("SLURM_JOB_NODELIST"))
         host = env.get("JAXMTL_COORDINATOR_ADDRESS") or (nodes and _first_host(nodes))
         found = ("slurm", host and _with_port(host, env), env["SLURM_NTASKS"], env["SLURM_PROCID"])
-    if found is not None and (coordinator is None or num_processes is None or process_id is None):
+    n_given: int | str | None = num_processes  # the environment's values are strings, read by _integer
+    pid_given: int | str | None = process_id
+    if found is not None and (coordinator is None or n_given is None or pid_given is None):
         source = found[0]
         coordinator = found[1] if coordinator is None else coordinator
-        num_processes = found[2] if num_processes is None else num_processes
-        process_id = found[3] if process_id is None else process_id
+        n_given = found[2] if n_given is None else n_given
+        pid_given = found[3] if pid_given is None else pid_given
     if coordinator is None:
         raise ParameterError("coordinator must be given as 'host:port' (or set JAXMTL_COORDINATOR_ADDRESS, "
                              "MASTER_ADDR, or run under SLURM); received None.")
-    if num_processes is None or process_id is None:
+    if n_given is None or pid_given is None:
         raise ParameterError("num_processes and process_id must be given (or set JAXMTL_NUM_PROCESSES and "
-                             f"JAXMTL_PROCESS_ID, RANK and WORLD_SIZE, ...); received {num_processes!r}, "
-                             f"{process_id!r}.")
-    n = _integer(num_processes, "num_processes", 1)
-    pid = _integer(process_id, "process_id", 0)
+                             f"JAXMTL_PROCESS_ID, RANK and WORLD_SIZE, ...); received {n_given!r}, "
+                             f"{pid_given!r}.")
+    n = _integer(n_given, "num_processes", 1)
+    pid = _integer(pid_given, "process_id", 0)
     if pid >= n:
         raise ParameterError(f"process_id must lie in [0, num_processes={n}); received {pid}.")
     if not isinstance(coordinator, str) or not re.fullmatch(r"[^\s:]+:\d+", _with_port(coordinator, env)):
@@ -180,7 +182,7 @@ _LOST_PEER = re.compile(r"Gloo|Connection (closed|reset|refused)|UNAVAILABLE|hea
 
 
 @contextmanager
-def collective_errors(what: str):
+def collective_errors(what: str) -> Iterator[None]:
     """Re-raise the failure of a collective caused by a lost process as a DistributedError.
 
     Example:

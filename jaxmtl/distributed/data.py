@@ -19,9 +19,12 @@ Example:
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import jax
 import numpy as np
+import numpy.typing as npt
+from jax.typing import ArrayLike
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from .._checks import check_int
@@ -32,7 +35,7 @@ from .mesh import RowLayout
 __all__ = ["global_rows", "open_rows", "read_local_rows", "replicated", "to_host"]
 
 
-def open_rows(source):
+def open_rows(source: str | os.PathLike[str] | npt.ArrayLike) -> Any:
     """``source`` as an array-like of rows: a ``.npy`` path is memory-mapped, not read.
 
     Example:
@@ -46,7 +49,8 @@ def open_rows(source):
     return source
 
 
-def read_local_rows(source, layout: RowLayout, dtype, block_rows: int = 65536) -> np.ndarray:
+def read_local_rows(source: str | os.PathLike[str] | npt.ArrayLike, layout: RowLayout, dtype: npt.DTypeLike,
+                    block_rows: int = 65536) -> np.ndarray:
     """This process's rows of ``source`` (an array, memory map or ``.npy`` path), padded with zeros.
 
     Args:
@@ -67,7 +71,8 @@ def read_local_rows(source, layout: RowLayout, dtype, block_rows: int = 65536) -
     return out
 
 
-def global_rows(source, mesh: Mesh, dtype=None, block_rows: int = 65536) -> jax.Array:
+def global_rows(source: str | os.PathLike[str] | npt.ArrayLike, mesh: Mesh, dtype: npt.DTypeLike | None = None,
+                block_rows: int = 65536) -> jax.Array:
     """The global array of ``source``'s rows, padded to the layout's n_pad, sharded by rows.
 
     Every process passes the same ``source`` (the same file, or equal arrays) and reads only its
@@ -87,7 +92,7 @@ def replicated(mesh: Mesh) -> NamedSharding:
     return NamedSharding(mesh, PartitionSpec())
 
 
-def to_host(x) -> np.ndarray:
+def to_host(x: ArrayLike) -> np.ndarray:
     """A global array as NumPy on every process (gathered when its rows are spread over processes)."""
     if not isinstance(x, jax.Array) or x.is_fully_addressable or x.sharding.is_fully_replicated:
         return np.asarray(x)

@@ -24,10 +24,13 @@ Example:
 
 from __future__ import annotations
 
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import check_int
 from ..errors import DivergenceError, ParameterError, ShapeError
@@ -98,9 +101,9 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
       held-out losses; kernel_widths_: the widths searched.
     """
 
-    def __init__(self, kernel_widths=None, filter: str = "nu_method", n_steps: int = 150, n_folds: int = 5,
-                 approximation: str | None = None, n_components: int = 500, mesh=None, block_size: int = 1024,
-                 block_rows: int = 65536, random_state: int = 0, dtype=None):
+    def __init__(self, kernel_widths: ArrayLike | None = None, filter: str = "nu_method", n_steps: int = 150,
+                 n_folds: int = 5, approximation: str | None = None, n_components: int = 500, mesh: Mesh | None = None,
+                 block_size: int = 1024, block_rows: int = 65536, random_state: int = 0, dtype: DTypeLike | None = None) -> None:
         self.kernel_widths = kernel_widths
         self.filter = filter
         self.n_steps = n_steps
@@ -135,7 +138,7 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
         idx = np.unique(np.linspace(0, X.shape[0] - 1, min(X.shape[0], 1000)).astype(int))
         return median_heuristic(np.asarray(X[idx], float)) * WIDTH_FACTORS
 
-    def fit(self, X, y) -> DistributedKernelRegressor:
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DistributedKernelRegressor:
         """Select the width and step by k-fold on every process's rows, then refit on all rows.
 
         Args:
@@ -199,24 +202,26 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
         d = Yg.shape[1]
         a, V = jnp.ones((1, d), Yg.dtype), jnp.eye(d, dtype=Yg.dtype)
         steps = jnp.arange(1, T + 1)
-        stats, scores = [], []
+        stats, width_scores = [], []
         for w in widths:  # one D × D problem per width; the data pass is the collective inside
             fmap = NystromFeatures.from_centres(Gaussian(float(w)), Z)
             st = feature_statistics_global(fmap, Xg, Yg, rows_g, ids_g, mesh, masks.shape[0])
             stats.append((fmap, st))
-            scores.append(np.asarray(feature_kfold_losses(st, a, V, filt, steps)).mean(axis=0)[0])
-        scores = np.stack(scores)
+            width_scores.append(np.asarray(feature_kfold_losses(st, a, V, filt, steps)).mean(axis=0)[0])
+        scores = np.stack(width_scores)
         iw, it = _select(scores)
         fmap, st = stats[iw]
         W = feature_coefficients(st, a[0], V, filt, it + 1)
         return scores, (iw, it), ("nystrom", fmap, W)
 
-    def predict(self, X, out=None) -> np.ndarray:
+    def predict(self, X: ArrayLike | str | os.PathLike[str], out: str | os.PathLike[str] | None = None
+                ) -> np.ndarray | None:
         """Predictions for X (array, memory map or ``.npy`` path), ``block_rows`` rows at a time.
 
         Every process passes the same X and receives every prediction. With ``out`` a path, the
         predictions are written there as ``.npy`` by process 0 block by block (a memory map) and
-        that map is returned, so neither X nor the predictions need to fit in memory.
+        that map is returned (None on the other processes), so neither X nor the predictions need
+        to fit in memory.
         """
         self._check_fitted("_coef")
         with self._precision():
@@ -227,6 +232,7 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
             kind, first, second = self._coef
             d = second.shape[1]
             block = min(check_int(self.block_rows, "block_rows", 1), max(m, 1))
+            result: np.ndarray | None
             if out is None:
                 result = np.empty((m, d))
             elif jax.process_index() == 0:
@@ -246,7 +252,7 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
                     if result is not None:
                         result[lo:lo + block] = np.asarray(F)[: min(block, m - lo)]
             if out is not None:
-                if result is not None:
+                if isinstance(result, np.memmap):
                     result.flush()
                 return result
-            return result[:, 0] if self._single_output else result
+            return result[:, 0] if self._single_output and result is not None else result

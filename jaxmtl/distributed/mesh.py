@@ -15,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 import jax
 import numpy as np
@@ -27,7 +27,7 @@ from ..operators.sharded import AXIS
 __all__ = ["RowLayout", "check_mesh", "global_mesh"]
 
 
-def global_mesh(devices=None) -> Mesh:
+def global_mesh(devices: Sequence[jax.Device] | None = None) -> Mesh:
     """A ``("rows",)`` mesh over ``devices`` (default every device of every process), in process order.
 
     Example:
@@ -41,7 +41,7 @@ def global_mesh(devices=None) -> Mesh:
     return check_mesh(Mesh(np.asarray(devs), (AXIS,)))
 
 
-def check_mesh(mesh) -> Mesh:
+def check_mesh(mesh: Any) -> Mesh:
     """``mesh`` if it can hold the rows of a multi-process run, else a ParameterError naming it.
 
     It must be a :class:`jax.sharding.Mesh` with the one axis ``"rows"``, span every process

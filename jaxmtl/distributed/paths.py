@@ -45,8 +45,10 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh, PartitionSpec
+from jax.typing import ArrayLike
 
-from ..filters.spectral import get_filter
+from ..filters.spectral import IterativeFilter, get_filter
+from ..kernels.scalar import Kernel
 from ..operators.base import max_eigenvalue
 from ..operators.blocked import blocked_kernel_matmul
 from ..operators.nystrom import FeatureMap, FeatureStatistics, accumulate_statistics
@@ -60,7 +62,7 @@ __all__ = ["distributed_operator", "feature_statistics_global", "kfold_path_loss
 Array = jax.Array
 
 
-def distributed_operator(kernel, X: Array, A, mesh: Mesh, block_size: int = 1024) -> ShardedKernelOperator:
+def distributed_operator(kernel: Kernel, X: Array, A: ArrayLike, mesh: Mesh, block_size: int = 1024) -> ShardedKernelOperator:
     """Γ = K(X, X) ⊗ A on the global padded rows X (n_pad, p), evaluated in blocks on every device."""
     return ShardedKernelOperator(kernel, X, A, mesh, block_size)
 
@@ -98,8 +100,8 @@ def _kfold(op, kernels, Y, valid, masks, filt, n_steps, report):
     return jax.lax.map(per_kernel, kernels)
 
 
-def kfold_path_losses(op: ShardedKernelOperator, kernels, Y: Array, valid: Array, masks: Array, filt,
-                      n_steps: int, report=None):
+def kfold_path_losses(op: ShardedKernelOperator, kernels: Kernel, Y: Array, valid: Array, masks: Array,
+                      filt: str | IterativeFilter, n_steps: int, report: Array | None = None) -> tuple[Array, Array]:
     """Held-out losses of every kernel × fold × step, replicated on every process.
 
     Args:
@@ -120,14 +122,15 @@ def _replicate(tree, mesh):
 
 
 @partial(jax.jit, static_argnames=("filt", "n_steps"))
-def refit_path(op, Y: Array, valid: Array, filt, n_steps: int):
+def refit_path(op: ShardedKernelOperator, Y: Array, valid: Array, filt: IterativeFilter,
+               n_steps: int) -> tuple[Array, Array, Array]:
     """The path on every valid row to step ``n_steps``: (coefficients (n_pad, d) sharded, diverged, τ)."""
     res = path_scan(op, Y, filt, n_steps, tau=step_size(op, Y, valid, valid), mask=valid)
     return res.coef, res.diverged, res.tau
 
 
 @partial(jax.jit, static_argnames=("mesh", "block_size"))
-def predict_rows(kernel, X_eval: Array, X: Array, CA: Array, mesh: Mesh, block_size: int = 1024) -> Array:
+def predict_rows(kernel: Kernel, X_eval: Array, X: Array, CA: Array, mesh: Mesh, block_size: int = 1024) -> Array:
     """(m, d) predictions K(X_eval, X) @ CA, replicated; X, CA (n_pad, ·) sharded by rows.
 
     Each device evaluates K(X_eval, X_r) @ CA_r on its rows (``block_size`` evaluation rows at a

@@ -43,6 +43,7 @@ from typing import Any, Callable, ClassVar
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from .._checks import check_int, check_positive
 from ..errors import ParameterError
@@ -73,7 +74,7 @@ class SpectralFilter(eqx.Module):
 
     @abc.abstractmethod
     def __call__(self, sigma: Array, param: Any, tau: Any = None) -> Array:
-        """g_param(σ) elementwise; ``sigma`` ≥ 0 of any shape."""
+        """g_param(σ) elementwise; ``sigma`` ≥ 0 of any shape, result of the same shape."""
 
     def residual(self, sigma: Array, param: Any, tau: Any = None) -> Array:
         """σ·g(σ): the filter factor of the hat matrix (0 ≤ σg ≤ 1 for admissible filters)."""
@@ -95,7 +96,7 @@ class Tikhonov(SpectralFilter):
 
     name: ClassVar[str] = "tikhonov"
 
-    def __call__(self, sigma, param, tau=None):
+    def __call__(self, sigma: Array, param: Any, tau: Any = None) -> Array:
         return 1.0 / (sigma + param)
 
 
@@ -115,7 +116,7 @@ class IteratedTikhonov(SpectralFilter):
     def __check_init__(self):
         check_int(self.order, "order", minimum=1)
 
-    def __call__(self, sigma, param, tau=None):
+    def __call__(self, sigma: Array, param: Any, tau: Any = None) -> Array:
         x = sigma / param
         safe = jnp.where(x > 0, x, 1.0)
         val = -jnp.expm1(-self.order * jnp.log1p(safe)) / jnp.where(x > 0, sigma, 1.0)
@@ -127,7 +128,7 @@ class TruncatedSVD(SpectralFilter):
 
     name: ClassVar[str] = "tsvd"
 
-    def __call__(self, sigma, param, tau=None):
+    def __call__(self, sigma: Array, param: Any, tau: Any = None) -> Array:
         keep = (sigma >= param) & (sigma > 0)
         return jnp.where(keep, 1.0 / jnp.where(keep, sigma, 1.0), 0.0)
 
@@ -147,15 +148,17 @@ class IterativeFilter(SpectralFilter):
         """State at step 0 (C⁰ = 0)."""
 
     @abc.abstractmethod
-    def update(self, state, i, rhs, matvec: Callable[[Array], Array], tau) -> tuple[Any, Array]:
+    def update(
+        self, state: Any, i: ArrayLike, rhs: Array, matvec: Callable[[Array], Array], tau: ArrayLike
+    ) -> tuple[Any, Array]:
         """One step of the recurrence; returns (new state, current C)."""
 
     @staticmethod
-    def current(state) -> Array:
+    def current(state: Any) -> Array:
         """The coefficients held in ``state``."""
         return state[0]
 
-    def __call__(self, sigma, param, tau=None):
+    def __call__(self, sigma: Array, param: Any, tau: Any = None) -> Array:
         tau = 1.0 if tau is None else tau
         ones = jnp.ones_like(sigma)
 
@@ -173,16 +176,18 @@ class Landweber(IterativeFilter):
 
     name: ClassVar[str] = "landweber"
 
-    def init(self, rhs):
+    def init(self, rhs: Array) -> tuple[Array, ...]:
         return (jnp.zeros_like(rhs),)
 
-    def update(self, state, i, rhs, matvec, tau):
+    def update(
+        self, state: Any, i: ArrayLike, rhs: Array, matvec: Callable[[Array], Array], tau: ArrayLike
+    ) -> tuple[tuple[Array, ...], Array]:
         (c,) = state
         c = c + tau * (rhs - matvec(c))
         return (c,), c
 
-    def closed_form(self, sigma, t, tau=1.0):
-        """(1 − (1 − τσ)^t)/σ, equal to the recurrence (limit τt at σ = 0)."""
+    def closed_form(self, sigma: Array, t: ArrayLike, tau: ArrayLike = 1.0) -> Array:
+        """(1 − (1 − τσ)^t)/σ, equal to the recurrence (limit τt at σ = 0); the shape of ``sigma``."""
         x = tau * sigma
         pos = x > 0
         safe = jnp.where(pos, x, 0.5)
@@ -209,7 +214,7 @@ class NuMethod(IterativeFilter):
         if check_positive(self.nu, "nu") > 1e6:  # larger ν overflows the step coefficients
             raise ParameterError(f"nu must lie in (0, 1e6]; received {self.nu!r}.")
 
-    def coefficients(self, i):
+    def coefficients(self, i: ArrayLike) -> tuple[Array, Array]:
         """(u_i, ω_i) for step i ≥ 1 (array-valued i allowed)."""
         i = jnp.asarray(i, dtype=jnp.result_type(float))
         nu = self.nu
@@ -221,11 +226,13 @@ class NuMethod(IterativeFilter):
         first = i == 1
         return jnp.where(first, 0.0, u), jnp.where(first, (4 * nu + 2) / (4 * nu + 1), w)
 
-    def init(self, rhs):
+    def init(self, rhs: Array) -> tuple[Array, ...]:
         z = jnp.zeros_like(rhs)
         return (z, z)
 
-    def update(self, state, i, rhs, matvec, tau):
+    def update(
+        self, state: Any, i: ArrayLike, rhs: Array, matvec: Callable[[Array], Array], tau: ArrayLike
+    ) -> tuple[tuple[Array, ...], Array]:
         c, c_prev = state
         u, w = self.coefficients(i)
         u = u.astype(rhs.dtype)

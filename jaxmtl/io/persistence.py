@@ -165,7 +165,7 @@ class _Encoder:
         )
 
 
-def kernel_spec(kernel, where: str = "the kernel") -> dict:
+def kernel_spec(kernel: Any, where: str = "the kernel") -> dict:
     """``kernel.spec()`` as a JSON-ready dict; PersistenceError if its class is not jaxmtl's own.
 
     Example:
@@ -173,9 +173,9 @@ def kernel_spec(kernel, where: str = "the kernel") -> dict:
         >>> kernel_spec(Gaussian(2.0))
         {'kernel': 'Gaussian', 'sigma': 2.0}
     """
-    known = _kernel_registry()
-    if known.get(type(kernel).__name__) is not type(kernel):
-        raise PersistenceError(f"cannot save {where}: kernel class {type(kernel).__qualname__} is not one of "
+    known, cls = _kernel_registry(), type(kernel)
+    if known.get(cls.__name__) is not cls:
+        raise PersistenceError(f"cannot save {where}: kernel class {cls.__qualname__} is not one of "
                                f"jaxmtl's kernels {sorted(known)}.")
     return _plain(kernel.spec())
 
@@ -293,7 +293,7 @@ def write_archive(meta: dict, arrays: dict[str, np.ndarray], path) -> None:
         raise
 
 
-def save(model, path) -> None:
+def save(model: Any, path: str | os.PathLike[str]) -> None:
     """Save a fitted jaxmtl estimator to ``path`` (a portable ``.npz``; see the module doc).
 
     Args:
@@ -334,7 +334,7 @@ def save(model, path) -> None:
         "estimator": registry.estimator_name(cls),
         "params": params,
         "fitted": fitted,
-        "x64": bool(jax.config.jax_enable_x64),
+        "x64": bool(jax.config.read("jax_enable_x64")),
         "arrays": {k: {"dtype": v.dtype.str, "shape": list(v.shape)} for k, v in enc.arrays.items()},
         "arrays_sha256": _arrays_digest(enc.arrays),
     }
@@ -413,7 +413,7 @@ def read_archive(path) -> tuple[dict, dict[str, np.ndarray]]:
     return meta, arrays
 
 
-def load(path):
+def load(path: str | os.PathLike[str]) -> Any:
     """Load an estimator saved by :func:`save`; its predictions equal the saved model's.
 
     Raises:
@@ -468,7 +468,7 @@ def load(path):
     valid = set(cls._param_names())
     # a parameter added after the file was written takes its default (its behaviour before it existed)
     added = {k for k in valid - set(kwargs)
-             if inspect.signature(cls.__init__).parameters[k].default is not inspect.Parameter.empty}
+             if inspect.signature(cls).parameters[k].default is not inspect.Parameter.empty}
     if set(kwargs) | added != valid:
         raise PersistenceError(
             f"the file's parameters {sorted(kwargs)} do not match {cls.__name__}'s {sorted(valid)}."

@@ -68,7 +68,7 @@ class FileFormat(NamedTuple):
     restore: Callable[[dict, dict[str, np.ndarray]], Any]
 
 
-_ESTIMATORS: dict[str, type] = {}
+_ESTIMATORS: dict[str, type[SavedEstimator]] = {}
 _FORMATS: dict[str, FileFormat] = {}
 _KERNELS: dict[str, type] = {}
 
@@ -97,7 +97,7 @@ def register_kernel(cls: type) -> None:
     _KERNELS[cls.__name__] = cls
 
 
-def estimator_class(name: str) -> type | None:
+def estimator_class(name: str) -> type[SavedEstimator] | None:
     """The registered estimator named ``name`` (full name, else the class name), or None."""
     return _ESTIMATORS.get(name) or _ESTIMATORS.get(name.rsplit(".", 1)[-1])
 

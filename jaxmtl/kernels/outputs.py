@@ -14,6 +14,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
 
 from .._checks import (
     as_float_array,
@@ -38,17 +39,17 @@ __all__ = [
 ]
 
 
-def _out(A: np.ndarray):
+def _out(A: np.ndarray) -> jax.Array:
     return jnp.asarray(A, dtype=default_float())
 
 
-def _sym(A: np.ndarray):
+def _sym(A: np.ndarray) -> jax.Array:
     """An output matrix, exactly symmetric, in the default float dtype."""
     A = np.asarray(A, dtype=np.float64)
     return _out(0.5 * (A + A.T))
 
 
-def independent(d: int):
+def independent(d: int) -> jax.Array:
     """A = I_d: every output learned on its own.
 
     Example:
@@ -59,7 +60,7 @@ def independent(d: int):
     return _out(np.eye(d))
 
 
-def common_similarity(d: int, omega: float):
+def common_similarity(d: int, omega: float) -> jax.Array:
     """A = ω·11ᵀ + (1 − ω)·I ([BRBV11] eq. 18): ω = 0 independent, ω = 1 pooled.
 
     Example:
@@ -94,7 +95,7 @@ def _mean_basis(d: int) -> np.ndarray:
     return np.eye(d) - 2.0 * np.outer(w, w)
 
 
-def common_similarity_eigh(d: int, omegas):
+def common_similarity_eigh(d: int, omegas: npt.ArrayLike) -> tuple[jax.Array, jax.Array]:
     """Shared eigensystem of the common-similarity family A_ω over a grid of ω.
 
     A_ω = V diag(a_ω) Vᵀ with the same V for every ω: the first column is 1/√d with eigenvalue
@@ -118,7 +119,7 @@ def common_similarity_eigh(d: int, omegas):
     return _out(a), _out(_mean_basis(d))
 
 
-def graph_regularization(M):
+def graph_regularization(M: npt.ArrayLike) -> jax.Array:
     """A = L† with L = D − M, D_ℓq = δ_ℓq (Σ_h M_ℓh + M_ℓq) ([BRBV11] eqs. 22–23).
 
     Args:
@@ -149,7 +150,7 @@ def graph_regularization(M):
     return _sym(np.linalg.pinv(D - M, hermitian=True))
 
 
-def output_clusters(assignments, eps1: float, eps2: float):
+def output_clusters(assignments: npt.ArrayLike, eps1: float, eps2: float) -> jax.Array:
     """A = G† with G = ε₁I + (ε₂ − ε₁)M, M = E(EᵀE)⁻¹Eᵀ ([BRBV11] eq. 24).
 
     Args:
@@ -178,7 +179,7 @@ def output_clusters(assignments, eps1: float, eps2: float):
     return _sym(np.linalg.pinv(G, hermitian=True))
 
 
-def mean_regularized(d: int, c: float):
+def mean_regularized(d: int, c: float) -> jax.Array:
     """A = (1/c²)·11ᵀ + I: the mean-regularized multi-task kernel (Micchelli–Pontil eq. 4.17).
 
     Small c ties the tasks to their average, large c learns them independently.
@@ -197,7 +198,7 @@ def mean_regularized(d: int, c: float):
     return A
 
 
-def low_rank(B):
+def low_rank(B: npt.ArrayLike) -> jax.Array:
     """A = B Bᵀ for B of shape (d, r): outputs spanned by r latent functions.
 
     Example:
@@ -208,7 +209,7 @@ def low_rank(B):
     return _sym(B @ B.T)
 
 
-def custom(A, d: int | None = None):
+def custom(A: npt.ArrayLike, d: int | None = None) -> jax.Array:
     """A user-given output matrix, checked to be square, symmetric and PSD, then symmetrised.
 
     Args:
@@ -226,7 +227,7 @@ def custom(A, d: int | None = None):
     return _sym(check_output_matrix(A, d=d, name="A"))
 
 
-def eigh_output(A):
+def eigh_output(A: npt.ArrayLike) -> tuple[jax.Array, jax.Array]:
     """(a, V): eigenvalues (ascending, clipped at 0) and orthonormal eigenvectors of A.
 
     A = V diag(a) Vᵀ up to the clipped round-off. A concrete A is validated first with the

@@ -16,11 +16,14 @@ Example:
 from __future__ import annotations
 
 import abc
+from typing import Any
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
+from jax.typing import ArrayLike
 
 from .._checks import check_inputs, check_int, check_positive
 from ..errors import ParameterError, ShapeError
@@ -91,7 +94,7 @@ def _pair(X1, X2):
 DIFFERENCE_FORM_MAX_FEATURES = 4
 
 
-def squared_distances(X1: Array, X2: Array) -> Array:
+def squared_distances(X1: ArrayLike, X2: ArrayLike) -> Array:
     """(n1, n2) squared Euclidean distances ‖x − x'‖², non-negative, accumulated in the inputs' dtype.
 
     Two forms, chosen by the number of features p (static):
@@ -177,10 +180,10 @@ class Kernel(eqx.Module):
     """
 
     @abc.abstractmethod
-    def __call__(self, X1: Array, X2: Array) -> Array:
+    def __call__(self, X1: ArrayLike, X2: ArrayLike) -> Array:
         """(n1, n2) cross-Gram K(X1[i], X2[j]) for X1 (n1, p) and X2 (n2, p)."""
 
-    def gram(self, X1, X2=None, block_size: int | None = None) -> Array:
+    def gram(self, X1: ArrayLike, X2: ArrayLike | None = None, block_size: int | None = None) -> Array:
         """Gram or cross-Gram matrix, optionally in row blocks of ``block_size`` rows of X1.
 
         With ``block_size`` the rows of X1 are padded to a multiple of the block size and the
@@ -211,7 +214,7 @@ class Kernel(eqx.Module):
         blocks = jax.lax.map(lambda B: self(B, X2), Xp.reshape(n_blocks, block_size, -1))
         return blocks.reshape(n_blocks * block_size, -1)[:n1]
 
-    def diag(self, X) -> Array:
+    def diag(self, X: ArrayLike) -> Array:
         """(n,) the values K(x_i, x_i) for X of shape (n, p), without forming the Gram.
 
         Example:
@@ -223,7 +226,7 @@ class Kernel(eqx.Module):
 
     def spec(self) -> dict:
         """JSON-ready description: class name and hyperparameters (lists for stacked leaves)."""
-        out = {"kernel": type(self).__name__}
+        out: dict[str, Any] = {"kernel": type(self).__name__}
         for k, v in vars(self).items():
             if isinstance(v, (int, float, str)):
                 out[k] = v
@@ -253,10 +256,10 @@ class Gaussian(Kernel):
 
     sigma: Array
 
-    def __init__(self, sigma=1.0):
+    def __init__(self, sigma: ArrayLike = 1.0) -> None:
         self.sigma = _checked(sigma, "sigma")
 
-    def __call__(self, X1, X2):
+    def __call__(self, X1: ArrayLike, X2: ArrayLike) -> Array:
         if jnp.ndim(self.sigma) == 1:  # ARD: scale each feature by its width
             X1, X2 = _pair(X1, X2)
             if self.sigma.shape[0] != X1.shape[1]:
@@ -265,7 +268,7 @@ class Gaussian(Kernel):
             return jnp.exp(-squared_distances(X1 / self.sigma, X2 / self.sigma) / 2.0)
         return jnp.exp(-squared_distances(X1, X2) / (2.0 * self.sigma**2))
 
-    def diag(self, X):
+    def diag(self, X: ArrayLike) -> Array:
         return _ones(X)
 
 
@@ -282,13 +285,13 @@ class Laplacian(Kernel):
 
     sigma: Array
 
-    def __init__(self, sigma=1.0):
+    def __init__(self, sigma: ArrayLike = 1.0) -> None:
         self.sigma = _checked(sigma, "sigma")
 
-    def __call__(self, X1, X2):
+    def __call__(self, X1: ArrayLike, X2: ArrayLike) -> Array:
         return jnp.exp(-_safe_sqrt(squared_distances(X1, X2)) / self.sigma)
 
-    def diag(self, X):
+    def diag(self, X: ArrayLike) -> Array:
         return _ones(X)
 
 
@@ -300,7 +303,7 @@ class Linear(Kernel):
         Array([[11.]], dtype=float32)
     """
 
-    def __call__(self, X1, X2):
+    def __call__(self, X1: ArrayLike, X2: ArrayLike) -> Array:
         X1, X2 = _pair(X1, X2)
         return X1 @ X2.T
 
@@ -322,12 +325,12 @@ class Polynomial(Kernel):
     coef0: Array
     degree: int = eqx.field(static=True)
 
-    def __init__(self, degree: int = 2, gamma=1.0, coef0=1.0):
+    def __init__(self, degree: int = 2, gamma: ArrayLike = 1.0, coef0: ArrayLike = 1.0) -> None:
         self.degree = check_int(degree, "degree", minimum=1)
         self.gamma = _checked(gamma, "gamma")
         self.coef0 = _checked(coef0, "coef0", allow_zero=True)
 
-    def __call__(self, X1, X2):
+    def __call__(self, X1: ArrayLike, X2: ArrayLike) -> Array:
         X1, X2 = _pair(X1, X2)
         return (self.gamma * (X1 @ X2.T) + self.coef0) ** self.degree
 
@@ -350,14 +353,14 @@ class Matern(Kernel):
     length_scale: Array
     nu: float = eqx.field(static=True)
 
-    def __init__(self, nu: float = 1.5, length_scale=1.0):
+    def __init__(self, nu: float = 1.5, length_scale: ArrayLike = 1.0) -> None:
         if isinstance(nu, (bool, np.bool_)) or not isinstance(nu, (int, float, np.number)) \
                 or float(nu) not in (0.5, 1.5, 2.5):
             raise ParameterError(f"nu must be 0.5, 1.5 or 2.5; received {nu!r}.")
         self.nu = float(nu)
         self.length_scale = _checked(length_scale, "length_scale")
 
-    def __call__(self, X1, X2):
+    def __call__(self, X1: ArrayLike, X2: ArrayLike) -> Array:
         r = _safe_sqrt(squared_distances(X1, X2)) / self.length_scale
         if self.nu == 0.5:
             return jnp.exp(-r)
@@ -367,7 +370,7 @@ class Matern(Kernel):
         s = np.sqrt(5.0) * r
         return (1.0 + s + s**2 / 3.0) * jnp.exp(-s)
 
-    def diag(self, X):
+    def diag(self, X: ArrayLike) -> Array:
         return _ones(X)
 
 
@@ -383,7 +386,7 @@ class SobolevSpline(Kernel):
         Array([[0.125, 0.25 ]], dtype=float32)
     """
 
-    def __call__(self, X1, X2):
+    def __call__(self, X1: ArrayLike, X2: ArrayLike) -> Array:
         X1, X2 = _pair(X1, X2)
         if X1.shape[1] != 1:
             raise ShapeError(
@@ -392,14 +395,14 @@ class SobolevSpline(Kernel):
         x, s = X1, X2[:, 0][None, :]
         return jnp.minimum(x, s) * (1.0 - jnp.maximum(x, s))
 
-    def diag(self, X):
+    def diag(self, X: ArrayLike) -> Array:
         X, _ = _pair(X, X)
         if X.shape[1] != 1:
             raise ShapeError(f"SobolevSpline takes one input feature; received inputs with {X.shape[1]}.")
         return X[:, 0] * (1.0 - X[:, 0])
 
 
-def median_heuristic(X, max_points: int = 1000) -> float:
+def median_heuristic(X: npt.ArrayLike, max_points: int = 1000) -> float:
     """Median pairwise Euclidean distance between distinct rows of X (a Gaussian width).
 
     Computed in NumPy (float64). With more than ``max_points`` rows, the median is taken over
@@ -426,7 +429,7 @@ def median_heuristic(X, max_points: int = 1000) -> float:
     return float(np.median(np.sqrt(d2[iu])))
 
 
-def knn_width(X, k: int, block_size: int = 1024) -> float:
+def knn_width(X: npt.ArrayLike, k: int, block_size: int = 1024) -> float:
     """Mean over points of the mean distance to their k nearest other points.
 
     The Gaussian width of the School protocol ([BRBV11] §7.2: "the mean distance of the k

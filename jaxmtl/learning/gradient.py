@@ -38,15 +38,18 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from functools import partial
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import optax
+from jax.typing import ArrayLike
 
 from ..errors import ParameterError
-from ..filters.spectral import IterativeFilter, Tikhonov
+from ..filters.spectral import IterativeFilter, SpectralFilter, Tikhonov
+from ..kernels.scalar import Kernel
 from ..operators.base import (
     GramOperator,
     SeparableEigh,
@@ -117,7 +120,7 @@ def unconstrain(params: dict, spec: dict) -> dict:
 
 
 @jax.custom_vjp
-def tikhonov_solve(K: Array, A: Array, Y: Array, lam) -> Array:
+def tikhonov_solve(K: Array, A: Array, Y: Array, lam: ArrayLike) -> Array:
     """C with K C A + nλ C = Y (:func:`~jaxmtl.operators.separable_solve`), implicit gradients.
 
     Args:
@@ -144,7 +147,7 @@ def _solve_bwd(res, Cbar):
 tikhonov_solve.defvjp(_solve_fwd, _solve_bwd)
 
 
-def kfold_tikhonov_loss(K: Array, A: Array, Y: Array, lam, masks: Array, loss: Callable = mse_loss,
+def kfold_tikhonov_loss(K: Array, A: Array, Y: Array, lam: ArrayLike, masks: Array, loss: Callable = mse_loss,
                         offset: Array | None = None) -> Array:
     """Mean over folds of the held-out loss of the Tikhonov solution (differentiable).
 
@@ -174,7 +177,7 @@ def kfold_tikhonov_loss(K: Array, A: Array, Y: Array, lam, masks: Array, loss: C
     return jnp.mean(jax.vmap(one)(masks))
 
 
-def soft_min(losses: Array, temperature=0.05) -> Array:
+def soft_min(losses: Array, temperature: ArrayLike = 0.05) -> Array:
     """Smooth minimum −τ log((1/T) Σ_t exp(−ℓ_t/τ)), τ = temperature·min ℓ (a surrogate of the best step).
 
     Tends to min ℓ as ``temperature`` → 0; non-finite losses are ignored. τ moves with min ℓ, and
@@ -195,8 +198,8 @@ def soft_min(losses: Array, temperature=0.05) -> Array:
     return shift - tau * (jax.nn.logsumexp(z) - jnp.log(jnp.sum(finite)))
 
 
-def eigen_criterion(K: Array, a: Array, V: Array, Y: Array, param, filt=None, criterion: str = "loo",
-                    temperature=0.05) -> Array:
+def eigen_criterion(K: Array, a: Array, V: Array, Y: Array, param: float | Array, filt: SpectralFilter | None = None,
+                    criterion: str = "loo", temperature: ArrayLike = 0.05) -> Array:
     """Closed-form LOO or GCV on the eigen path of K ⊗ A, A = V diag(a) Vᵀ (differentiable).
 
     Pass the eigenvectors V of the output family as a constant (A_ω shares V for every ω, so its
@@ -290,7 +293,7 @@ class RematKernelOperator(BlockedKernelOperator):
     products never stores an n × n matrix (memory O(block·n + n·d)).
     """
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         return _remat_matmul(self.kernel, self.X, self.X, C, self.A, self.block_size)
 
 
@@ -302,13 +305,14 @@ class RematCrossOperator(BlockedCrossOperator):
     (chunk·m·n numbers); with it, only the blocks' inputs.
     """
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         return _remat_matmul(self.kernel, self.X_eval, self.X, C, self.A, self.block_size)
 
 
 @partial(jax.jit, static_argnames=("filt", "n_steps", "chunk", "loss"))
 def checkpointed_path_losses(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int,
-                             eval_op: GramOperator, Y_eval: Array, w_eval=None, tau=None, mask=None,
+                             eval_op: GramOperator, Y_eval: Array, w_eval: Array | None = None,
+                             tau: ArrayLike | None = None, mask: Array | None = None,
                              chunk: int = 0, loss: Callable = mse_loss) -> Array:
     """(T,) validation losses of a matrix-free iterative path, reverse-differentiable in bounded memory.
 
@@ -361,7 +365,8 @@ def checkpointed_path_losses(op: GramOperator, Y: Array, filt: IterativeFilter, 
     return jnp.concatenate([losses.reshape(-1)[1:], held_out(last)[None]])  # C_1, …, C_T
 
 
-def minimize(fun: Callable, raw0, optimizer: str = "adam", n_steps: int = 200, learning_rate: float = 0.05):
+def minimize(fun: Callable, raw0: Any, optimizer: str = "adam", n_steps: int = 200,
+             learning_rate: float = 0.05) -> tuple[Any, Array]:
     """Minimise ``fun(raw)`` over an unconstrained pytree with optax, as one ``lax.scan``.
 
     Adam (``optax.adam(learning_rate)``) or L-BFGS (``optax.lbfgs`` with its zoom line search).
@@ -416,6 +421,6 @@ def minimize(fun: Callable, raw0, optimizer: str = "adam", n_steps: int = 200, l
     return run(raw0)
 
 
-def partition_kernel(kernel):
+def partition_kernel(kernel: Kernel) -> tuple[Kernel, Kernel]:
     """(array leaves, rest) of a kernel pytree: its continuous hyperparameters and the static rest."""
     return eqx.partition(kernel, eqx.is_inexact_array)

@@ -81,11 +81,12 @@ Example:
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from .._checks import as_float_array, check_int, check_positive
 from ..errors import ParameterError, ShapeError
@@ -125,7 +126,7 @@ class OKLResult(NamedTuple):
     converged: Array
 
 
-def okl_objective(K: Array, Y: Array, C: Array, L: Array, lam) -> Array:
+def okl_objective(K: Array, Y: Array, C: Array, L: Array, lam: ArrayLike) -> Array:
     """Objective (3) of [DOGP11], dense: ‖Y − KCL‖²/(2λ) + ⟨CᵀKC, L⟩/2 + ‖L‖²/2.
 
     Args:
@@ -147,7 +148,7 @@ def _sylvester_rotated(s: Array, Yt: Array, L: Array, lam) -> Array:
     return ((Yt @ V) / (s[:, None] * a[None, :] + lam)) @ V.T
 
 
-def sylvester_step(s: Array, U: Array, Y: Array, L: Array, lam) -> Array:
+def sylvester_step(s: Array, U: Array, Y: Array, L: Array, lam: ArrayLike) -> Array:
     """The C step of Algorithm 1 (line 3, eq. 6): C with K C L + λ C = Y, K = U diag(s) Uᵀ.
 
     Uses the cached eigendecomposition of K and one of L (d × d): C = U[(UᵀYV) ⊘ (saᵀ + λ)]Vᵀ;
@@ -168,7 +169,7 @@ def sylvester_step(s: Array, U: Array, Y: Array, L: Array, lam) -> Array:
     return U @ _sylvester_rotated(s, U.T @ Y, L, lam)
 
 
-def output_kernel_update(K: Array, C: Array, L_prev: Array, lam) -> Array:
+def output_kernel_update(K: Array, C: Array, L_prev: Array, lam: ArrayLike) -> Array:
     """The L step of Algorithm 1 (lines 4–7): L = argmin over symmetric PSD L of Q(L, C).
 
     E = KC, A = EᵀE, P = ½EᵀC − L_p; L = L_p + Q with Q + (AQ + QA)/(2λ) = P, the exact
@@ -231,7 +232,7 @@ def _reduced_objective(Yt: Array, Ct: Array, L: Array) -> Array:
     return 0.5 * jnp.sum(Yt * Ct) + 0.5 * jnp.sum(L * L)
 
 
-def okl_rotated(s: Array, Yt: Array, lam, L0: Array, max_iter: int, tol) -> tuple:
+def okl_rotated(s: Array, Yt: Array, lam: ArrayLike, L0: Array, max_iter: int, tol: ArrayLike) -> tuple:
     """Algorithm 1 in the eigenbasis of K (pure, jittable; no input checks).
 
     Each iteration forms two candidates from (L, C(L)): the L step of Algorithm 1
@@ -293,7 +294,8 @@ def output_basis(Y: Array, rank: int) -> Array:
     return Vt[:rank].T
 
 
-def output_kernel_learning(K, Y, lam, *, L0=None, max_iter: int = 200, tol: float = 1e-8,
+def output_kernel_learning(K: ArrayLike, Y: ArrayLike, lam: float, *, L0: ArrayLike | None = None,
+                           max_iter: int = 200, tol: float = 1e-8,
                            rank: int | None = None) -> OKLResult:
     """Learn the output kernel L and the coefficients C: Algorithm 1 of [DOGP11], jitted.
 
@@ -347,8 +349,8 @@ def output_kernel_learning(K, Y, lam, *, L0=None, max_iter: int = 200, tol: floa
     return res._replace(coef=coef, output_kernel=W @ res.output_kernel @ W.T)
 
 
-def okl_path(s: Array, U: Array, Y: Array, lambdas: Array, K_eval: Array, max_iter: int, tol,
-             emit=None):
+def okl_path(s: Array, U: Array, Y: Array, lambdas: Array, K_eval: Array, max_iter: int, tol: ArrayLike,
+             emit: Callable[[Array], Any] | None = None) -> Any:
     """Algorithm 1 along a decreasing λ path, each λ warm-started from the previous L ([DOGP11] §5.1).
 
     Pure and jittable (``lax.scan`` over λ, ``lax.while_loop`` inside); the caller vmaps it over

@@ -49,6 +49,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
 from jax.scipy.linalg import cho_factor, cho_solve
 
 from .._checks import as_float_array, check_inputs
@@ -119,7 +120,8 @@ def unique_inputs(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return Xu, inverse.reshape(-1)
 
 
-def merge_repeats(X: np.ndarray, codes: np.ndarray, y: np.ndarray, s: np.ndarray):
+def merge_repeats(X: np.ndarray, codes: np.ndarray, y: np.ndarray, s: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Examples of one task at one input merged into one, as Case 1 of the online algorithm does.
 
     For (5.4) this is exact: the loss Σᵢ sᵢ(yᵢ − g(x, t))² over the examples of a task at x equals
@@ -308,8 +310,8 @@ def check_weights(w: Any, n: int, name: str) -> np.ndarray:
     return w
 
 
-def algorithm4(X, y, tasks, alpha: float, lam: float, kernel: Kernel, task_kernel: Any = None,
-               w=None) -> MixedEffectSolution:
+def algorithm4(X: npt.ArrayLike, y: npt.ArrayLike, tasks: npt.ArrayLike, alpha: float, lam: float, kernel: Kernel,
+               task_kernel: Any = None, w: npt.ArrayLike | None = None) -> MixedEffectSolution:
     """Solve (5.4) with Algorithm 4 of [Din11] (functional interface, no bias term).
 
     Args:

@@ -34,6 +34,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
+from jax.typing import ArrayLike
 
 from .._checks import check_positive, check_unit_interval
 from ..errors import ParameterError, TaskError
@@ -61,10 +63,10 @@ class ExponentialDot(Kernel):
 
     gamma: jax.Array
 
-    def __init__(self, gamma=1.0):
+    def __init__(self, gamma: ArrayLike = 1.0) -> None:
         self.gamma = _checked(gamma, "gamma")
 
-    def __call__(self, X1, X2):
+    def __call__(self, X1: ArrayLike, X2: ArrayLike) -> jax.Array:
         X1, X2 = _pair(X1, X2)
         return jnp.exp(self.gamma * (X1 @ X2.T))
 
@@ -141,7 +143,8 @@ def resolve_task_kernel(task_kernel: Any, default: Kernel, name: str = "task_ker
     return lookup, mapping
 
 
-def mixed_effect_gram(X1, tasks1, X2, tasks2, alpha: float, kernel: Kernel, task_kernel: Any) -> np.ndarray:
+def mixed_effect_gram(X1: npt.ArrayLike, tasks1: npt.ArrayLike, X2: npt.ArrayLike, tasks2: npt.ArrayLike, alpha: float,
+                      kernel: Kernel, task_kernel: Any) -> np.ndarray:
     """Dense mixed-effect kernel matrix (5.2)/(5.5) between (X1, tasks1) and (X2, tasks2).
 
     O(n₁·n₂) memory: for small problems, checks and plots; the solvers never form it.

@@ -153,24 +153,30 @@ class Database:
         """Algorithm 5 line 1: the position of x in x̌, or n when x is new."""
         return self.index.get(key_of(x), self.n)
 
+    def _blocks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The arrays X, G, B (allocated together by the first input)."""
+        if self.X is None or self.G is None or self.B is None:
+            raise RuntimeError("the database holds no input yet")
+        return self.X, self.G, self.B
+
     def _reserve(self, p: int) -> None:
         """Room for one more input (first allocation, or capacity doubled; padding zero)."""
         if self.X is None:
             cap = self.capacity
             self.X, self.G, self.B = np.zeros((cap, p)), np.zeros((cap, cap)), np.zeros((cap, 2))
         elif self.n == self.cap:
-            cap = 2 * self.cap
-            self.X, self.G, self.B = _pad(self.X, (cap, p)), _pad(self.G, (cap, cap)), _pad(self.B, (cap, 2))
+            cap, (X, G, B) = 2 * self.n, self._blocks()
+            self.X, self.G, self.B = _pad(X, (cap, p)), _pad(G, (cap, cap)), _pad(B, (cap, 2))
 
     def task_inputs(self, h, x: np.ndarray) -> np.ndarray:
         """The inputs x̌(h) followed by x: (len(h) + 1, p)."""
-        return np.vstack([self.X[np.asarray(h, np.int64)], x[None]]) if len(h) else x[None]
+        return np.vstack([self._blocks()[0][np.asarray(h, np.int64)], x[None]]) if len(h) else x[None]
 
     def copy(self) -> "Database":
         """An independent copy (a client's download, a passive client's local state)."""
         c = Database(self.kernel, self.alpha, self.lam, capacity=self.capacity)
         if self.X is not None:
-            c.X, c.G, c.B = self.X.copy(), self.G.copy(), self.B.copy()
+            c.X, c.G, c.B = (b.copy() for b in self._blocks())
         c.a, c.n, c.index = self.a.copy(), self.n, dict(self.index)
         return c
 
@@ -181,7 +187,8 @@ class Database:
         n, p = X.shape
         db = cls(kernel, alpha, lam, capacity=max(int(cap), n, 1))
         db._reserve(p)
-        db.X[:n], db.G[:n, :n], db.B[:n] = X, arrays["G"], arrays["B"]
+        dX, dG, dB = db._blocks()
+        dX[:n], dG[:n, :n], dB[:n] = X, arrays["G"], arrays["B"]
         db.a = np.array(arrays["a"], dtype=np.float64)
         db.n, db.index = n, {key_of(x): i for i, x in enumerate(X)}
         return db
@@ -191,7 +198,8 @@ class Database:
         n = self.n
         if self.X is None:
             return {}
-        return {"X": self.X[:n].copy(), "G": self.G[:n, :n].copy(), "B": self.B[:n].copy(), "a": self.a.copy()}
+        X, G, B = self._blocks()
+        return {"X": X[:n].copy(), "G": G[:n, :n].copy(), "B": B[:n].copy(), "a": self.a.copy()}
 
 
 @dataclass
@@ -263,7 +271,8 @@ def _receive(db: Database, rec: TaskRecord, x: np.ndarray, y: float, w: float) -
     old = hh < db.n                                  # Case 3: the new input's row of G and B starts at 0
     G_old, B_old = np.zeros(R.shape), np.zeros(Y.shape)
     if old.any():
-        G_old[np.ix_(old, old)], B_old[old] = db.G[np.ix_(hh[old], hh[old])], db.B[hh[old]]
+        _, G, B = db._blocks()
+        G_old[np.ix_(old, old)], B_old[old] = G[np.ix_(hh[old], hh[old])], B[hh[old]]
     dR = R - _pad(rec.R, R.shape)
     dB = R @ Y - _pad(rec.R @ rec.Y, Y.shape)
     new_a = db.a + dB.sum(axis=0)
@@ -273,11 +282,12 @@ def _receive(db: Database, rec: TaskRecord, x: np.ndarray, y: float, w: float) -
         _check_part(name, part, fix)
     if s == db.n:                                    # Case 3 (Algorithm 8): x̌ ← (x̌, x)
         db._reserve(x.shape[0])
-        db.X[s] = x
+        db._blocks()[0][s] = x
         db.index[key_of(x)] = s
         db.n += 1
-    db.G[np.ix_(hh, hh)] += dR
-    db.B[hh] += dB
+    _, G, B = db._blocks()
+    G[np.ix_(hh, hh)] += dR
+    B[hh] += dB
     db.a = new_a
     if p is None:
         rec.h.append(s)

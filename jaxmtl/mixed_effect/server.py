@@ -57,10 +57,13 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
+
+import os
 
 import jax
 import numpy as np
+import numpy.typing as npt
 
 from .._checks import as_float_array, check_bool, check_inputs
 from ..errors import NotFittedError, ParameterError, ShapeError, TaskError
@@ -126,7 +129,7 @@ class Server:
     """
 
     def __init__(self, alpha: float, lam: float, kernel: Kernel, task_kernel: Any = None,
-                 fit_intercept: bool = False, capacity: int = 16, disclosure: str = "predictions"):
+                 fit_intercept: bool = False, capacity: int = 16, disclosure: str = "predictions") -> None:
         self._alpha, self._lam = check_alpha(alpha), check_lam(lam)
         check_kernel(kernel, "kernel")
         self._lookup, self._mapping = resolve_task_kernel(task_kernel, kernel)
@@ -138,7 +141,7 @@ class Server:
             raise ParameterError(f"disclosure must be one of {DISCLOSURES}; received {disclosure!r}.")
         self._disclosure = disclosure
         self._db = Database(kernel, self._alpha, self._lam, capacity=int(capacity))
-        self._solution = (-1, None)                  # (version, Solution) cache of the shared solve
+        self._solution: tuple[int, Solution | None] = (-1, None)  # (version, Solution) cache of the shared solve
         self._records: dict = {}
         self._n_features: int | None = None
         self.n_received = 0
@@ -153,13 +156,14 @@ class Server:
     n_inputs = property(lambda self: self._db.n)
     n_tasks = property(lambda self: len(self._records))
 
-    def client(self, task) -> "Client":
+    def client(self, task: int | str) -> "Client":
         """The (active) client of ``task``: it sends its examples and predicts."""
         task = check_task_label(task)
         self._lookup(task)
         return Client(self, task)
 
-    def passive_client(self, X, y, w=None, task=None) -> "PassiveClient":
+    def passive_client(self, X: npt.ArrayLike, y: npt.ArrayLike, w: npt.ArrayLike | None = None,
+                       task: int | str | None = None) -> "PassiveClient":
         """A client that keeps its data (X (ℓ, p), y (ℓ,), w (ℓ,)) and only downloads.
 
         ``task`` names its individual kernel when ``task_kernel`` is a mapping; it must not be a
@@ -206,9 +210,11 @@ class Server:
 
     def _shared_solution(self) -> Solution:
         """The shared solve of Algorithm 9 for the current state (cached until the next send)."""
-        if self._solution[0] != self._version:
-            self._solution = (self._version, solve_shared(self._db))
-        return self._solution[1]
+        version, solution = self._solution
+        if solution is None or version != self._version:
+            solution = solve_shared(self._db)
+            self._solution = (self._version, solution)
+        return solution
 
     def _check_features(self, p: int, name: str) -> None:
         if self._n_features is not None and p != self._n_features:
@@ -232,7 +238,7 @@ class Server:
         check_scaled_weight(self._lam, w)
         rec = self._records.get(task)
         new = rec is None
-        if new:
+        if rec is None:
             rec = TaskRecord(self._lookup(task))
         receive(self._db, rec, x, float(y.reshape(())), float(w))
         if new:
@@ -241,14 +247,14 @@ class Server:
         self.n_received += 1
         self._version += 1
 
-    def save(self, path) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Save the whole state (disclosed and undisclosed) to a portable ``.npz``; see :mod:`.state`."""
         from .state import save_server
 
         save_server(self, path)
 
     @classmethod
-    def load(cls, path) -> "Server":
+    def load(cls, path: str | os.PathLike[str]) -> "Server":
         """A server restored from :meth:`save`, bit-identical to the saved one."""
         from .state import load_server
 
@@ -258,13 +264,16 @@ class Server:
 class _Predicting:
     """Input checks and ``predict`` shared by active and passive clients."""
 
+    _server: Server
+    predict_parts: Callable[[Any], tuple[np.ndarray, np.ndarray]]  # each client's own
+
     def _query(self, X) -> np.ndarray:
         with jax.enable_x64(True):
             X = check_inputs(X, "X", allow_1d=False)
         self._server._check_features(X.shape[1], "X")
         return X.astype(np.float64)
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: npt.ArrayLike) -> np.ndarray:
         """(q,) estimates ĝ_j(x) = ḡ(x) + g̃_j(x) (5.3) at X (q, p)."""
         g_bar, g_tilde = self.predict_parts(X)
         return g_bar + g_tilde
@@ -273,16 +282,16 @@ class _Predicting:
 class Client(_Predicting):
     """An active client (task j): ``send`` examples, ``predict`` with Algorithm 9."""
 
-    def __init__(self, server: Server, task):
+    def __init__(self, server: Server, task: int | str) -> None:
         self._server, self._task = server, task
 
     task = property(lambda self: self._task)
 
-    def send(self, x, y, w: float = 1.0) -> None:
+    def send(self, x: npt.ArrayLike, y: float, w: float = 1.0) -> None:
         """Send one example (x (p,), y, w > 0) to the server (Algorithm 5)."""
         self._server._receive(self._task, x, y, w)
 
-    def predict_parts(self, X) -> tuple[np.ndarray, np.ndarray]:
+    def predict_parts(self, X: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(ḡ(X) (with the bias), g̃_j(X)), each (q,): the average task and this task's shift (5.3)."""
         Xq = self._query(X)
         s = self._server
@@ -295,13 +304,14 @@ class Client(_Predicting):
 class PassiveClient(_Predicting):
     """A client that never sends: Algorithm 9 with the 'Passive' branch (lines 8–11)."""
 
-    def __init__(self, server: Server, task, X, y, w, task_kernel: Kernel):
+    def __init__(self, server: Server, task: int | str | None, X: np.ndarray, y: np.ndarray, w: np.ndarray,
+                 task_kernel: Kernel) -> None:
         self._server, self._task = server, task
         self._X, self._y, self._w, self._task_kernel = X, y, w, task_kernel
 
     task = property(lambda self: self._task)
 
-    def predict_parts(self, X) -> tuple[np.ndarray, np.ndarray]:
+    def predict_parts(self, X: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(ḡ, g̃_j) at X, each (q,), as if this client's data had been sent, without sending it."""
         Xq = self._query(X)
         s = self._server

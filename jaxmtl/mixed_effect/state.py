@@ -28,6 +28,9 @@ Example:
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import numpy as np
 
 from ..errors import PersistenceError
@@ -102,12 +105,13 @@ def restore_server(server_cls: type, meta: dict, arrays: dict[str, np.ndarray]):
     return server
 
 
-def save_server(server, path) -> None:
-    """Write ``server``'s whole state to ``path`` (atomically); the same as ``jaxmtl.save(server, path)``."""
+def save_server(server: Any, path: str | os.PathLike[str]) -> None:
+    """Write ``server``'s whole state (a :class:`~jaxmtl.mixed_effect.Server`; typed ``Any`` because the server
+    module imports this one) to ``path`` (atomically); the same as ``jaxmtl.save(server, path)``."""
     save(server, path)
 
 
-def load_server(path):
+def load_server(path: str | os.PathLike[str]) -> Any:
     """Restore a server saved by :func:`save_server`; PersistenceError on any problem, or if
     ``path`` holds something else than a server."""
     obj = load(path)

@@ -22,11 +22,14 @@ computed here for any dictionary (for 𝐊 ⊗ A: Σᵢⱼ eᵢaⱼ/(eᵢaⱼ + 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
+from jax.typing import ArrayLike
 
 from .dictionaries import GramStack
 
@@ -42,9 +45,9 @@ class Predictive(NamedTuple):
       mean: (n_new, T); var_f: (n_new, T) variance of g(x); var_y: var_f + λ (a new noisy output).
     """
 
-    mean: Array
-    var_f: Array
-    var_y: Array
+    mean: Array | np.ndarray  # NumPy from the estimators' predict_distribution
+    var_f: Array | np.ndarray
+    var_y: Array | np.ndarray
 
     def interval(self, level: float = 0.95, noisy: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) Gaussian interval of probability ``level`` for g(x) or, if ``noisy``, y."""
@@ -72,7 +75,8 @@ def _predictive(K, Kx, kxx, Y, A, lam):
     return Predictive(mean, var_f, var_f + lam)
 
 
-def predictive(stack: GramStack, cross: GramStack, diag_new, d, Y, lam, A=None) -> Predictive:
+def predictive(stack: GramStack, cross: GramStack, diag_new: ArrayLike, d: ArrayLike, Y: ArrayLike, lam: ArrayLike,
+               A: ArrayLike | None = None) -> Predictive:
     """Predictive mean and variances of RLS2's two-layer Gaussian model at the MAP weights d.
 
     Args:
@@ -99,7 +103,7 @@ def _dof(K, A, lam):
     return jnp.sum(ea / (ea + lam))
 
 
-def degrees_of_freedom(stack: GramStack, d, lam, A=None) -> Array:
+def degrees_of_freedom(stack: GramStack, d: ArrayLike, lam: ArrayLike, A: ArrayLike | None = None) -> Array:
     """d̂f(λ) of (4.11): tr(𝐊(d)(𝐊(d) + λI)⁻¹) (tr of the hat matrix of 𝐊(d) ⊗ A in general).
 
     Args:
@@ -115,7 +119,8 @@ def degrees_of_freedom(stack: GramStack, d, lam, A=None) -> Array:
     return jax.lax.map(lambda x: _dof(stack.combine(x[0]), A, x[1]), (d, jnp.asarray(lam, d.dtype)))
 
 
-def plot_profiles(df, coefs, names=None, chosen_df: float | None = None, ax=None, title: str | None = None):
+def plot_profiles(df: npt.ArrayLike, coefs: npt.ArrayLike, names: Sequence[str] | None = None,
+                  chosen_df: float | None = None, ax: Any = None, title: str | None = None) -> Any:
     """Coefficient profiles against the degrees of freedom, as [Din11] Figure 4.3.
 
     Args:

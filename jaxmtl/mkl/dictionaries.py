@@ -58,6 +58,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
 
 from .._checks import as_float_array, check_inputs
 from ..errors import ParameterError, ShapeError
@@ -137,7 +138,7 @@ class GramStack(eqx.Module):
         """(m, n₁, n₂)."""
         return (self.scale.shape[0], self.X1.shape[0], self.X2.shape[0])
 
-    def take(self, rows, cols) -> "GramStack":
+    def take(self, rows: npt.ArrayLike, cols: npt.ArrayLike) -> "GramStack":
         """The sub-stack on rows ``rows`` of X₁ and columns ``cols`` of X₂ (index arrays): slices the
         materialised matrices when dense, so one pre-computed stack serves every data split."""
         rows, cols = np.asarray(rows), np.asarray(cols)
@@ -182,7 +183,8 @@ class GramStack(eqx.Module):
         L, ranks = np.asarray(L), np.asarray(ranks)
         high = ranks > n // 2  # the loop stopped at n/2 columns without meeting tol
         level = np.where(high, -1, np.ceil(np.log2(np.maximum(ranks, 1))).astype(int))
-        factors, members = [], []
+        factors: list[tuple[Array, Array | None]] = []
+        members: list[int] = []
         for b in np.unique(level[~high]):
             ks = np.flatnonzero(level == b)
             F = jnp.asarray(L[ks, :, :int(ranks[ks].max())])
@@ -251,7 +253,7 @@ class KernelDictionary:
         ['Gaussian(sigma=1)[all]', 'Linear()[all]']
     """
 
-    def __init__(self, entries: Sequence[BasisKernel]):
+    def __init__(self, entries: Sequence[BasisKernel]) -> None:
         self.entries = tuple(entries)
 
     def __len__(self) -> int:
@@ -288,7 +290,8 @@ class KernelDictionary:
         order = tuple(int(i) for i in np.argsort(flat))
         return tuple(groups), order
 
-    def stack(self, X1, X2=None, scale=None, store: str = "dense") -> GramStack:
+    def stack(self, X1: npt.ArrayLike, X2: npt.ArrayLike | None = None, scale: npt.ArrayLike | None = None,
+              store: str = "dense") -> GramStack:
         """The scaled basis Grams 𝐊ᵏ = s_k K̃_k(X₁, X₂) ([Din11] eq. 3.6).
 
         Args:
@@ -317,11 +320,11 @@ class KernelDictionary:
         st = GramStack(*parts, None, order)
         return GramStack(*parts, _materialise(st), order) if store == "dense" else st
 
-    def diagonal(self, X, scale=None) -> Array:
+    def diagonal(self, X: npt.ArrayLike, scale: npt.ArrayLike | None = None) -> Array:
         """(m, n) the values s_k K̃_k(xᵢ, xᵢ), without forming any Gram (default s_k = 1)."""
         return _diagonal(self.stack(X, scale=scale, store="lazy"))
 
-    def scaling(self, X, rule: str | Any = "trace", y=None) -> np.ndarray:
+    def scaling(self, X: npt.ArrayLike, rule: str | Any = "trace", y: npt.ArrayLike | None = None) -> np.ndarray:
         """The scalings s_k of [Din11] §4.4, computed on the inputs X (n, p).
 
         Args:
@@ -366,13 +369,13 @@ class KernelDictionary:
                 return jnp.sum(w * (jnp.diag(K) - K @ w / nw)) / nw
 
             value = st._per_kernel(lambda K: within(K, pos) + within(K, neg))
-        value = np.asarray(value, np.float64)
-        tiny = np.finfo(np.float64).eps * max(1.0, float(np.max(np.abs(value))))
-        if np.any(value <= tiny):
-            bad = [self.entries[k].describe() for k in np.flatnonzero(value <= tiny)[:3]]
+        stat = np.asarray(value, np.float64)
+        tiny = np.finfo(np.float64).eps * max(1.0, float(np.max(np.abs(stat))))
+        if np.any(stat <= tiny):
+            bad = [self.entries[k].describe() for k in np.flatnonzero(stat <= tiny)[:3]]
             raise ParameterError(f"scaling {rule!r} is undefined for basis kernels whose statistic is zero on X "
                                  f"(a constant feature?): {bad}; drop those kernels or columns.")
-        return 1.0 / value
+        return 1.0 / stat
 
 
 @eqx.filter_jit
@@ -434,12 +437,12 @@ def standard_dictionary(n_features: int, widths: Sequence[float] = STANDARD_WIDT
     from .._checks import check_int, check_positive_array
 
     p = check_int(n_features, "n_features")
-    widths = check_positive_array(widths, "widths")
-    degrees = [check_int(int(q) if float(q) == int(q) else q, "degrees") for q in degrees]
+    sigmas = check_positive_array(widths, "widths")
+    qs = [check_int(int(q) if float(q) == int(q) else q, "degrees") for q in degrees]
     entries = []
     for cols in [None] + [(j,) for j in range(p)]:
-        entries += [BasisKernel(Gaussian(float(s)), cols) for s in widths]
-        entries += [BasisKernel(Polynomial(q, gamma=1.0, coef0=1.0), cols) for q in degrees]
+        entries += [BasisKernel(Gaussian(float(s)), cols) for s in sigmas]
+        entries += [BasisKernel(Polynomial(q, gamma=1.0, coef0=1.0), cols) for q in qs]
     return KernelDictionary(entries)
 
 

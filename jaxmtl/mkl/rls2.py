@@ -40,6 +40,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
+from jax.typing import ArrayLike
 
 from ..operators import separable_solve
 from .dictionaries import GramStack
@@ -113,7 +115,7 @@ def _d_problem(P, C, Y, A, lam, w):
     return jnp.einsum("kit,lit->kl", V, V), jnp.einsum("kit,it->k", V, U), V
 
 
-def rls2_step(stack: GramStack, Y: Array, lam, d: Array, A: Array | None = None, w: Array | None = None,
+def rls2_step(stack: GramStack, Y: Array, lam: ArrayLike, d: Array, A: Array | None = None, w: Array | None = None,
               C0: Array | None = None, solver: str = "cholesky", smo_tol: float = 1e-10,
               smo_max_iter: int = 100_000) -> tuple[Array, Array, Array]:
     """One alternation of Algorithm 3: the c-step (4.2) at d, then the d-step (4.4) at that c.
@@ -132,7 +134,7 @@ def rls2_step(stack: GramStack, Y: Array, lam, d: Array, A: Array | None = None,
     return d_new, C, jnp.linalg.norm(res) / jnp.linalg.norm(Y * w[:, None])
 
 
-def rls2_objective(stack: GramStack, Y: Array, lam, d: Array, C: Array, A: Array | None = None) -> Array:
+def rls2_objective(stack: GramStack, Y: Array, lam: ArrayLike, d: Array, C: Array, A: Array | None = None) -> Array:
     """The objective (4.1): ‖Y − 𝐊(d)CA‖²/(2λ) + tr(Cᵀ𝐊(d)CA)/2."""
     A = _eye_or(A, Y.shape[1], Y.dtype)
     F = stack.combine(d) @ C @ A
@@ -171,7 +173,8 @@ def _solve_jit(stack, Y, lam, A, w, d0, tol, max_iter, solver, smo_tol, smo_max_
     return _solve(stack, Y, lam, A, w, d0, jnp.zeros_like(Y), tol, max_iter, solver, smo_tol, smo_max_iter)
 
 
-def rls2_solve(stack: GramStack, Y, lam, A=None, w=None, d0=None, tol: float = 1e-6, max_iter: int = 1000,
+def rls2_solve(stack: GramStack, Y: ArrayLike, lam: ArrayLike, A: ArrayLike | None = None, w: ArrayLike | None = None,
+               d0: ArrayLike | None = None, tol: float = 1e-6, max_iter: int = 1000,
                solver: str = "auto", smo_tol: float = 1e-10, smo_max_iter: int = 100_000) -> RLS2Result:
     """Algorithm 3 of [Din11] at one λ, from Lemma 6's initial kernel (or ``d0``).
 
@@ -207,7 +210,8 @@ def _path_jit(stack, Y, lambdas, A, w, tol, max_iter, solver, smo_tol, smo_max_i
     return RLS2Path(lambdas, *out)
 
 
-def rls2_path(stack: GramStack, Y, lambdas, A=None, w=None, tol: float = 1e-2, max_iter: int = 200,
+def rls2_path(stack: GramStack, Y: ArrayLike, lambdas: ArrayLike, A: ArrayLike | None = None,
+              w: ArrayLike | None = None, tol: float = 1e-2, max_iter: int = 200,
               solver: str = "auto", smo_tol: float = 1e-8, smo_max_iter: int = 100_000) -> RLS2Path:
     """Algorithm 3 down a grid of λ, largest first, each warm-started at the previous (d, c).
 
@@ -235,7 +239,8 @@ def path_predict(cross: GramStack, path_d: Array, path_C: Array, A: Array | None
     return jax.lax.map(lambda dc: cross.combine(dc[0]) @ dc[1] @ A, (path_d, path_C))
 
 
-def kkt_conditions(stack: GramStack, Y, lam, d, C, A=None, support_tol: float = 1e-12) -> dict:
+def kkt_conditions(stack: GramStack, Y: ArrayLike, lam: ArrayLike, d: ArrayLike, C: ArrayLike,
+                   A: ArrayLike | None = None, support_tol: float = 1e-12) -> dict:
     """Optimality conditions of (3.5)–(3.6) with the square loss at (c, d).
 
     Stationarity in c is (𝐊(d) ⊗ A + λI)c = y (4.2). In d, the gradient of (4.1) is −aₖ/2 with the
@@ -258,8 +263,9 @@ def kkt_conditions(stack: GramStack, Y, lam, d, C, A=None, support_tol: float = 
             "negativity": float(jnp.maximum(0.0, -jnp.min(d)))}
 
 
-def linear_coefficients(X, scale, d, C) -> np.ndarray:
-    """Weights w (p, T) of linear RLS2, w_j = d_j s_j z_j with z = Xᵀc ([Din11] eqs. 4.6–4.7).
+def linear_coefficients(X: npt.ArrayLike, scale: npt.ArrayLike, d: npt.ArrayLike, C: npt.ArrayLike) -> np.ndarray:
+    """Weights w (p, T) of linear RLS2, w_j = d_j s_j z_j with z = Xᵀc ([Din11] eqs. 4.6–4.7), for X (n, p),
+    scale and d (p,), C (n, T).
 
     Valid for the dictionary of linear kernels on each feature (:func:`linear_dictionary`), in its order.
     """

@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import os
 import threading
 import warnings
 from typing import Any
@@ -165,7 +166,7 @@ def _atomic_fit(fit):
         finally:
             active.discard(id(self))
 
-    atomic._jaxmtl_atomic = True
+    atomic._jaxmtl_atomic = True  # type: ignore[attr-defined]
     return atomic
 
 
@@ -277,7 +278,7 @@ class BaseEstimator(PrecisionMixin, _SklearnBase):
             )
         return _centre_and_narrow(arr, getattr(self, "_input_offset_", None))
 
-    def save(self, path) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Save the fitted estimator to a portable file; see :func:`jaxmtl.io.save`."""
         from ..io import save
 

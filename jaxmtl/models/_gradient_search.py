@@ -31,6 +31,8 @@ learned kernel and ω, by the same selection as the grid search.
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -169,7 +171,7 @@ def fit_gradient(est, X: np.ndarray, Y: np.ndarray):
 
     # ---- reparametrisation: v = v0·softplus(r)/softplus(r0), ω = sigmoid(r)
     one = unconstrain({"x": jnp.asarray(1.0, dtype)}, {"x": "positive"})["x"]
-    scales = {"kernel": [jnp.asarray(v, dtype) for v in leaves0], "lam": jnp.asarray(lam0, dtype)}
+    scales: dict[str, Any] = {"kernel": [jnp.asarray(v, dtype) for v in leaves0], "lam": jnp.asarray(lam0, dtype)}
     spec = {"kernel": "positive", "lam": "positive", "omega": "unit"}
     raw0 = {"kernel": [jnp.full(jnp.shape(v), one, dtype) for v in leaves0], "lam": one}
     if learn_omega:

@@ -51,7 +51,7 @@ __all__ = ["TaskLayout", "task_layout", "task_fold_losses", "task_coefficients",
 class TaskLayout(NamedTuple):
     """Rows of each task, padded: ``index`` (T, r) row ids (padding: N), ``valid`` (T, r) bool."""
 
-    index: np.ndarray
+    index: np.ndarray  # type: ignore[assignment]  # the field shadows tuple.index, unused here
     valid: np.ndarray
 
 

@@ -124,7 +124,7 @@ def _in_precision(name: str, method: Callable, convert: bool) -> Callable:
             out = out / out.sum(axis=1, keepdims=True)  # rows computed in float32 sum to 1 in float64 too
         return out
 
-    wrapper._precision_wrapped = True
+    wrapper._precision_wrapped = True  # type: ignore[attr-defined]
     return wrapper
 
 

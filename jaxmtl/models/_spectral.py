@@ -173,8 +173,8 @@ def _predict(kern, X_new, X_fit, C, A):
     return kern(X_new, X_fit) @ C @ A
 
 
-def _best_index(scores: np.ndarray, tolerance: float = 0.01) -> tuple[int, int, int]:
-    """The grid point of least validation loss.
+def _best_index(scores: np.ndarray, tolerance: float = 0.01) -> tuple[int, ...]:
+    """The grid point of least validation loss (an index per grid axis).
 
     For (W, Ω, P, 2 or 3) code losses (squared loss, misclassification rate[, standard error
     over folds of the squared loss]): among the points whose squared loss is within one standard
@@ -266,7 +266,7 @@ class _GridSelection(BaseEstimator):
 
     _default_width_factors = DEFAULT_WIDTH_FACTORS
     _default_n_folds = 5
-    n_repeats = 1  # one k-fold partition, unless an estimator takes ``n_repeats`` as a parameter
+    n_repeats: int | None = 1  # one k-fold partition, unless an estimator takes ``n_repeats`` as a parameter
 
     def _resolve_kernels(self, X: np.ndarray) -> tuple[list[Kernel], np.ndarray | None]:
         if self.kernel is None:
@@ -347,15 +347,15 @@ class _SpectralEstimator(_GridSelection):
         kernel: Kernel | None = None,
         output: Any = "common_similarity",
         filter: Any = "nu_method",
-        selection: str = "kfold",
-        n_folds: int = 5,
+        selection: Any = "kfold",
+        n_folds: int | None = 5,
         n_steps: int | None = None,
         lambdas: Any = None,
         omegas: Any = None,
         width_factors: Any = None,
         validation_fraction: float = 0.2,
         fit_intercept: bool = True,
-        random_state: int = 0,
+        random_state: int | None = 0,
         verbose: bool = False,
     ):
         self.kernel = kernel

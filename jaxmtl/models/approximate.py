@@ -32,11 +32,12 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import check_bool, check_int, check_outputs, check_random_state
 from .._progress import StageReporter
@@ -56,6 +57,7 @@ from ..operators.random_features import RandomFourierFeatures, spectral_samples
 from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
 from ._base import RegressorMixin
 from ._output_scale import output_scales, unscale_fitted
+from .predictors import PredictorMixin, SeparablePredictor
 from ._spectral import (
     _best_index,
     _path_params,
@@ -117,7 +119,13 @@ def _score(kernels, basis, X, Y, rows, ids, n_groups, a, V, filt, params, approx
 _score_jit = jax.jit(_score, static_argnames=("n_groups", "filt", "approximation"))
 
 
-class ApproximationMixin:
+if TYPE_CHECKING:  # the mixin runs inside a _SpectralEstimator: every estimator using it is one
+    _MixinBase = _SpectralEstimator
+else:
+    _MixinBase = object
+
+
+class ApproximationMixin(_MixinBase):
     """Fit and predict through a Nyström or random-feature approximation of the kernel.
 
     Reads the estimator's ``kernel``, ``output``, ``filter``, ``selection`` ('kfold', 'holdout'
@@ -140,6 +148,9 @@ class ApproximationMixin:
     its last, and the classifier breaks near-ties by misclassifications: the approximate fit
     ranks its grid by the squared loss only.
     """
+
+    approximation: str | None  # parameters of the estimators using the mixin
+    n_components: int | None
 
     def _approximation_settings(self, n: int) -> tuple[str, int, str, int]:
         approx = self.approximation
@@ -213,7 +224,7 @@ class ApproximationMixin:
 
         search = widths
         self.width_scores_ = None
-        if len(kernels) > 1:  # width grid on a subsample, uniform centres
+        if widths is not None and len(kernels) > 1:  # width grid on a subsample, uniform centres
             rows_sub = np.sort(np.random.default_rng(seed).choice(n, min(n, WIDTH_SUBSAMPLE), replace=False))
             cap = rows_sub.size if approx == "nystrom" else max(2, (rows_sub.size // 2) & ~1)
             m_sub = min(m, WIDTH_COMPONENTS, cap)
@@ -236,6 +247,7 @@ class ApproximationMixin:
                     kernels, search, sub_scores = _refine_widths(kernels, widths, sub_scores, score)
             iw = _best_index(sub_scores)[0]
             self.width_scores_ = sub_scores
+            assert search is not None  # the searched widths (widths, or their refinement)
             kernels, widths = [kernels[iw]], np.array([search[iw]])
         kernel = kernels[0]
 
@@ -251,7 +263,7 @@ class ApproximationMixin:
         if not np.isfinite(scores).any():
             raise DivergenceError("every path of the approximate grid produced non-finite losses.")
         io, ip = np.unravel_index(int(np.argmin(scores)), scores.shape)
-        _warn_on_edges(None if search is None else float(widths[0]), search, params, ip, filt, False)
+        _warn_on_edges(None if widths is None else float(widths[0]), search, params, ip, filt, False)
         self.approximate_ = True
         self.feature_map_ = fmap
         self.kernel_ = kernel
@@ -265,7 +277,7 @@ class ApproximationMixin:
         self.omegas_ = omegas
         self.best_params_ = {
             "kernel": kernel,
-            "kernel_width": None if search is None else float(widths[0]),
+            "kernel_width": None if widths is None else float(widths[0]),
             "omega": None if omegas is None else float(omegas[io]),
             "param": int(params[ip]) if filt.iterative else float(params[ip]),
         }
@@ -284,12 +296,13 @@ class ApproximationMixin:
             return self._decision_approximate(X)
         return super()._decision(X)
 
-    def predictor(self):
+    def predictor(self) -> SeparablePredictor:
         """The fitted prediction function as a pytree (exact fits only; see ``PredictorMixin``)."""
+        self._check_fitted()
         if getattr(self, "approximate_", False):
             raise ParameterError(f"predictor() needs an exact fit; this {type(self).__name__} was fitted with "
                                  f"approximation={self.approximation!r} (predict in row blocks instead).")
-        return super().predictor()
+        return PredictorMixin.predictor(self)
 
     def _decision_approximate(self, X) -> np.ndarray:
         X = self._validate_predict_inputs(X)
@@ -325,7 +338,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
                  selection: Any = "kfold", n_folds: int = 5, n_steps: int | None = None, lambdas: Any = None,
                  omegas: Any = None, width_factors: Any = None, validation_fraction: float = 0.2,
                  fit_intercept: bool = True, block_size: int = 2048, random_state: int = 0,
-                 verbose: bool = False, normalize_y: bool = True, dtype: Any = None):
+                 verbose: bool = False, normalize_y: bool = True, dtype: Any = None) -> None:
         self.kernel = kernel
         self.approximation = approximation
         self.n_components = n_components
@@ -346,7 +359,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         self.normalize_y = normalize_y
         self.dtype = dtype
 
-    def fit(self, X, y) -> ApproximateKernelRegressor:
+    def fit(self, X: ArrayLike, y: ArrayLike) -> ApproximateKernelRegressor:
         """Select width, ω and the filter parameter on the approximate path; fit on all rows.
 
         Args:
@@ -359,7 +372,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         unscale_fitted(self, scales)
         return self
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, d) predictions ((m,) if fitted on 1-D outputs), in row blocks."""
         F = self._decision_approximate(X)
         return F[:, 0] if self._y_1d else F

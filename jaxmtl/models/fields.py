@@ -25,11 +25,12 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import check_outputs, check_unit_interval
 from ..errors import ParameterError, ShapeError
@@ -58,13 +59,13 @@ def _parts(sigma, gamma, X_new, X_fit, coef):
     return field_operator(X_new, X_fit, sigma, gamma).parts(coef)
 
 
-def angular_error(V_true, V_pred) -> float:
-    """Mean angular error ([BRBV11] eq. 33) between fields, in radians.
+def angular_error(V_true: ArrayLike, V_pred: ArrayLike) -> float:
+    """Mean angular error ([BRBV11] eq. 33) between fields V_true and V_pred, each (n, p), in radians.
 
     arccos of ⟨(v, 1), (v̂, 1)⟩ / (‖(v, 1)‖‖(v̂, 1)‖), averaged over points.
     """
-    a = np.c_[np.asarray(V_true), np.ones(len(V_true))]
-    b = np.c_[np.asarray(V_pred), np.ones(len(V_pred))]
+    a = np.c_[np.asarray(V_true), np.ones(len(V_true))]  # type: ignore[arg-type]  # (n, p): sized
+    b = np.c_[np.asarray(V_pred), np.ones(len(V_pred))]  # type: ignore[arg-type]
     cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
     return float(np.mean(np.arccos(np.clip(cos, -1.0, 1.0))))
 
@@ -98,7 +99,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
                  filter: Any = "nu_method", n_steps: int | None = None, selection: str = "kfold",
                  n_folds: int | None = None, validation_fraction: float = 0.25, width_factors: Any = None,
                  random_state: int = 0, lambdas: Any = None, route: str = "auto", dtype: Any = None,
-                 verbose: bool = False):
+                 verbose: bool = False) -> None:
         self.kernel = kernel
         self.kind = kind
         self.gammas = gammas
@@ -114,7 +115,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.dtype = dtype
         self.verbose = verbose
 
-    def fit(self, X, V) -> "VectorFieldRegressor":
+    def fit(self, X: ArrayLike, V: ArrayLike) -> "VectorFieldRegressor":
         """Fit on (n, p) inputs and (n, p) field values."""
         X = self._validate_fit_inputs(X)
         V, _ = check_outputs(V, X.shape[0], "V")
@@ -132,14 +133,14 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         if self.kernel is not None and not isinstance(self.kernel, Gaussian):
             raise ParameterError(f"kernel must be a Gaussian (or None); received {self.kernel!r}.")
         if self.kind != "auto":
-            vars(self).pop("kind_scores_", None)  # from an earlier fit with kind='auto'
+            self.__dict__.pop("kind_scores_", None)  # from an earlier fit with kind='auto'
             return self._fit_kind(X, V, self.kind)
         self._fit_kind(X, V, "div_curl")
         div_curl = dict(vars(self))
         self._fit_kind(X, V, "independent")
         scores = {"div_curl": div_curl["best_score_"], "independent": self.best_score_}
         if scores["div_curl"] <= scores["independent"]:
-            vars(self).update(div_curl)
+            self.__dict__.update(div_curl)
         self.kind_scores_ = scores
         return self
 
@@ -156,12 +157,12 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.X_fit_ = Xj
         return self
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, p) predicted field."""
         curl, div = self.predict_parts(X)
         return curl + div
 
-    def predict_parts(self, X) -> tuple[np.ndarray, np.ndarray]:
+    def predict_parts(self, X: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(curl-free part, divergence-free part) of the predicted field, each (m, p).
 
         For the 'independent' family (``kind_``) the whole field is returned as the first part.
@@ -171,9 +172,9 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         if self.kind_ == "independent":
             F = self.kernel_(Xn, self.X_fit_) @ self.coef_
             return np.asarray(F), np.zeros(F.shape)
-        curl, div = _parts(self.kernel_.sigma, jnp.asarray(self.gamma_, Xn.dtype), Xn, self.X_fit_, self.coef_)
+        curl, div = _parts(cast(Gaussian, self.kernel_).sigma, jnp.asarray(self.gamma_, Xn.dtype), Xn, self.X_fit_, self.coef_)
         return np.asarray(curl), np.asarray(div)
 
-    def score(self, X, V) -> float:
+    def score(self, X: ArrayLike, V: ArrayLike) -> float:
         """Negative mean angular error (higher is better)."""
         return -angular_error(V, self.predict(X))

@@ -38,14 +38,15 @@ import warnings
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import check_bool, check_int, check_output_matrix, check_outputs, check_random_state
 from ..errors import LabelError, ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..operators import SeparableOperator
 from ..selection import kfold_masks
-from ..solvers import (SMO_LOSSES, coordinate_descent, coordinate_descent_path, fixed_point, fixed_point_path,
-                       get_loss, smo, smo_path)
+from ..solvers import (SMO_LOSSES, Loss, coordinate_descent, coordinate_descent_path, fixed_point,
+                       fixed_point_path, get_loss, smo, smo_path)
 from ..solvers._common import check_C
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ._precision import in_working_precision
@@ -60,7 +61,7 @@ SOLVERS = ("auto", "smo", "fixed_point", "coordinate_descent")
 try:
     from sklearn.exceptions import ConvergenceWarning
 except ImportError:  # pragma: no cover - exercised only without scikit-learn
-    class ConvergenceWarning(UserWarning):
+    class ConvergenceWarning(UserWarning):  # type: ignore[no-redef]
         pass
 
 
@@ -86,8 +87,10 @@ class _KernelMachineBase(BaseEstimator):
 
     _classifier = False
 
-    def __init__(self, loss="square", C=None, kernel=None, epsilon=0.1, output=None, fit_intercept=True,
-                 solver="auto", Cs=None, n_folds=5, tol=1e-4, max_iter=None, random_state=0, dtype=None):
+    def __init__(self, loss: str | Loss = "square", C: float | None = None, kernel: Kernel | None = None,
+                 epsilon: float = 0.1, output: str | ArrayLike | None = None, fit_intercept: bool = True,
+                 solver: str = "auto", Cs: ArrayLike | None = None, n_folds: int = 5, tol: float = 1e-4,
+                 max_iter: int | None = None, random_state: int | None = 0, dtype: DTypeLike | None = None) -> None:
         self.loss = loss
         self.C = C
         self.kernel = kernel
@@ -237,7 +240,7 @@ class KernelMachine(RegressorMixin, _KernelMachineBase):
       selected), n_features_in_.
     """
 
-    def fit(self, X, y) -> "KernelMachine":
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "KernelMachine":
         """Fit on (n, p) inputs and (n,) or (n, d) targets (±1 for the classification losses)."""
         X = self._validate_fit_inputs(X)
         Y, self._y_1d = check_outputs(y, X.shape[0], "y")
@@ -248,7 +251,7 @@ class KernelMachine(RegressorMixin, _KernelMachineBase):
                              "class labels of any kind.")
         return self._fit_targets(X, Y.astype(X.dtype))
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, d) real-valued outputs ((m,) when fitted on 1-D y); no sign is taken."""
         F = self._decision(X)
         return F[:, 0] if self._y_1d else F
@@ -272,12 +275,14 @@ class KernelMachineClassifier(ClassifierMixin, _KernelMachineBase):
 
     _classifier = True
 
-    def __init__(self, loss="hinge", C=None, kernel=None, epsilon=0.1, output=None, fit_intercept=True,
-                 solver="auto", Cs=None, n_folds=5, tol=1e-4, max_iter=None, random_state=0, dtype=None):
+    def __init__(self, loss: str | Loss = "hinge", C: float | None = None, kernel: Kernel | None = None,
+                 epsilon: float = 0.1, output: str | ArrayLike | None = None, fit_intercept: bool = True,
+                 solver: str = "auto", Cs: ArrayLike | None = None, n_folds: int = 5, tol: float = 1e-4,
+                 max_iter: int | None = None, random_state: int | None = 0, dtype: DTypeLike | None = None) -> None:
         super().__init__(loss, C, kernel, epsilon, output, fit_intercept, solver, Cs, n_folds, tol, max_iter,
                          random_state, dtype)
 
-    def fit(self, X, y) -> "KernelMachineClassifier":
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "KernelMachineClassifier":
         """Fit on (n, p) inputs and (n,) labels of any hashable type (at least two classes)."""
         X = self._validate_fit_inputs(X)
         classes, codes = _encode_labels(y)
@@ -293,12 +298,12 @@ class KernelMachineClassifier(ClassifierMixin, _KernelMachineBase):
             Y[np.arange(X.shape[0]), codes] = 1.0
         return self._fit_targets(X, Y.astype(X.dtype))
 
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """(m,) scores for two classes (positive ↦ ``classes_[1]``), else (m, n_classes)."""
         F = self._decision(X)
         return F[:, 0] if F.shape[1] == 1 else F
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """(m,) labels in the dtype of ``classes_``: sign rule (two classes) or argmax (31)."""
         F = self._decision(X)
         idx = (F[:, 0] >= 0).astype(int) if F.shape[1] == 1 else np.argmax(F, axis=1)

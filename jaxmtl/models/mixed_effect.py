@@ -25,6 +25,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import as_float_array, check_bool, check_fraction, check_random_state
 from ..errors import ParameterError, ShapeError
@@ -132,7 +133,7 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, alpha: float | None = None, lam: float | None = None, kernel: Kernel | None = None,
                  task_kernel: Any = None, fit_intercept: bool = True, alphas: Any = None, lams: Any = None,
-                 validation_fraction: float = 0.2, random_state: int | None = 0, dtype: Any = None):
+                 validation_fraction: float = 0.2, random_state: int | None = 0, dtype: Any = None) -> None:
         self.alpha = alpha
         self.lam = lam
         self.kernel = kernel
@@ -194,7 +195,7 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         return jnp.asarray(Y, prep.C.dtype)
 
     # ------------------------------------------------------------------ API
-    def fit(self, X, y, tasks, sample_weight=None) -> "MixedEffectRegressor":
+    def fit(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike, sample_weight: ArrayLike | None = None) -> "MixedEffectRegressor":
         """Fit on long-form data X (ℓ, p), y (ℓ,), tasks (ℓ,) (any hashable labels)."""
         X = self._validate_fit_inputs(X)
         y = as_float_array(y, "y", ndim=(1, 2))
@@ -203,10 +204,10 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         y = y.reshape(-1).astype(np.float64)
         codes, labels = check_tasks(tasks, X.shape[0])
         fi = check_bool(self.fit_intercept, "fit_intercept")
-        alphas = ALPHAS if self.alphas is None else np.atleast_1d(as_float_array(self.alphas, "alphas", ndim=(0, 1)))
-        lams = LAMS if self.lams is None else np.atleast_1d(as_float_array(self.lams, "lams", ndim=(0, 1)))
-        alphas = [check_alpha(a, "alphas") for a in alphas] if self.alpha is None else [check_alpha(self.alpha)]
-        lams = [check_lam(v, "lams") for v in lams] if self.lam is None else [check_lam(self.lam)]
+        alpha_grid = ALPHAS if self.alphas is None else np.atleast_1d(as_float_array(self.alphas, "alphas", ndim=(0, 1)))
+        lam_grid = LAMS if self.lams is None else np.atleast_1d(as_float_array(self.lams, "lams", ndim=(0, 1)))
+        alphas = [check_alpha(a, "alphas") for a in alpha_grid] if self.alpha is None else [check_alpha(self.alpha)]
+        lams = [check_lam(v, "lams") for v in lam_grid] if self.lam is None else [check_lam(self.lam)]
         s = np.ones(len(y)) if sample_weight is None else as_float_array(sample_weight, "sample_weight", ndim=1)
         if s.shape != y.shape:
             raise ShapeError(f"sample_weight must have shape {y.shape}; received {s.shape}.")
@@ -245,7 +246,7 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         self.X_unique_, self.X_fit_, self.task_codes_, self.tasks_ = Xu, X, codes, labels
         return self
 
-    def predict_parts(self, X, tasks) -> tuple[np.ndarray, np.ndarray]:
+    def predict_parts(self, X: ArrayLike, tasks: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(ḡ(X) + intercept, g̃ₜ(X)): the average task and each row's task shift (5.3).
 
         Rows of a task not seen in ``fit`` get g̃ = 0 (their estimate is the average task).
@@ -262,12 +263,12 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         g_bar, g_tilde = predict_query(query, jnp.asarray(self.coef_unique_), jnp.asarray(self.coef_), self.alpha_)
         return np.asarray(g_bar) + self.intercept_, np.asarray(g_tilde)
 
-    def predict(self, X, tasks) -> np.ndarray:
+    def predict(self, X: ArrayLike, tasks: ArrayLike) -> np.ndarray:
         """(q,) predictions ḡ(x) + g̃ₜ(x) + intercept for inputs X of tasks ``tasks``."""
         g_bar, g_tilde = self.predict_parts(X, tasks)
         return g_bar + g_tilde
 
-    def score(self, X, y, tasks, sample_weight=None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """R² = 1 − Σ s(y − ŷ)² / Σ s(y − ȳ)² of ``predict(X, tasks)`` (scikit-learn's ``r2_score``)."""
         pred = self.predict(X, tasks)
         y = as_float_array(y, "y", ndim=1)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from ..errors import LabelError, ParameterError, ShapeError
+from ..filters.spectral import SpectralFilter
 from ..kernels import outputs as _outputs
+from ..kernels.scalar import Kernel
 from ..paths.eigen import code_losses
 from ._base import ClassifierMixin
 from ._gradient_search import check_search
@@ -52,13 +55,13 @@ def _encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
         if any(x is None or (isinstance(x, float) and not np.isfinite(x)) for x in items):
             raise LabelError("y holds None or NaN labels; every example needs a class.")
         try:
-            classes = sorted(set(items))
+            ordered = sorted(set(items))
         except TypeError:
-            classes = list(dict.fromkeys(items))
-        index = {c: i for i, c in enumerate(classes)}
+            ordered = list(dict.fromkeys(items))
+        index = {c: i for i, c in enumerate(ordered)}
         codes = np.array([index[x] for x in items])
-        out = np.empty(len(classes), dtype=object)
-        out[:] = classes
+        out = np.empty(len(ordered), dtype=object)
+        out[:] = ordered
         return out, codes
     classes, codes = np.unique(arr, return_inverse=True)
     return classes, codes.reshape(-1)
@@ -124,11 +127,14 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
 
     _loss = staticmethod(code_losses)
 
-    def __init__(self, kernel=None, output="common_similarity", filter="nu_method",
-                 selection="kfold", n_folds=5, n_steps=None, lambdas=None, omegas=None,
-                 width_factors=None, validation_fraction=0.2, fit_intercept=True,
-                 random_state=0, verbose=False, coding="one_vs_all", approximation=None, n_components=None,
-                 search="grid", dtype=None, n_repeats=None):
+    def __init__(self, kernel: Kernel | None = None, output: str | ArrayLike = "common_similarity",
+                 filter: str | SpectralFilter = "nu_method", selection: str | ArrayLike = "kfold",
+                 n_folds: int | None = 5, n_steps: int | None = None, lambdas: ArrayLike | None = None,
+                 omegas: ArrayLike | None = None, width_factors: ArrayLike | None = None,
+                 validation_fraction: float = 0.2, fit_intercept: bool = True, random_state: int | None = 0,
+                 verbose: bool = False, coding: str = "one_vs_all", approximation: str | None = None,
+                 n_components: int | None = None, search: str = "grid", dtype: DTypeLike | None = None,
+                 n_repeats: int | None = None) -> None:
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.coding = coding
@@ -179,7 +185,7 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
             raise ParameterError(f"coding (a, b) needs a > b; received {self.coding!r}.")
         return a, b
 
-    def fit(self, X, y) -> "MultiClassClassifier":
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "MultiClassClassifier":
         """Fit on (n, p) inputs and n labels of any hashable type (at least two classes).
 
         Args:
@@ -194,13 +200,13 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
         self.proba_scale_ = _fit_softmax_scale(self._decision(X), codes, a - b)
         return self
 
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Scores: (m, n_classes), or (m,) for two classes (score of ``classes_[1]`` minus that of
         ``classes_[0]``: positive means ``classes_[1]``, as in scikit-learn)."""
         F = self._decision(X)
         return F[:, 1] - F[:, 0] if F.shape[1] == 2 else F
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """(m, n_classes) class probabilities: the softmax of the coded scores times ``proba_scale_``.
 
         The scale is the one (on a log grid of 41 values in [1, 1000]/(a − b)) that minimises the
@@ -211,12 +217,12 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
         """
         return _softmax(self._decision(X) * self.proba_scale_)
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """(m,) predicted labels by the argmax rule (eq. 31), in the dtype of ``classes_``."""
         F = self._decision(X)  # checks that the model is fitted
         return self.classes_[np.argmax(F, axis=1)]
 
-    def score(self, X, y, sample_weight=None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Accuracy (weighted by ``sample_weight`` when given)."""
         pred = self.predict(X)
         y = np.asarray(y)
@@ -224,4 +230,4 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
             y = y[:, 0]
         if y.shape != pred.shape:
             raise ShapeError(f"y must have shape {pred.shape}; received {y.shape}.")
-        return float(np.average(pred == y, weights=sample_weight))
+        return float(np.average(pred == y, weights=None if sample_weight is None else np.asarray(sample_weight)))

@@ -28,11 +28,12 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import check_bool, check_outputs, check_unit_interval
 from ..errors import ParameterError, ShapeError, TaskError
@@ -128,7 +129,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
                  validation_fraction: float = 0.25, width_factors: Any = None,
                  fit_intercept: bool = True, random_state: int = 0, lambdas: Any = None,
                  route: str = "auto", family: str = "auto", n_repeats: int | None = None,
-                 dtype: Any = None, verbose: bool = False):
+                 dtype: Any = None, verbose: bool = False) -> None:
         self.kernel = kernel
         self.omegas = omegas
         self.filter = filter
@@ -168,7 +169,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
             return _step_grid(DEFAULT_STEPS.get(filt.name, 150) * 2**STEP_DOUBLINGS)
         return _SpectralEstimator._resolve_params(self, filt, 1.0)
 
-    def fit(self, X, y, tasks) -> "MultiTaskRegressor":
+    def fit(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike) -> "MultiTaskRegressor":
         """Fit on long-form data.
 
         Args:
@@ -213,9 +214,9 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
             kernels, widths = self._resolve_kernels(X)
             fit, scores["independent"], _ = select_independent(
                 np.asarray(X, dtype), Y[:, 0], codes, len(labels), masks, filt, self._independent_params(filt),
-                [float(kernels[0].sigma)] if widths is None else widths,
+                np.array([float(cast(Gaussian, kernels[0]).sigma)]) if widths is None else widths,
                 refine=self.kernel is None and self.width_factors is None)
-        self.family_ = min(scores, key=scores.get) if family == "auto" else family
+        self.family_ = min(scores, key=lambda f: scores[f]) if family == "auto" else family
         self.family_scores_ = scores if family == "auto" else {}
         if self.family_ == "independent":
             self.coef_, self.X_fit_ = fit.coef, fit.X
@@ -226,7 +227,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.y_mean_, self.tasks_ = y_mean, labels
         return self
 
-    def predict(self, X, tasks) -> np.ndarray:
+    def predict(self, X: ArrayLike, tasks: ArrayLike) -> np.ndarray:
         """(m,) predictions for inputs X of the given (known) tasks."""
         X = self._validate_predict_inputs(X)
         codes, _ = check_tasks(tasks, X.shape[0], known=self.tasks_)
@@ -238,7 +239,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
                      jnp.asarray(X, self.X_fit_.dtype), self.X_fit_, same, self.coef_)
         return np.asarray(F) + self.y_mean_
 
-    def score(self, X, y, tasks) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike) -> float:
         """Explained variance 1 − MSE / Var(y) over all tasks (the School score)."""
         pred = self.predict(X, tasks)
         y, _ = check_outputs(y, pred.shape[0], "y")

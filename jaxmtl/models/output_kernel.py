@@ -59,6 +59,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import (
     check_bool,
@@ -69,7 +70,7 @@ from .._checks import (
 )
 from .._progress import StageReporter
 from ..errors import GridEdgeWarning, ParameterError, ShapeError
-from ..kernels.scalar import Gaussian
+from ..kernels.scalar import Gaussian, Kernel
 from ..learning.output_kernel import okl_path, output_basis, output_kernel_learning
 from ..paths.eigen import code_losses, mse_loss
 from ..selection.criteria import fold_rows, fold_sizes
@@ -154,9 +155,11 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
     _default_width_factors = DEFAULT_WIDTH_FACTORS
     _loss = staticmethod(mse_loss)
 
-    def __init__(self, kernel=None, lambdas=None, width_factors=None, rank=None, selection="kfold",
-                 n_folds=5, validation_fraction=0.2, max_iter=200, tol=1e-6, fit_intercept=True,
-                 random_state=0, verbose=False, dtype=None):
+    def __init__(self, kernel: Kernel | None = None, lambdas: ArrayLike | None = None,
+                 width_factors: ArrayLike | None = None, rank: int | None = None, selection: str | ArrayLike = "kfold",
+                 n_folds: int | None = 5, validation_fraction: float = 0.2, max_iter: int = 200, tol: float = 1e-6,
+                 fit_intercept: bool = True, random_state: int | None = 0, verbose: bool = False,
+                 dtype: DTypeLike | None = None) -> None:
         self.kernel = kernel
         self.lambdas = lambdas
         self.width_factors = width_factors
@@ -293,7 +296,7 @@ class OutputKernelRegressor(RegressorMixin, _OutputKernelBase):
 
     Attributes (after fit):""" + _ATTRS_DOC + "\n    ")
 
-    def fit(self, X, y) -> OutputKernelRegressor:
+    def fit(self, X: ArrayLike, y: ArrayLike) -> OutputKernelRegressor:
         """Select (kernel, λ) by cross-validation and fit on all rows.
 
         Args:
@@ -303,7 +306,7 @@ class OutputKernelRegressor(RegressorMixin, _OutputKernelBase):
         Y, self._y_1d = check_outputs(y, X.shape[0], "y")
         return self._fit_outputs(X, Y.astype(X.dtype))
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, d) predictions ((m,) if fitted on 1-D outputs)."""
         F = self._decision(X)
         return F[:, 0] if self._y_1d else F
@@ -324,9 +327,11 @@ class OutputKernelClassifier(ClassifierMixin, _OutputKernelBase):
 
     _loss = staticmethod(code_losses)
 
-    def __init__(self, kernel=None, lambdas=None, width_factors=None, rank=None, selection="kfold",
-                 n_folds=5, validation_fraction=0.2, max_iter=200, tol=1e-6, fit_intercept=True,
-                 random_state=0, verbose=False, coding="one_vs_all", dtype=None):
+    def __init__(self, kernel: Kernel | None = None, lambdas: ArrayLike | None = None,
+                 width_factors: ArrayLike | None = None, rank: int | None = None, selection: str | ArrayLike = "kfold",
+                 n_folds: int | None = 5, validation_fraction: float = 0.2, max_iter: int = 200, tol: float = 1e-6,
+                 fit_intercept: bool = True, random_state: int | None = 0, verbose: bool = False,
+                 coding: str = "one_vs_all", dtype: DTypeLike | None = None) -> None:
         super().__init__(kernel, lambdas, width_factors, rank, selection, n_folds, validation_fraction,
                          max_iter, tol, fit_intercept, random_state, verbose, dtype)
         self.coding = coding
@@ -334,7 +339,7 @@ class OutputKernelClassifier(ClassifierMixin, _OutputKernelBase):
     _code_values = MultiClassClassifier._code_values
     _coded_targets = MultiClassClassifier._coded_targets
 
-    def fit(self, X, y) -> OutputKernelClassifier:
+    def fit(self, X: ArrayLike, y: ArrayLike) -> OutputKernelClassifier:
         """Fit on (n, p) inputs and n labels of any hashable type (at least two classes)."""
         X = self._validate_fit_inputs(X)
         codes, Y, (a, b) = self._coded_targets(X, y)
@@ -342,15 +347,15 @@ class OutputKernelClassifier(ClassifierMixin, _OutputKernelBase):
         self.proba_scale_ = _fit_softmax_scale(self._decision(X), codes, a - b)
         return self
 
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Scores (m, n_classes), or (m,) for two classes (``classes_[1]`` minus ``classes_[0]``)."""
         F = self._decision(X)
         return F[:, 1] - F[:, 0] if F.shape[1] == 2 else F
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """(m, n_classes) softmax of the scores times ``proba_scale_`` (as MultiClassClassifier)."""
         return _softmax(self._decision(X) * self.proba_scale_)
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """(m,) labels by the argmax rule, in the dtype of ``classes_``."""
         return self.classes_[np.argmax(self._decision(X), axis=1)]

@@ -17,6 +17,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -56,10 +58,22 @@ class SeparablePredictor(eqx.Module):
         return F[0] if single else F
 
 
+class _SeparableFit(Protocol):
+    """What :meth:`PredictorMixin.predictor` reads from a fitted estimator."""
+
+    X_fit_: jax.Array
+    kernel_: Kernel
+    coef_: Any
+    output_matrix_: Any
+    y_mean_: Any
+
+    def _check_fitted(self, attribute: str = "coef_") -> None: ...
+
+
 class PredictorMixin:
     """Adds :meth:`predictor` to estimators fitted with a separable kernel."""
 
-    def predictor(self) -> SeparablePredictor:
+    def predictor(self: _SeparableFit) -> SeparablePredictor:
         """The fitted prediction function as a pytree (decision scores for classifiers)."""
         self._check_fitted()
         dtype = self.X_fit_.dtype

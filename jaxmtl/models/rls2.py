@@ -29,15 +29,18 @@ from __future__ import annotations
 
 import warnings
 from functools import partial
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import check_bool, check_int, check_outputs, check_output_matrix, check_positive, check_random_state
 from ..errors import LabelError, ParameterError
+from ..kernels.scalar import Kernel
 from ..mkl.bayes import Predictive, predictive
-from ..mkl.dictionaries import KernelDictionary, dictionary, linear_dictionary, standard_dictionary
+from ..mkl.dictionaries import BasisKernel, KernelDictionary, dictionary, linear_dictionary, standard_dictionary
 from ..mkl.rls2 import _c_step, _path_jit, _resolve_solver, path_predict
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from .multiclass import _encode_labels
@@ -129,9 +132,12 @@ class _RLS2Base(BaseEstimator):
 
     _one_vs_all = False
 
-    def __init__(self, kernels="standard", lambdas=None, n_lambdas=30, lambda_range=(1e-6, 1e6), lam=None,
-                 scaling="trace", standardize=True, fit_intercept=True, output_matrix=None, cv=5, tol=1e-2,
-                 max_iter=200, solver="auto", store="auto", random_state=0, single_kernels=True, dtype=None):
+    def __init__(self, kernels: str | KernelDictionary | Sequence[Kernel | BasisKernel | tuple] = "standard", lambdas: ArrayLike | None = None,
+                 n_lambdas: int = 30, lambda_range: tuple[float, float] = (1e-6, 1e6), lam: float | None = None,
+                 scaling: str | ArrayLike = "trace", standardize: bool = True, fit_intercept: bool = True,
+                 output_matrix: ArrayLike | None = None, cv: int = 5, tol: float = 1e-2, max_iter: int = 200,
+                 solver: str = "auto", store: str = "auto", random_state: int | None = 0, single_kernels: bool = True,
+                 dtype: DTypeLike | None = None) -> None:
         self.kernels = kernels
         self.lambdas = lambdas
         self.n_lambdas = n_lambdas
@@ -304,7 +310,7 @@ class _RLS2Base(BaseEstimator):
         self.X_fit_ = Xs
         self.n_kernels_ = np.count_nonzero(self.d_, axis=-1)
         pd = np.asarray(full.d)
-        self.path_ = {"lambdas": np.asarray(grid), "d": pd, "n_kernels": np.count_nonzero(pd > 0, axis=-1),
+        self.path_: dict[str, Any] = {"lambdas": np.asarray(grid), "d": pd, "n_kernels": np.count_nonzero(pd > 0, axis=-1),
                       "n_iter": np.asarray(full.n_iter), "converged": np.asarray(full.converged),
                       "cv_score": cv_scores, "best_index": best}
         self.coef_ = self.dual_coef_  # marks the model as fitted (BaseEstimator._check_fitted)
@@ -351,13 +357,13 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
       n_features_in_.
     """
 
-    def fit(self, X, y) -> "RLS2Regressor":
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "RLS2Regressor":
         """Fit on X (n, p) and y (n,) or (n, T); returns self."""
         X = self._validate_fit_inputs(X)
         Y, self._y_1d = check_outputs(y, X.shape[0], "y")
         return self._fit_targets(X, Y.astype(X.dtype))
 
-    def predict(self, X, return_std: bool = False):
+    def predict(self, X: ArrayLike, return_std: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """(m,) or (m, T) predictions; with ``return_std`` also the predictive std of a new output
         under the MAP view of [Din11] §4.2 (:func:`jaxmtl.mkl.predictive`)."""
         if not return_std:
@@ -367,7 +373,7 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
         mean, sd = np.asarray(post.mean), np.sqrt(np.asarray(post.var_y))
         return (mean[:, 0], sd[:, 0]) if self._y_1d else (mean, sd)
 
-    def predict_distribution(self, X) -> Predictive:
+    def predict_distribution(self, X: ArrayLike) -> Predictive:
         """The posterior of the two-layer Gaussian model at the learned weights ([Din11] §4.2)."""
         Xs = self._prepare_X(self._validate_predict_inputs(X))
         diag = self.dictionary_.diagonal(Xs, self.scale_)
@@ -389,13 +395,16 @@ class RLS2Classifier(ClassifierMixin, _RLS2Base):
       others as :class:`RLS2Regressor`.
     """
 
-    def __init__(self, kernels="standard", lambdas=None, n_lambdas=30, lambda_range=(1e-6, 1e6), lam=None,
-                 scaling="trace", standardize=True, fit_intercept=False, output_matrix=None, cv=5, tol=1e-2,
-                 max_iter=200, solver="auto", store="auto", random_state=0, single_kernels=True, dtype=None):
+    def __init__(self, kernels: str | KernelDictionary | Sequence[Kernel | BasisKernel | tuple] = "standard", lambdas: ArrayLike | None = None,
+                 n_lambdas: int = 30, lambda_range: tuple[float, float] = (1e-6, 1e6), lam: float | None = None,
+                 scaling: str | ArrayLike = "trace", standardize: bool = True, fit_intercept: bool = False,
+                 output_matrix: ArrayLike | None = None, cv: int = 5, tol: float = 1e-2, max_iter: int = 200,
+                 solver: str = "auto", store: str = "auto", random_state: int | None = 0, single_kernels: bool = True,
+                 dtype: DTypeLike | None = None) -> None:
         super().__init__(kernels, lambdas, n_lambdas, lambda_range, lam, scaling, standardize, fit_intercept,
                          output_matrix, cv, tol, max_iter, solver, store, random_state, single_kernels, dtype)
 
-    def fit(self, X, y) -> "RLS2Classifier":
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "RLS2Classifier":
         """Fit on X (n, p) and labels y (n,) of any hashable type; returns self."""
         X = self._validate_fit_inputs(X)
         classes, codes = _encode_labels(y)
@@ -422,12 +431,12 @@ class RLS2Classifier(ClassifierMixin, _RLS2Base):
         err = np.einsum("kn,...kln->...kl", held, wrong + 1e-3 * mse) / np.sum(held, 1)[:, None]
         return err.mean(-2)
 
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """(m,) scores (positive: ``classes_[1]``) or (m, n_classes) one-versus-all confidences."""
         F = self._decision(X)
         return F if self._one_vs_all else F[:, 0]
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """(m,) labels in the dtype of ``classes_``: sign rule, or argmax one-versus-all."""
         F = self.decision_function(X)
         return self.classes_[np.argmax(F, 1)] if self._one_vs_all else self.classes_[(F >= 0).astype(int)]

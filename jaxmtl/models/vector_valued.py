@@ -3,8 +3,11 @@ r"""VectorValuedRegressor: f: ℝᵖ → ℝᵈ with Γ(x, x') = K(x, x')·A and
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import check_outputs
+from ..filters.spectral import SpectralFilter
+from ..kernels.scalar import Kernel
 from ._base import RegressorMixin
 from ._gradient_search import check_search
 from ._output_scale import output_scales, unscale_fitted
@@ -67,10 +70,13 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
       on the features ``feature_map_``, cv_scores_ (n_omegas, n_params).
     """
 
-    def __init__(self, kernel=None, output="common_similarity", filter="nu_method", selection="kfold",
-                 n_folds=5, n_steps=None, lambdas=None, omegas=None, width_factors=None,
-                 validation_fraction=0.2, fit_intercept=True, random_state=0, verbose=False,
-                 approximation=None, n_components=None, search="grid", dtype=None, normalize_y=True):
+    def __init__(self, kernel: Kernel | None = None, output: str | ArrayLike = "common_similarity",
+                 filter: str | SpectralFilter = "nu_method", selection: str | ArrayLike = "kfold",
+                 n_folds: int | None = 5, n_steps: int | None = None, lambdas: ArrayLike | None = None,
+                 omegas: ArrayLike | None = None, width_factors: ArrayLike | None = None,
+                 validation_fraction: float = 0.2, fit_intercept: bool = True, random_state: int | None = 0,
+                 verbose: bool = False, approximation: str | None = None, n_components: int | None = None,
+                 search: str = "grid", dtype: DTypeLike | None = None, normalize_y: bool = True) -> None:
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.normalize_y = normalize_y
@@ -79,7 +85,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         self.search = search
         self.dtype = dtype
 
-    def fit(self, X, y) -> "VectorValuedRegressor":
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "VectorValuedRegressor":
         """Select the hyperparameters on the path and fit on all data.
 
         Args:
@@ -94,12 +100,12 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         unscale_fitted(self, scales)
         return self
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, d) predictions ((m,) if fitted on 1-D outputs)."""
         F = self._decision(X)
         return F[:, 0] if self._y_1d else F
 
-    def score(self, X, y, sample_weight=None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Coefficient of determination R², averaged uniformly over outputs (as scikit-learn's
         ``r2_score(..., multioutput='uniform_average')``)."""
         F = self._decision(X)

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike, DTypeLike
 
 from ..errors import ShapeError
 
@@ -78,7 +79,7 @@ def separable_eigh(K: Array, A: Array) -> SeparableEigh:
 CHOLESKY_MAX_OUTPUTS = 16  # above this many outputs one eigh of K is cheaper than d Cholesky solves
 
 
-def separable_solve(K: Array, A: Array, Y: Array, lam) -> Array:
+def separable_solve(K: Array, A: Array, Y: Array, lam: ArrayLike) -> Array:
     """Tikhonov coefficients for one λ: C with K C A + nλ C = Y, i.e. (K ⊗ A + nλI) vec C = vec Y.
 
     Rotates the outputs onto the eigenvectors of A (A = V diag(a) Vᵀ, d × d). For d ≤
@@ -161,7 +162,7 @@ class SeparableOperator(GramOperator):
     def shape(self):
         return (self.K.shape[0], self.A.shape[0])
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         return self.K @ C @ self.A
 
     def eigh(self) -> SeparableEigh:
@@ -183,11 +184,12 @@ class DenseOperator(GramOperator):
     def shape(self):
         return (self.G.shape[0] // self.d, self.d)
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         return (self.G @ C.reshape(-1)).reshape(C.shape)
 
 
-def max_eigenvalue(mv, shape, dtype, num_iters: int = 20, key=None, safety: float = 1.01, start=None) -> Array:
+def max_eigenvalue(mv: Callable[[Array], Array], shape: tuple[int, ...], dtype: DTypeLike, num_iters: int = 20,
+                   key: Array | None = None, safety: float = 1.01, start: Array | None = None) -> Array:
     """Upper estimate of the largest eigenvalue of a symmetric PSD map ``mv`` (Lanczos).
 
     Runs ``num_iters`` Lanczos steps (one product each, full reorthogonalisation) in a

@@ -25,6 +25,7 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from .._checks import check_int
 from ..errors import ShapeError
@@ -98,7 +99,7 @@ class BlockedKernelOperator(GramOperator):
     A: Array
     block_size: int = eqx.field(static=True)
 
-    def __init__(self, kernel: Kernel, X, A, block_size: int = 1024):
+    def __init__(self, kernel: Kernel, X: ArrayLike, A: ArrayLike, block_size: int = 1024) -> None:
         self.kernel, self.X, self.A = kernel, jnp.asarray(X), jnp.asarray(A)
         self.block_size = _check(self.X, self.A, block_size)
 
@@ -106,7 +107,7 @@ class BlockedKernelOperator(GramOperator):
     def shape(self):
         return (self.X.shape[0], self.A.shape[0])
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         return blocked_kernel_matmul(self.kernel, self.X, self.X, C @ self.A, self.block_size)
 
 
@@ -126,7 +127,7 @@ class BlockedCrossOperator(GramOperator):
     A: Array
     block_size: int = eqx.field(static=True)
 
-    def __init__(self, kernel: Kernel, X_eval, X, A, block_size: int = 1024):
+    def __init__(self, kernel: Kernel, X_eval: ArrayLike, X: ArrayLike, A: ArrayLike, block_size: int = 1024) -> None:
         self.kernel, self.X_eval, self.X, self.A = kernel, jnp.asarray(X_eval), jnp.asarray(X), jnp.asarray(A)
         self.block_size = _check(self.X, self.A, block_size)
 
@@ -134,5 +135,5 @@ class BlockedCrossOperator(GramOperator):
     def shape(self):
         return (self.X.shape[0], self.A.shape[0])
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         return blocked_kernel_matmul(self.kernel, self.X_eval, self.X, C @ self.A, self.block_size)

@@ -37,6 +37,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
+from jax.typing import ArrayLike
 
 from .._checks import as_float_array, check_inputs, check_positive, check_unit_interval
 from ..errors import ParameterError, ShapeError
@@ -92,19 +94,19 @@ class DivCurlOperator(GramOperator):
         R = jnp.sum(Zr * Zr, axis=1, keepdims=True) * Q - 2.0 * jnp.einsum("ib,iba->ia", Zr, WzC) + Wr2c
         return Q, P, R
 
-    def parts(self, C):
+    def parts(self, C: Array) -> tuple[Array, Array]:
         """(curl-free part γ·Γ_cf C, divergence-free part (1 − γ)·Γ_df C), each (m, p)."""
         Q, P, R = self._terms(C)
         p = self.Z_cols.shape[1]
         return self.gamma * (Q - P), (1.0 - self.gamma) * (P + (p - 1) * Q - R)
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         curl, div = self.parts(C)
         return curl + div
 
 
 # ------------------------------------------------------------------------------ constructors
-def field_operator(X_rows, X_cols, sigma, gamma) -> DivCurlOperator:
+def field_operator(X_rows: Array, X_cols: Array, sigma: ArrayLike, gamma: ArrayLike) -> DivCurlOperator:
     """Unvalidated, jittable :class:`DivCurlOperator` (centred on the mean of ``X_cols``).
 
     Args:
@@ -117,7 +119,7 @@ def field_operator(X_rows, X_cols, sigma, gamma) -> DivCurlOperator:
     return DivCurlOperator(W, Zr, Zc, jnp.asarray(gamma, W.dtype))
 
 
-def check_field(X, V=None, name: str = "V") -> tuple[np.ndarray, np.ndarray | None]:
+def check_field(X: npt.ArrayLike, V: npt.ArrayLike | None = None, name: str = "V") -> tuple[np.ndarray, np.ndarray | None]:
     """Inputs (n, p) and optional field values (n, p) of a vector field ℝᵖ → ℝᵖ.
 
     Raises :class:`~jaxmtl.errors.ShapeError` when the field's output dimension differs from its
@@ -148,7 +150,8 @@ def _width(sigma) -> float:
     return check_positive(sigma, "sigma")
 
 
-def div_curl(X, sigma, gamma: float = 0.5, *, X_rows=None, V=None) -> DivCurlOperator:
+def div_curl(X: npt.ArrayLike, sigma: float | Gaussian, gamma: float = 0.5, *, X_rows: npt.ArrayLike | None = None,
+             V: npt.ArrayLike | None = None) -> DivCurlOperator:
     """Validated :class:`DivCurlOperator` γ·Γ_cf + (1 − γ)·Γ_df.
 
     Args:
@@ -166,27 +169,29 @@ def div_curl(X, sigma, gamma: float = 0.5, *, X_rows=None, V=None) -> DivCurlOpe
     Xr = X if X_rows is None else check_inputs(X_rows, "X_rows")
     if Xr.shape[1] != X.shape[1]:
         raise ShapeError(f"X_rows has {Xr.shape[1]} features but X has {X.shape[1]}.")
-    g = check_unit_interval(gamma, "gamma")
-    if g.size != 1:
-        raise ParameterError(f"gamma must be one number in [0, 1]; received {g.tolist()}.")
-    g = float(g[0])
+    gammas = check_unit_interval(gamma, "gamma")
+    if gammas.size != 1:
+        raise ParameterError(f"gamma must be one number in [0, 1]; received {gammas.tolist()}.")
+    g = float(gammas[0])
     if g < 1.0 and X.shape[1] < 2:
         raise ShapeError("the divergence-free kernel vanishes for p = 1: fields need p >= 2 (or gamma=1).")
     dtype = jnp.result_type(X.dtype, Xr.dtype)
     return field_operator(jnp.asarray(Xr, dtype), jnp.asarray(X, dtype), jnp.asarray(s, dtype), g)
 
 
-def div_free(X, sigma, *, X_rows=None, V=None) -> DivCurlOperator:
+def div_free(X: npt.ArrayLike, sigma: float | Gaussian, *, X_rows: npt.ArrayLike | None = None,
+             V: npt.ArrayLike | None = None) -> DivCurlOperator:
     """Gaussian divergence-free kernel (eq. 26): :func:`div_curl` with γ = 0."""
     return div_curl(X, sigma, 0.0, X_rows=X_rows, V=V)
 
 
-def curl_free(X, sigma, *, X_rows=None, V=None) -> DivCurlOperator:
+def curl_free(X: npt.ArrayLike, sigma: float | Gaussian, *, X_rows: npt.ArrayLike | None = None,
+              V: npt.ArrayLike | None = None) -> DivCurlOperator:
     """Gaussian curl-free kernel (eq. 27): :func:`div_curl` with γ = 1."""
     return div_curl(X, sigma, 1.0, X_rows=X_rows, V=V)
 
 
-def split_field(op, C) -> tuple[Array, Array]:
+def split_field(op: DivCurlOperator, C: Array) -> tuple[Array, Array]:
     """The curl-free and divergence-free parts of a fitted field.
 
     Both parts use the same coefficients C; each is its kernel's share of the combination,

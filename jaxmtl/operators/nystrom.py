@@ -41,6 +41,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
+from jax.typing import ArrayLike
 
 from .._checks import check_inputs, check_int, check_positive, check_random_state
 from ..errors import ParameterError, ShapeError
@@ -105,7 +107,7 @@ class NystromFeatures(FeatureMap):
     whitening: Array
 
     @classmethod
-    def from_centres(cls, kernel: Kernel, centres, rcond: float | None = None) -> NystromFeatures:
+    def from_centres(cls, kernel: Kernel, centres: ArrayLike, rcond: float | None = None) -> NystromFeatures:
         """Whiten K(Z, Z) by its pseudo-inverse square root.
 
         Args:
@@ -120,7 +122,7 @@ class NystromFeatures(FeatureMap):
         return cls(kernel, Z, Q * scale[None, :])
 
     @classmethod
-    def fit(cls, kernel: Kernel, X, n_components: int, sampling: str = "uniform", ridge: float = 1e-3,
+    def fit(cls, kernel: Kernel, X: ArrayLike, n_components: int, sampling: str = "uniform", ridge: float = 1e-3,
             random_state: int | None = 0, block_size: int = 4096) -> NystromFeatures:
         """Draw ``n_components`` centres from the rows of X (see :func:`nystrom_centres`) and whiten.
 
@@ -133,7 +135,7 @@ class NystromFeatures(FeatureMap):
         idx = nystrom_centres(kernel, X, n_components, sampling, ridge, random_state, block_size)
         return cls.from_centres(kernel, jnp.asarray(X)[idx])
 
-    def raw(self, X):
+    def raw(self, X: Array) -> Array:
         return self.kernel(X, self.centres)
 
     @property
@@ -164,7 +166,7 @@ class FeatureOperator(GramOperator):
     def shape(self):
         return (self.Phi.shape[0], self.A.shape[0])
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         return self.Phi @ (self.Phi.T @ C) @ self.A
 
     def eigh(self) -> SeparableEigh:
@@ -196,7 +198,7 @@ class FeatureStatistics(eqx.Module):
     counts: Array
 
 
-def feature_statistics(fmap: FeatureMap, X, Y, groups=None, n_groups: int = 1,
+def feature_statistics(fmap: FeatureMap, X: ArrayLike, Y: Array, groups: npt.ArrayLike | None = None, n_groups: int = 1,
                        block_size: int = 2048) -> FeatureStatistics:
     """ΦᵀΦ, ΦᵀY and YᵀY of each group of rows (k-fold folds), in row blocks, Φ = φ(X).
 
@@ -226,7 +228,7 @@ def feature_statistics(fmap: FeatureMap, X, Y, groups=None, n_groups: int = 1,
                                  n_groups)
 
 
-def group_blocks(groups, n_groups: int, n: int, block_size: int) -> tuple[np.ndarray, np.ndarray]:
+def group_blocks(groups: npt.ArrayLike | None, n_groups: int, n: int, block_size: int) -> tuple[np.ndarray, np.ndarray]:
     """Row-index blocks, each inside one group: (rows (B, block) with −1 padding, ids (B,)).
 
     Host-side bookkeeping for :func:`accumulate_statistics` (the index arrays are data, not
@@ -276,7 +278,8 @@ def accumulate_statistics(fmap: FeatureMap, X: Array, Y: Array, rows: Array, ids
     return FeatureStatistics(G, B, S, c)
 
 
-def ridge_leverage_scores(kernel: Kernel, X, ridge: float, subset=None, block_size: int = 4096) -> np.ndarray:
+def ridge_leverage_scores(kernel: Kernel, X: npt.ArrayLike, ridge: float, subset: npt.ArrayLike | None = None,
+                          block_size: int = 4096) -> np.ndarray:
     """Approximate ridge leverage scores ℓ_i(λ) = (K(K + nλI)⁻¹)_ii from a subset J of rows.
 
     ℓ̃_i = (K_ii − K_iJ (K_JJ + |J|λ I)⁻¹ K_Ji) / (nλ)  ([RCCR18] eq. (5) with uniform J, whose
@@ -319,7 +322,7 @@ def _leverage(kernel, X, XJ, ridge, block_size):
     return jax.lax.map(one, Xp.reshape(n_blocks, block_size, -1)).reshape(-1)[:n]
 
 
-def nystrom_centres(kernel: Kernel, X, n_components: int, sampling: str = "uniform", ridge: float = 1e-3,
+def nystrom_centres(kernel: Kernel, X: npt.ArrayLike, n_components: int, sampling: str = "uniform", ridge: float = 1e-3,
                     random_state: int | None = 0, block_size: int = 4096) -> np.ndarray:
     """Indices of ``n_components`` distinct rows of X to use as Nyström centres (sorted).
 

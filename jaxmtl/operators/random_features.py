@@ -33,6 +33,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import DTypeLike
 
 from .._checks import check_int, check_random_state
 from ..errors import ParameterError
@@ -97,7 +98,7 @@ class RandomFourierFeatures(FeatureMap):
 
     @classmethod
     def fit(cls, kernel: Kernel, n_features: int, n_components: int,
-            random_state: int | None = 0, dtype=None) -> RandomFourierFeatures:
+            random_state: int | None = 0, dtype: DTypeLike | None = None) -> RandomFourierFeatures:
         """Draw n_components / 2 frequencies of ``kernel`` for inputs of ``n_features`` columns.
 
         Args:
@@ -111,7 +112,7 @@ class RandomFourierFeatures(FeatureMap):
         W = spectral_samples(kernel, n_features, m // 2, random_state)
         return cls(jnp.asarray(W, dtype or jnp.result_type(float)))
 
-    def raw(self, X):
+    def raw(self, X: Array) -> Array:
         P = jnp.asarray(X) @ self.frequencies
         return jnp.concatenate([jnp.cos(P), jnp.sin(P)], axis=1) / jnp.sqrt(self.frequencies.shape[1])
 

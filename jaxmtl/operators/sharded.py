@@ -31,10 +31,13 @@ Example:
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from .._checks import check_int
@@ -49,7 +52,7 @@ Array = jax.Array
 AXIS = "rows"
 
 
-def row_mesh(devices=None) -> Mesh:
+def row_mesh(devices: Sequence[jax.Device] | None = None) -> Mesh:
     """A one-axis mesh ``("rows",)`` over ``devices`` (default: every device JAX sees).
 
     Example:
@@ -67,7 +70,7 @@ def _padded(n: int, mesh: Mesh) -> int:
     return -(-n // r) * r
 
 
-def shard_rows(x, mesh: Mesh) -> Array:
+def shard_rows(x: ArrayLike, mesh: Mesh) -> Array:
     """Place ``x`` with its first axis split over the mesh's devices (rows padded with zeros first
     when n is not a multiple of the device count; the caller slices them off).
 
@@ -105,7 +108,8 @@ class ShardedKernelOperator(GramOperator):
     mesh: Mesh = eqx.field(static=True)
     block_size: int = eqx.field(static=True)
 
-    def __init__(self, kernel: Kernel, X, A, mesh: Mesh | None = None, block_size: int = 1024):
+    def __init__(self, kernel: Kernel, X: ArrayLike, A: ArrayLike, mesh: Mesh | None = None,
+                 block_size: int = 1024) -> None:
         X, A = jnp.asarray(X), jnp.asarray(A)
         if X.ndim != 2:
             raise ShapeError(f"X must have shape (n, p); received shape {X.shape}.")
@@ -139,7 +143,7 @@ class ShardedKernelOperator(GramOperator):
                            out_specs=rows)
         return fn(self.kernel, self.X, C, self.A)
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         return self.mv_padded(C)[: self.n]
 
 
@@ -154,7 +158,7 @@ class ShardedGramOperator(GramOperator):
     A: Array
     n: int = eqx.field(static=True)
 
-    def __init__(self, K, A, mesh: Mesh | None = None):
+    def __init__(self, K: ArrayLike, A: ArrayLike, mesh: Mesh | None = None) -> None:
         K, A = jnp.asarray(K), jnp.asarray(A)
         if K.ndim != 2 or K.shape[0] != K.shape[1]:
             raise ShapeError(f"K must be a square (n, n) Gram matrix; received shape {K.shape}.")
@@ -170,5 +174,5 @@ class ShardedGramOperator(GramOperator):
     def shape(self):
         return (self.n, self.A.shape[0])
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         return (self.K @ _pad_to(C, self.K.shape[0]) @ self.A)[: self.n]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
 
 from .._checks import as_float_array, check_inputs, check_output_matrix
 from ..errors import ParameterError, ShapeError
@@ -36,7 +37,7 @@ class SumOfSeparableOperator(GramOperator):
     def shape(self):
         return (self.Ks.shape[2], self.Bs.shape[1])
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         return jnp.einsum("qmn,nd,qde->me", self.Ks, C, self.Bs)
 
 
@@ -57,14 +58,14 @@ class TransformableOperator(GramOperator):
     def shape(self):
         return (self.Z_cols.shape[1], self.Z_cols.shape[0])
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         def row_block(Zp):  # (m, p) → Σ_q K(T_p X, T_q X') C[:, q]
             return jnp.sum(jax.vmap(lambda Zq, c: self.kernel(Zp, Zq) @ c, in_axes=(0, 1))(self.Z_cols, C), 0)
 
         return jax.vmap(row_block, out_axes=1)(self.Z_rows)
 
 
-def sum_of_separable_operator(Ks, Bs) -> SumOfSeparableOperator:
+def sum_of_separable_operator(Ks: npt.ArrayLike, Bs: npt.ArrayLike) -> SumOfSeparableOperator:
     """Validated Σᵢ Kᵢ ⊗ Bᵢ ([MP04] eq. 3.10; [BRBV11] §4.1): product Σᵢ Kᵢ C Bᵢ.
 
     Args:
@@ -82,7 +83,8 @@ def sum_of_separable_operator(Ks, Bs) -> SumOfSeparableOperator:
     return SumOfSeparableOperator(jnp.asarray(Ks, dtype), jnp.asarray(Bs, dtype))
 
 
-def transformable_operator(kernel: Kernel, X, shifts=None, *, Z=None, X_rows=None) -> TransformableOperator:
+def transformable_operator(kernel: Kernel, X: npt.ArrayLike, shifts: npt.ArrayLike | None = None, *,
+                           Z: npt.ArrayLike | None = None, X_rows: npt.ArrayLike | None = None) -> TransformableOperator:
     """Validated transformable kernel Γ(x, x')_{pq} = K(T_p x, T_q x') ([BRBV11] §4.1).
 
     Give either ``shifts`` (d, p) for T_q x = x + τ_q, or the transformed inputs ``Z`` (d, n, p)

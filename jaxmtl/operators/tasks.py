@@ -33,6 +33,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
+from jax.typing import ArrayLike
 
 from .._checks import as_float_array, check_inputs, check_output_matrix
 from ..errors import ParameterError, ShapeError, TaskError
@@ -73,7 +75,7 @@ class TaskIndexedOperator(GramOperator):
     def shape(self):
         return (self.K.shape[1], 1)
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         Z = self.K @ (self.L[self.col_tasks] * C)  # (m, R): one product
         return jnp.sum(self.L[self.row_tasks] * Z, axis=1, keepdims=True)
 
@@ -107,7 +109,7 @@ class TaskBlocks(eqx.Module):
         return out[:-1]
 
 
-def task_block_index(row_tasks, col_tasks) -> tuple[np.ndarray, np.ndarray]:
+def task_block_index(row_tasks: npt.ArrayLike, col_tasks: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Padded per-task row and column ids for :func:`task_blocks` (plain NumPy, before tracing).
 
     Args:
@@ -141,12 +143,12 @@ def task_block_index(row_tasks, col_tasks) -> tuple[np.ndarray, np.ndarray]:
     return padded(codes[:len(rt)], len(rt)), padded(codes[len(rt):], len(ct))
 
 
-def blocks_pay_off(row_index, col_index, m: int, n: int) -> bool:
+def blocks_pay_off(row_index: np.ndarray, col_index: np.ndarray, m: int, n: int) -> bool:
     """True when the padded blocks of :func:`task_block_index` hold fewer entries than m·n."""
     return row_index.shape[0] * row_index.shape[1] * col_index.shape[1] < m * n
 
 
-def task_blocks(K, row_index, col_index) -> TaskBlocks:
+def task_blocks(K: ArrayLike, row_index: ArrayLike, col_index: ArrayLike) -> TaskBlocks:
     """:class:`TaskBlocks` of K (m, N) from :func:`task_block_index` (jittable in K).
 
     Example:
@@ -183,7 +185,7 @@ class CommonSimilarityTaskOperator(GramOperator):
     def shape(self):
         return (self.K.shape[1], 1)
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         return self.omega * (self.K @ C) + (1.0 - self.omega) * (self.KS @ C)
 
 
@@ -208,7 +210,8 @@ def _label_kind(arr: np.ndarray, name: str) -> str:
     raise TaskError(f"{name} must be integers or strings; received dtype {arr.dtype}.")
 
 
-def check_tasks(tasks, n: int, known=None, name: str = "tasks") -> tuple[np.ndarray, np.ndarray]:
+def check_tasks(tasks: npt.ArrayLike, n: int, known: npt.ArrayLike | None = None,
+                name: str = "tasks") -> tuple[np.ndarray, np.ndarray]:
     """Task labels → (integer codes 0..T−1, the task labels in code order).
 
     Args:
@@ -283,7 +286,8 @@ def _task_factor(A, col_tasks: np.ndarray) -> np.ndarray:
     return V[:, keep] * np.sqrt(a[keep])
 
 
-def task_indexed(kernel: Kernel, X, tasks, A, X_cols=None, tasks_cols=None) -> TaskIndexedOperator:
+def task_indexed(kernel: Kernel, X: npt.ArrayLike, tasks: npt.ArrayLike, A: npt.ArrayLike,
+                 X_cols: npt.ArrayLike | None = None, tasks_cols: npt.ArrayLike | None = None) -> TaskIndexedOperator:
     """Validated :class:`TaskIndexedOperator` Q = K(x, x')·A[t, t'] from a kernel and inputs.
 
     Args:
@@ -303,7 +307,7 @@ def task_indexed(kernel: Kernel, X, tasks, A, X_cols=None, tasks_cols=None) -> T
     return TaskIndexedOperator(K, jnp.asarray(L, K.dtype), jnp.asarray(tr), jnp.asarray(tc))
 
 
-def task_indexed_operator(K, A, tasks) -> TaskIndexedOperator:
+def task_indexed_operator(K: npt.ArrayLike, A: npt.ArrayLike, tasks: npt.ArrayLike) -> TaskIndexedOperator:
     """Validated task-indexed Gram Q_ij = K_ij·A[tᵢ, tⱼ] from a precomputed Gram K.
 
     The product is Σ_r L[t, r] ∘ (K (L[t, r] ∘ c)) over a factor A = L Lᵀ, stacked as ONE
@@ -332,6 +336,6 @@ def task_indexed_operator(K, A, tasks) -> TaskIndexedOperator:
     return TaskIndexedOperator(Kj, jnp.asarray(_task_factor(A, t), Kj.dtype), tj, tj)
 
 
-def same_task_mask(row_tasks, col_tasks):
-    """(m, N) float mask S_ij = [row_tasks[i] = col_tasks[j]]."""
+def same_task_mask(row_tasks: ArrayLike, col_tasks: ArrayLike) -> Array:
+    """(m, N) float mask S_ij = [row_tasks[i] = col_tasks[j]] for row_tasks (m,), col_tasks (N,)."""
     return (jnp.asarray(row_tasks)[:, None] == jnp.asarray(col_tasks)[None, :])

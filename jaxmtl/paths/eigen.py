@@ -26,14 +26,15 @@ Example:
 from __future__ import annotations
 
 from functools import partial, wraps
-from typing import Callable
+from typing import Any, Callable, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from ..errors import ParameterError
-from ..filters.spectral import SpectralFilter
+from ..filters.spectral import IterativeFilter, SpectralFilter
 from ..operators.base import SeparableEigh
 
 __all__ = [
@@ -69,7 +70,7 @@ def code_losses(F: Array, Y: Array, w: Array) -> Array:
     return jnp.stack([mse_loss(F, Y, w), classification_loss(F, Y, w)])
 
 
-def spectral_scale(eig: SeparableEigh, n) -> Array:
+def spectral_scale(eig: SeparableEigh, n: ArrayLike) -> Array:
     """σ_max of Γ/n (per output matrix when ``eig.a`` is batched); the default 1/τ."""
     return jnp.max(eig.s) * jnp.max(eig.a, axis=-1) / n
 
@@ -94,7 +95,8 @@ def check_consecutive_steps(params) -> None:
         )
 
 
-def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau, emit: Callable, report: Array | None = None):
+def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau: ArrayLike, emit: Callable,
+             report: Array | None = None) -> Any:
     """Apply ``emit(g)`` to g = g_p(σ) for every parameter p, stacking the results.
 
     Closed-form filters are vmapped over ``params``; iterative filters run their recurrence
@@ -118,21 +120,23 @@ def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau, emit: Calla
         return jax.vmap(lambda p: emit(filt(sigma, p, tau)))(params)
     check_consecutive_steps(params)
     ones = jnp.ones_like(sigma)
+    it = cast(IterativeFilter, filt)  # an iterative filter: its recurrence's init / update
 
     def scan_body(state, x):
         i, flag = x
-        state, g = filt.update(state, i, ones, lambda v: sigma * v, tau)
+        state, g = it.update(state, i, ones, lambda v: sigma * v, tau)
         if report is None:
             return state, emit(g)
         skip = lambda g: jax.tree_util.tree_map(jnp.zeros_like, jax.eval_shape(emit, g))  # noqa: E731
         return state, jax.lax.cond(flag, emit, skip, g)
 
     flags = jnp.ones(params.shape, bool) if report is None else jnp.asarray(report, bool)
-    _, out = jax.lax.scan(scan_body, filt.init(ones), (params, flags))
+    _, out = jax.lax.scan(scan_body, it.init(ones), (params, flags))
     return out
 
 
-def filtered_coefficients(filt: SpectralFilter, eig: SeparableEigh, Y: Array, param, tau=None, n=None) -> Array:
+def filtered_coefficients(filt: SpectralFilter, eig: SeparableEigh, Y: Array, param: ArrayLike,
+                          tau: ArrayLike | None = None, n: ArrayLike | None = None) -> Array:
     """Coefficients C (n, d) of one filter parameter: C = U[g(σ)∘(UᵀYV)]Vᵀ/n.
 
     For iterative filters ``param`` is the step count t and ``tau`` defaults to 1/σ_max. ``n``
@@ -163,8 +167,8 @@ def spectral_path(
     K_eval: Array | None = None,
     Y_eval: Array | None = None,
     w_eval: Array | None = None,
-    tau=None,
-    n=None,
+    tau: ArrayLike | None = None,
+    n: ArrayLike | None = None,
     output: str = "predictions",
     loss: Callable = mse_loss,
     report: Array | None = None,
@@ -221,7 +225,7 @@ def spectral_path(
 _spectral_path_jit = partial(jax.jit, static_argnames=("filt", "output", "loss"))(spectral_path)
 
 
-@wraps(spectral_path)
+@wraps(spectral_path)  # type: ignore[no-redef]
 def spectral_path(eig, Y, filt, params, *args, **kwargs):  # noqa: F811 - the checked public entry
     if filt.iterative:
         check_consecutive_steps(params)

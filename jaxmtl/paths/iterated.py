@@ -32,6 +32,7 @@ from typing import Any, Callable, NamedTuple
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 import jax.scipy.linalg as jsl
 import numpy as np
 
@@ -64,7 +65,7 @@ class EvalMap(eqx.Module):
     fn: Callable = eqx.field(static=True)
     arrays: tuple
 
-    def mv(self, C):
+    def mv(self, C: Array) -> Array:
         return self.fn(C, *self.arrays)
 
 
@@ -104,8 +105,8 @@ def _prediction_scan(op, Y, filt, n_steps, eval_op, tau):
     return F, tau, bad
 
 
-def path_predictions(op: GramOperator, Y, filt: Any = "nu_method", n_steps: int = 150, *, eval_op,
-                     tau=None) -> Array:
+def path_predictions(op: GramOperator, Y: ArrayLike, filt: Any = "nu_method", n_steps: int = 150, *,
+                     eval_op: GramOperator | EvalMap, tau: ArrayLike | None = None) -> Array:
     """Predictions of every step, (T, m, d), in one ``lax.scan`` (memory O(T·m·d)).
 
     For long paths prefer :func:`iterative_path`, which emits losses and keeps the best
@@ -165,8 +166,9 @@ def _dense_gram(op) -> Array:
 
 
 @partial(jax.jit, static_argnames=("order", "loss"))
-def iterated_tikhonov_scan(G: Array, Y: Array, lam, order: int, eval_op=None, Y_eval=None,
-                           w_eval=None, loss: Callable = mse_loss) -> TikhonovPathResult:
+def iterated_tikhonov_scan(G: Array, Y: Array, lam: ArrayLike, order: int, eval_op: GramOperator | None = None,
+                           Y_eval: Array | None = None, w_eval: Array | None = None,
+                           loss: Callable = mse_loss) -> TikhonovPathResult:
     """Compiled iterated Tikhonov over a dense (nd, nd) Gram G (no input checks).
 
     One ``cho_factor(G + nλI)`` then ``order`` solves ``(G + nλI) Cⁱ = Y + nλCⁱ⁻¹`` in a
@@ -202,8 +204,9 @@ def iterated_tikhonov_scan(G: Array, Y: Array, lam, order: int, eval_op=None, Y_
     return TikhonovPathResult(losses, best_i, best, c.reshape(n, d), failed, jnp.asarray(lam, dtype))
 
 
-def iterated_tikhonov_path(op, Y, lam, order: int = 5, *, eval_op: GramOperator | None = None,
-                           Y_eval=None, w_eval=None, loss: Callable = mse_loss,
+def iterated_tikhonov_path(op: GramOperator | ArrayLike, Y: ArrayLike, lam: ArrayLike, order: int = 5, *,
+                           eval_op: GramOperator | None = None, Y_eval: ArrayLike | None = None,
+                           w_eval: ArrayLike | None = None, loss: Callable = mse_loss,
                            check: bool = True) -> TikhonovPathResult:
     """Iterated Tikhonov orders 1..ν at one λ (or a batch of λ) with one Cholesky per λ.
 

@@ -27,6 +27,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from .._checks import as_float_array, check_int, check_unit_interval
 from .._progress import report_step
@@ -54,7 +55,8 @@ def _apply_common_similarity(Z: Array, om: Array) -> Array:
 
 @partial(jax.jit, static_argnames=("filt", "n_steps", "loss", "progress"))
 def omega_path_scan(K: Array, Y: Array, omegas: Array, filt: IterativeFilter, n_steps: int,
-                    K_eval=None, Y_eval=None, w_eval=None, tau=None, mask=None,
+                    K_eval: Array | None = None, Y_eval: Array | None = None, w_eval: Array | None = None,
+                    tau: ArrayLike | None = None, mask: Array | None = None,
                     loss: Callable = mse_loss, progress: bool = False) -> PathResult:
     """Compiled iterative paths of K ⊗ A_ω for every ω of a grid (no input checks).
 
@@ -111,7 +113,7 @@ def omega_path_scan(K: Array, Y: Array, omegas: Array, filt: IterativeFilter, n_
                 F = _apply_common_similarity(Z_new, om)
             else:
                 F = _apply_common_similarity(
-                    (K_eval @ C.reshape(n, W * d)).reshape(K_eval.shape[0], W, d), om)
+                    (K_eval @ C.reshape(n, W * d)).reshape(K_eval.shape[0], W, d), om)  # type: ignore[operator, union-attr]  # K_eval given here
             val = jax.vmap(lambda f: loss(f, Y_eval, w_eval), in_axes=1)(F)
             val = jnp.where(bad | ~jnp.isfinite(val), jnp.inf, val)
             better = (~bad) & (val < best_loss)
@@ -134,9 +136,11 @@ def omega_path_scan(K: Array, Y: Array, omegas: Array, filt: IterativeFilter, n_
     return PathResult(losses.T, best_i, to_batch(best), to_batch(last), bad, tau)
 
 
-def common_similarity_path(K, Y, omegas, filt: Any = "nu_method", n_steps: int = 150, *,
-                           K_eval=None, Y_eval=None, w_eval=None, tau=None, mask=None,
-                           loss: Callable = mse_loss, check: bool = True, memory_budget=None) -> PathResult:
+def common_similarity_path(K: ArrayLike, Y: ArrayLike, omegas: ArrayLike, filt: Any = "nu_method",
+                           n_steps: int = 150, *, K_eval: ArrayLike | None = None, Y_eval: ArrayLike | None = None,
+                           w_eval: ArrayLike | None = None, tau: ArrayLike | None = None, mask: ArrayLike | None = None,
+                           loss: Callable = mse_loss, check: bool = True,
+                           memory_budget: int | None = None) -> PathResult:
     """Iterative paths of K ⊗ A_ω for a grid of ω in one compiled call, one GEMM per step.
 
     Args:
@@ -273,7 +277,8 @@ def _raise_omega_divergence(res: PathResult, K, omegas, d: int, n: int) -> None:
     )
 
 
-def batched_nu_path_over_omegas(K, Y, omegas, n_steps: int = 150, nu: float = 1.0, **kwargs) -> PathResult:
+def batched_nu_path_over_omegas(K: ArrayLike, Y: ArrayLike, omegas: ArrayLike, n_steps: int = 150, nu: float = 1.0,
+                                **kwargs: Any) -> PathResult:
     """:func:`common_similarity_path` with the ν-method (qualification ``nu``).
 
     Example:

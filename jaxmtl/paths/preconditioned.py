@@ -43,6 +43,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..filters.spectral import SpectralFilter
 from ..kernels.scalar import Kernel
@@ -121,7 +122,7 @@ def _feature_kfold_losses(stats, a, V, filt, params, report=None):
 
 
 @partial(jax.jit, static_argnames=("filt",))
-def feature_coefficients(stats: FeatureStatistics, a: Array, V: Array, filt: SpectralFilter, param) -> Array:
+def feature_coefficients(stats: FeatureStatistics, a: Array, V: Array, filt: SpectralFilter, param: ArrayLike) -> Array:
     """(D, d) coefficients W on the features, trained on every group: F(x) = φ(x) W A.
 
     W = Q [g(s aᵀ) ∘ Z] Vᵀ for one filter parameter (a step count for iterative filters,
@@ -167,7 +168,8 @@ def _normal_product(kernel, X, Z, Vmat, block):
     return out
 
 
-def falkon_path(kernel: Kernel, centres, X, Y, A, lambdas, n_steps: int, X_eval=None, Y_eval=None,
+def falkon_path(kernel: Kernel, centres: ArrayLike, X: ArrayLike, Y: ArrayLike, A: ArrayLike, lambdas: ArrayLike,
+                n_steps: int, X_eval: ArrayLike | None = None, Y_eval: ArrayLike | None = None,
                 block_size: int = 2048, preconditioned: bool = True) -> FalkonResult:
     """Nyström ridge regression for every λ by Falkon's preconditioned CG ([RCR17] Alg. 1).
 

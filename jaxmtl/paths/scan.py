@@ -38,11 +38,13 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from .._checks import check_bool, check_int
 from .._progress import StageReporter, report_step, reporting
 from ..errors import DivergenceError, ParameterError
 from ..filters.spectral import IterativeFilter, get_filter
+from ..kernels.scalar import Kernel
 from ..operators.base import GramOperator, max_eigenvalue
 from .eigen import mse_loss
 
@@ -79,9 +81,10 @@ class PathResult(NamedTuple):
 
 
 @partial(jax.jit, static_argnames=("filt", "n_steps", "loss", "progress"))
-def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, eval_op=None,
-              Y_eval=None, w_eval=None, tau=None, mask=None, loss: Callable = mse_loss,
-              report=None, progress: bool = False) -> PathResult:
+def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, eval_op: GramOperator | None = None,
+              Y_eval: Array | None = None, w_eval: Array | None = None, tau: ArrayLike | None = None,
+              mask: Array | None = None, loss: Callable = mse_loss, report: Array | None = None,
+              progress: bool = False) -> PathResult:
     """The compiled path (no input checks; see :func:`iterative_path`).
 
     Args:
@@ -118,7 +121,7 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
     zero = jnp.zeros_like(Y)
 
     def evaluate(C):
-        return loss(eval_op.mv(C), Y_eval, w_eval).astype(dtype)
+        return loss(eval_op.mv(C), Y_eval, w_eval).astype(dtype)  # type: ignore[union-attr]  # called only with an eval_op
 
     def body(carry, x):
         i, flag = x
@@ -152,8 +155,9 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
     return PathResult(losses, best_i, best, last, bad, tau)
 
 
-def iterative_path(op: GramOperator, Y, filt: Any = "nu_method", n_steps: int = 150, *,
-                   eval_op=None, Y_eval=None, w_eval=None, tau=None, mask=None,
+def iterative_path(op: GramOperator, Y: ArrayLike, filt: Any = "nu_method", n_steps: int = 150, *,
+                   eval_op: GramOperator | None = None, Y_eval: ArrayLike | None = None,
+                   w_eval: ArrayLike | None = None, tau: ArrayLike | None = None, mask: ArrayLike | None = None,
                    loss: Callable = mse_loss, check: bool = True, verbose: bool = False) -> PathResult:
     """Whole Landweber / ν-method path over any Gram operator in one compiled call.
 
@@ -202,20 +206,20 @@ def raise_divergence(tau) -> None:
     )
 
 
-def landweber_path(op, Y, n_steps=1000, **kwargs) -> PathResult:
+def landweber_path(op: GramOperator, Y: ArrayLike, n_steps: int = 1000, **kwargs: Any) -> PathResult:
     """:func:`iterative_path` with the Landweber filter."""
     return iterative_path(op, Y, "landweber", n_steps, **kwargs)
 
 
-def nu_method_path(op, Y, n_steps=150, **kwargs) -> PathResult:
+def nu_method_path(op: GramOperator, Y: ArrayLike, n_steps: int = 150, **kwargs: Any) -> PathResult:
     """:func:`iterative_path` with the ν-method (ν = 1)."""
     return iterative_path(op, Y, "nu_method", n_steps, **kwargs)
 
 
 @partial(jax.jit, static_argnames=("build", "filt", "n_steps", "loss", "progress"))
-def grid_path_losses(build: Callable, kernels, params, data, Y: Array, masks: Array,
-                     filt: IterativeFilter, n_steps: int, loss: Callable = mse_loss, report=None,
-                     progress: bool = False):
+def grid_path_losses(build: Callable, kernels: Kernel, params: Array, data: Any, Y: Array, masks: Array,
+                     filt: IterativeFilter, n_steps: int, loss: Callable = mse_loss, report: Array | None = None,
+                     progress: bool = False) -> tuple[Array, Array]:
     """Held-out losses of matrix-free paths over kernels × folds × operator parameters.
 
     ``build(kernel, param, data)`` returns the training operator (all rows); each fold's mask

@@ -41,6 +41,8 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
+from jax.typing import ArrayLike, DTypeLike
 
 from .._checks import check_int
 from ..errors import ParameterError, ShapeError
@@ -54,12 +56,13 @@ __all__ = ["kfold_masks", "fold_sizes", "fold_rows", "fold_indices", "loo_path",
 Array = jax.Array
 
 
-def kfold_masks(n: int, n_folds: int, seed: int = 0, n_repeats: int = 1) -> np.ndarray:
+def kfold_masks(n: int, n_folds: int, seed: int | None = 0, n_repeats: int = 1) -> np.ndarray:
     """(n_repeats·n_folds, n) boolean training masks of shuffled k-fold splits (True = training).
 
     ``n_repeats`` > 1 stacks that many independent shuffles (repeated k-fold): averaging the
     validation loss over several partitions removes most of the noise that one arbitrary
-    partition puts into a selection. The first partition is the one of ``n_repeats=1``.
+    partition puts into a selection. The first partition is the one of ``n_repeats=1``; with
+    ``seed=None`` every partition is a fresh shuffle.
 
     Example:
         >>> kfold_masks(5, 5).sum(axis=1)
@@ -70,7 +73,7 @@ def kfold_masks(n: int, n_folds: int, seed: int = 0, n_repeats: int = 1) -> np.n
     n_repeats = check_int(n_repeats, "n_repeats", minimum=1)
     masks = []
     for r in range(n_repeats):
-        perm = np.random.default_rng(seed if r == 0 else (seed, r)).permutation(n)
+        perm = np.random.default_rng(seed if r == 0 or seed is None else (seed, r)).permutation(n)
         fold_of = np.empty(n, dtype=np.int64)
         fold_of[perm] = np.arange(n) % n_folds
         masks.append(fold_of[None, :] != np.arange(n_folds)[:, None])
@@ -100,7 +103,7 @@ def _hat_path(eig: SeparableEigh, Y, filt, params, tau, emit_from_hat, report=No
 
 
 @partial(jax.jit, static_argnames=("filt", "loss"))
-def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau=None,
+def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
              loss: Callable = mse_loss, report: Array | None = None) -> Array:
     """Closed-form leave-one-input-out loss for every path parameter.
 
@@ -131,7 +134,7 @@ def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, 
 
 
 @partial(jax.jit, static_argnames=("filt",))
-def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau=None,
+def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
              report: Array | None = None) -> Array:
     """Generalized cross-validation ‖Y−F‖²/(nd) / (1 − tr H/(nd))² along the path.
 
@@ -148,7 +151,7 @@ def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, 
     return _hat_path(eig, Y, filt, params, tau, emit, report)
 
 
-def fold_sizes(masks) -> tuple[int, int]:
+def fold_sizes(masks: npt.ArrayLike) -> tuple[int, int]:
     """(largest training size, largest held-out size) of concrete (k, n) boolean masks.
 
     Example:
@@ -159,7 +162,7 @@ def fold_sizes(masks) -> tuple[int, int]:
     return int(m.sum(axis=1).max()), int((~m).sum(axis=1).max())
 
 
-def fold_rows(m: Array, sizes: tuple[int, int], dtype) -> tuple[Array, Array, Array, Array]:
+def fold_rows(m: Array, sizes: tuple[int, int], dtype: DTypeLike) -> tuple[Array, Array, Array, Array]:
     """Gather indices of one fold, padded to fixed sizes (traceable; vmap it over the masks).
 
     Args:
@@ -193,7 +196,7 @@ def _gather_rows(xp, m, sizes):
     return tr, held, vt, vh
 
 
-def fold_indices(masks) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def fold_indices(masks: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`fold_rows` of every fold of concrete (k, n) masks, computed in NumPy.
 
     Passed to :func:`kfold_path` in place of the masks, they leave the compiled path without the

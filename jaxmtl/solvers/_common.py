@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from .._checks import as_float_array, check_int, check_positive
 from ..errors import LabelError, ParameterError, ShapeError
@@ -52,12 +53,13 @@ class SolverResult(NamedTuple):
     residual: Array
 
 
-def primal_objective(loss: Loss, Y, C, eps, c, z, b) -> Array:
+def primal_objective(loss: Loss, Y: Array, C: Array, eps: ArrayLike, c: Array, z: Array, b: ArrayLike) -> Array:
     """P(c, b) from z = Γc (no product computed)."""
     return jnp.sum(loss_values(loss, Y, z + b, C, eps)) + 0.5 * jnp.vdot(c, z)
 
 
-def duality_gap(loss: Loss, Y, C, eps, c, z, b) -> tuple[Array, Array]:
+def duality_gap(loss: Loss, Y: Array, C: Array, eps: ArrayLike, c: Array, z: Array,
+                b: ArrayLike) -> tuple[Array, Array]:
     """(P − D, P) at coefficients c with z = Γc and intercept b."""
     p = primal_objective(loss, Y, C, eps, c, z, b)
     gap = p + jnp.sum(conjugate_values(loss, -c, Y, C, eps)) + 0.5 * jnp.vdot(c, z)

@@ -43,6 +43,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from .._checks import as_float_array, check_bool, check_int
 from ..errors import ParameterError
@@ -84,15 +85,15 @@ class ColumnAccess(eqx.Module):
         """The running state for coefficients c."""
 
     @abc.abstractmethod
-    def entry(self, aux, i, j) -> Array:
+    def entry(self, aux: Any, i: ArrayLike, j: ArrayLike) -> Array:
         """(Γc)_ij from the state."""
 
     @abc.abstractmethod
-    def update(self, aux, i, j, h) -> Any:
+    def update(self, aux: Any, i: ArrayLike, j: ArrayLike, h: ArrayLike) -> Any:
         """The state after c_ij += h."""
 
     @abc.abstractmethod
-    def product(self, aux) -> Array:
+    def product(self, aux: Any) -> Array:
         """(n, d) Γc from the state."""
 
 
@@ -102,6 +103,10 @@ class _ProductState(ColumnAccess):
     @abc.abstractmethod
     def column(self, i, j) -> Array:
         """(n, d) Γ e_ij."""
+
+    @abc.abstractmethod
+    def mv(self, c: Array) -> Array:
+        """(n, d) Γc."""
 
     def init(self, c):
         return self.mv(c)

@@ -54,6 +54,7 @@ from typing import Callable
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..errors import ParameterError
 
@@ -245,7 +246,7 @@ def get_loss(loss: str | Loss) -> Loss:
     raise ParameterError(f"loss must be one of {sorted(LOSSES)} or a jaxmtl.solvers.Loss; received {loss!r}.")
 
 
-def resolvent(loss: Loss, v: Array, y: Array, alpha, C: Array, eps) -> Array:
+def resolvent(loss: Loss, v: Array, y: Array, alpha: ArrayLike, C: Array, eps: ArrayLike) -> Array:
     """S(v) = −J_α(v) element-wise for f_i = C_i·L(y_i, ·); 0 where C_i = 0.
 
     Args:
