@@ -29,7 +29,7 @@ FIXED_BUDGET = 4 * 2**30  # bytes, where the device reports no memory (the CPU b
 DEVICE_FRACTION = 0.75  # of the device's free memory: room for XLA's workspaces and the caller's arrays
 
 
-def default_memory_budget(device=None) -> int:
+def default_memory_budget(device: jax.Device | None = None) -> int:
     """Bytes a batched sweep may use on ``device`` (default: JAX's first device).
 
     ``DEVICE_FRACTION`` × (bytes_limit − bytes_in_use) when the device reports its memory, else
@@ -49,7 +49,7 @@ def default_memory_budget(device=None) -> int:
     return FIXED_BUDGET
 
 
-def plan_chunk(n_members: int, fixed_bytes: int, bytes_per_member: int, budget=None,
+def plan_chunk(n_members: int, fixed_bytes: int, bytes_per_member: int, budget: int | None = None,
                what: str = "batch member") -> int:
     """Largest number of batch members per call with fixed + chunk · per-member ≤ budget.
 

@@ -215,7 +215,8 @@ def common_similarity_path(K: ArrayLike, Y: ArrayLike, omegas: ArrayLike, filt: 
             raise ParameterError("every mask needs at least one training (True) row.")
         mj = jnp.asarray(mk)
     folded = mj is not None and mj.ndim == 2
-    fixed, per_omega = omega_path_bytes(n, d, n_steps, mj.shape[0] if folded else 1,
+    n_folds = mj.shape[0] if mj is not None and folded else 1
+    fixed, per_omega = omega_path_bytes(n, d, n_steps, n_folds,
                                         0 if Ke is None else Ke.shape[0], jnp.dtype(dtype).itemsize)
     chunk = plan_chunk(om.shape[0], fixed, per_omega, memory_budget, "omega (its k·d right-hand sides)")
     if tau_j is not None and tau_j.ndim == 0:
