@@ -874,16 +874,28 @@ HOSTILE_FAMILIES = ("scale", "offset", "duplicates", "outlier", "constant_column
 
 
 def equivariant_cases():
-    """Estimator cases with no data-driven selection (fixed λ, C, α, the median-heuristic width):
-    their predictions are invariant to a common shift, a common scale and a constant column of
-    the inputs, so the hostile families can compare with the clean fit."""
+    """Estimator cases with no data-driven selection (fixed λ, C, α, ω, the median-heuristic width;
+    RLS2 on standardised features): their predictions are invariant to a common shift, a common
+    scale and a constant column of the inputs, so the hostile families can compare with the clean
+    fit. Eleven of the twelve estimators: ``VectorFieldRegressor``'s field has one component per
+    input feature, so a constant column would change the problem."""
     import jaxmtl as jm
 
+    spectral = {"filter": "tikhonov", "lambdas": [1e-2], "width_factors": [1.0], "n_folds": 2}
+    output_kernel = {"lambdas": [0.1], "width_factors": [1.0], "n_folds": 2, "max_iter": 20}
     fixed = {
-        "VectorValuedRegressor": lambda: jm.VectorValuedRegressor(
-            filter="tikhonov", lambdas=[1e-2], width_factors=[1.0], output="independent", n_folds=2),
-        "KernelMachine": lambda: jm.KernelMachine(C=1.0),
+        "VectorValuedRegressor": lambda: jm.VectorValuedRegressor(**spectral, output="independent"),
+        "MultiClassClassifier": lambda: jm.MultiClassClassifier(**spectral),
+        "MultiTaskRegressor": lambda: jm.MultiTaskRegressor(
+            filter="tikhonov", lambdas=[1e-2], width_factors=[1.0], omegas=[0.5], family="common_similarity"),
         "MixedEffectRegressor": lambda: jm.MixedEffectRegressor(alpha=0.5, lam=0.1),
+        "KernelMachine": lambda: jm.KernelMachine(C=1.0),
+        "KernelMachineClassifier": lambda: jm.KernelMachineClassifier(C=1.0),
+        "RLS2Regressor": lambda: jm.RLS2Regressor(lam=0.1),
+        "RLS2Classifier": lambda: jm.RLS2Classifier(lam=0.1),
+        "ApproximateKernelRegressor": lambda: jm.ApproximateKernelRegressor(**spectral),
+        "OutputKernelRegressor": lambda: jm.OutputKernelRegressor(**output_kernel),
+        "OutputKernelClassifier": lambda: jm.OutputKernelClassifier(**output_kernel),
     }
     return [(name, fixed[name], fit_args, predict) for name, _, fit_args, predict in estimator_cases()
             if name in fixed]
