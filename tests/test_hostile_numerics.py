@@ -207,3 +207,21 @@ def test_approximate_regressor_default_adapts_n_components_to_small_n():
     assert model.n_components_ == 30
     with pytest.raises(ParameterError, match="n_components"):
         jaxmtl.ApproximateKernelRegressor(n_components=31).fit(X, np.sin(X[:, 0]))
+
+
+def test_report_hostile_suite_alone_prints_the_counts_and_fails_on_a_silent_wrong_answer(capsys, monkeypatch):
+    """``--suites hostile`` runs only the hostile families; a silent wrong answer makes it fail."""
+    called = []
+    for suite in ("fuzz", "must_accept", "degenerate", "persistence"):
+        monkeypatch.setattr(report, suite, lambda *a, s=suite: called.append(s))
+    counts = {"tried": 3, "refused": 1, "warned": 0, "handled": 1, "wrong": 1, "problems": ["X: wrong"]}
+    monkeypatch.setattr(report, "hostile", lambda n, seed: {"outlier": counts})
+    x64 = bool(jax.config.jax_enable_x64)
+    try:
+        assert report.main(["--suites", "hostile"]) == 1
+    finally:
+        jax.config.update("jax_enable_x64", x64)
+    out = capsys.readouterr().out
+    assert not called and "Fuzz" not in out and "Persistence" not in out
+    assert "family              tried  refused  warned  handled  silent wrong" in out
+    assert "  outlier                 3        1       0        1             1" in out and "RESULT: FAIL" in out
