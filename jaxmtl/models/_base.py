@@ -78,11 +78,11 @@ def min_spread(dtype: Any) -> float:
 
     Squared differences below ``tiny`` (the smallest normal number) are flushed to 0 on CPU and
     GPU; with a width σ ≥ s/2 that changes a kernel value exp(−d²/2σ²) by at most tiny/(2σ²), which
-    stays below eps when s ≥ sqrt(tiny/eps) (float32: 3.2e-16; float64: 1e-146).
+    stays below eps when s ≥ sqrt(tiny/eps) (float32: 3.1e-16; float64: 1e-146).
 
     Example:
         >>> f"{min_spread(np.float32):.2g}"
-        '3.2e-16'
+        '3.1e-16'
     """
     info = np.finfo(dtype)
     return float(np.sqrt(info.tiny / info.eps))
