@@ -8,7 +8,8 @@ exception                   raised when
 ==========================  ==========================================================
 ``ShapeError``              an array has the wrong rank, or shapes do not agree
 ``NonFiniteError``          an array holds NaN or inf
-``RangeError``              finite values too large for the working precision (a NonFiniteError)
+``RangeError``              finite values too large for the working precision, or inputs whose
+                            squared differences underflow in it (a NonFiniteError)
 ``DTypeError``              an array has a dtype that cannot be used (strings, complex)
 ``ParameterError``          a hyperparameter is out of its admissible range
 ``OutputMatrixError``       an output matrix A is not symmetric positive semidefinite
@@ -54,7 +55,8 @@ class NonFiniteError(JaxmtlError, ValueError):
 
 
 class RangeError(NonFiniteError):
-    """Finite values whose squares or products overflow the working precision (float32 or float64).
+    """Finite values whose squares or products overflow the working precision (float32 or float64),
+    or inputs spread so little that their squared differences underflow to 0 in it.
 
     The message gives the magnitude received, the dtype and the fix (``dtype='float64'``, or
     rescaling); a subclass of NonFiniteError because the computation would be non-finite."""

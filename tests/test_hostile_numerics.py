@@ -125,6 +125,54 @@ def test_narrowing_that_merges_rows_warns_and_names_dtype_float64():
         jaxmtl.VectorValuedRegressor(filter="tikhonov", lambdas=[1e-2], n_folds=2).fit(X, np.arange(11.0))
 
 
+# --------------------------------------------------------------------------- float32 arrays under x64
+def _float32_arrays_in_a_float64_session(case):
+    """float32 arrays are kept float32 under x64: the fit computes in float32 and predicts as the
+    float64 fit does (to 1e-4 relative); scaled to a spread of 1e-20, whose squared differences
+    underflow float32, they are refused by name — except by RLS2, which standardises its inputs."""
+    name, make, fit_args, predict = case
+    X = np.random.default_rng(0).normal(size=(24, 2))
+    args = fit_args(X)[1:]
+    X32 = X.astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p64 = np.asarray(predict(make().fit(X, *args), X), np.float64)
+        p32 = np.asarray(predict(make().fit(X32, *args), X32), np.float64)
+        np.testing.assert_allclose(p32, p64, rtol=0, atol=1e-4 * (1 + np.abs(p64).max()), err_msg=name)
+        tiny = (X * 1e-20).astype(np.float32)
+        if name.startswith("RLS2"):
+            got = np.asarray(predict(make().fit(tiny, *args), tiny), np.float64)
+            np.testing.assert_allclose(got, p32, rtol=0, atol=1e-3 * (1 + np.abs(p32).max()), err_msg=name)
+        else:
+            with pytest.raises(RangeError, match=r"X holds values within .* float32 squared differences .*"
+                                                 r"dtype='float64'"):
+                make().fit(tiny, *args)
+
+
+@pytest.mark.parametrize("name", ["RLS2Classifier", "KernelMachineClassifier"])
+def test_float32_arrays_in_a_float64_session(name):
+    _float32_arrays_in_a_float64_session(next(c for c in CASES if c[0] == name))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_float32_arrays_in_a_float64_session_every_estimator(case):
+    _float32_arrays_in_a_float64_session(case)
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_inputs_whose_squared_differences_underflow_are_refused_by_every_estimator(x64):
+    """A spread of 1e-20 in float32 (1e-160 in float64): refused before anything is computed."""
+    X = np.random.default_rng(1).normal(size=(12, 2))
+    scale, dtype = (1e-160, np.float64) if x64 else (1e-20, np.float32)
+    with jax.enable_x64(x64):
+        for name, make, fit_args, _ in CASES:
+            if name.startswith("RLS2"):
+                continue
+            with pytest.raises(RangeError, match=f"X holds values within .* in {np.dtype(dtype).name}"):
+                make().fit((X * scale).astype(dtype), *fit_args(X)[1:])
+
+
 # --------------------------------------------------------------------------- range checks by name
 @pytest.mark.parametrize("call, error, match", [
     (lambda X, y: jaxmtl.VectorValuedRegressor().fit(X * 1e200, y), RangeError, r"X holds finite values up to .*float64"),
@@ -159,3 +207,21 @@ def test_approximate_regressor_default_adapts_n_components_to_small_n():
     assert model.n_components_ == 30
     with pytest.raises(ParameterError, match="n_components"):
         jaxmtl.ApproximateKernelRegressor(n_components=31).fit(X, np.sin(X[:, 0]))
+
+
+def test_report_hostile_suite_alone_prints_the_counts_and_fails_on_a_silent_wrong_answer(capsys, monkeypatch):
+    """``--suites hostile`` runs only the hostile families; a silent wrong answer makes it fail."""
+    called = []
+    for suite in ("fuzz", "must_accept", "degenerate", "persistence"):
+        monkeypatch.setattr(report, suite, lambda *a, s=suite: called.append(s))
+    counts = {"tried": 3, "refused": 1, "warned": 0, "handled": 1, "wrong": 1, "problems": ["X: wrong"]}
+    monkeypatch.setattr(report, "hostile", lambda n, seed: {"outlier": counts})
+    x64 = bool(jax.config.jax_enable_x64)
+    try:
+        assert report.main(["--suites", "hostile"]) == 1
+    finally:
+        jax.config.update("jax_enable_x64", x64)
+    out = capsys.readouterr().out
+    assert not called and "Fuzz" not in out and "Persistence" not in out
+    assert "family              tried  refused  warned  handled  silent wrong" in out
+    assert "  outlier                 3        1       0        1             1" in out and "RESULT: FAIL" in out

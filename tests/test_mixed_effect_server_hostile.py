@@ -156,6 +156,20 @@ def test_hyperparameters_and_weights_out_of_range_are_refused_by_name():
         np.testing.assert_array_equal(v, before[k])
 
 
+def test_lam_range_is_float64_s_in_float32_mode():
+    """The state is float64 whatever the flag: λ is checked against float64's range (no fix that
+    names a dtype the server does not take), and a λ below float32's range works."""
+    X, t, y, rng = _ordinary(9, 12)
+    with jax.enable_x64(False):
+        with pytest.raises(ParameterError, match=r"lam must lie in .*float64") as info:
+            Server(0.5, 1e300, Gaussian(1.0))
+        assert "dtype" not in str(info.value)
+        server = _fill(Server(0.5, 1e-50, Gaussian(1.0)), X, t, y)
+        Xq = rng.normal(size=(3, 2))
+        got = server.client(0).predict(Xq)
+    np.testing.assert_allclose(got, reference(X, t, y, np.ones(12), Xq, 0, 0.5, 1.0, lam=1e-50), rtol=1e-6)
+
+
 def test_overflowing_inputs_are_refused_and_change_nothing():
     """|x| = 1e200: its squared distances overflow float64; the send is refused by name."""
     X, t, y, _ = _ordinary(5, 10)

@@ -130,7 +130,8 @@ class Server:
 
     def __init__(self, alpha: float, lam: float, kernel: Kernel, task_kernel: Any = None,
                  fit_intercept: bool = False, capacity: int = 16, disclosure: str = "predictions") -> None:
-        self._alpha, self._lam = check_alpha(alpha), check_lam(lam)
+        with jax.enable_x64(True):                                  # λ is used in float64 (the state's precision)
+            self._alpha, self._lam = check_alpha(alpha), check_lam(lam)
         check_kernel(kernel, "kernel")
         self._lookup, self._mapping = resolve_task_kernel(task_kernel, kernel)
         self._kernel, self._task_kernel = kernel, task_kernel

@@ -40,7 +40,7 @@ import jax
 import numpy as np
 
 from .._checks import check_inputs, narrow
-from ..errors import NotFittedError, ParameterError, ShapeError
+from ..errors import NotFittedError, ParameterError, RangeError, ShapeError
 from ._precision import PrecisionMixin
 
 try:  # scikit-learn is optional: use its base classes when it is installed
@@ -74,8 +74,35 @@ def _feature_names(X: Any) -> np.ndarray | None:
     return None
 
 
+def min_spread(dtype: Any) -> float:
+    """Smallest spread s = max |x − offset| of inputs whose kernel values ``dtype`` computes to its eps.
+
+    Squared differences below ``tiny`` (the smallest normal number) are flushed to 0 on CPU and
+    GPU; with a width σ ≥ s/2 that changes a kernel value exp(−d²/2σ²) by at most tiny/(2σ²), which
+    stays below eps when s ≥ sqrt(tiny/eps) (float32: 3.1e-16; float64: 1e-146).
+
+    Example:
+        >>> f"{min_spread(np.float32):.2g}"
+        '3.1e-16'
+    """
+    info = np.finfo(dtype)
+    return float(np.sqrt(info.tiny / info.eps))
+
+
+def _check_spread(X: np.ndarray, name: str) -> None:
+    """Refuse inputs whose spread (max |entry|, after centring) is positive but below
+    :func:`min_spread` of their dtype: their squared differences underflow to 0."""
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    limit = min_spread(X.dtype)
+    if 0.0 < top < limit:
+        fix = ("pass dtype='float64' (or enable jax_enable_x64) or rescale the features"
+               if X.dtype == np.float32 else "rescale the features")
+        raise RangeError(f"{name} holds values within {top:.3g} of their centre; in {X.dtype.name} squared "
+                         f"differences that small underflow to 0 (smallest safe spread {limit:.3g}): {fix}.")
+
+
 def _centre_and_narrow(X64: np.ndarray, offset: np.ndarray | None, name: str = "X",
-                       warn: bool = False) -> np.ndarray:
+                       warn: bool = False, check_spread: bool = False) -> np.ndarray:
     """Inputs shifted by ``offset`` in float64 on the host, then narrowed to the working precision.
 
     Args:
@@ -84,9 +111,12 @@ def _centre_and_narrow(X64: np.ndarray, offset: np.ndarray | None, name: str = "
       name: the argument's name for messages.
       warn: warn (UserWarning naming ``dtype='float64'``) when narrowing to float32 merges rows
         that are distinct in float64: the information that separates them is lost.
+      check_spread: refuse (RangeError) narrowed inputs whose spread is below :func:`min_spread`
+        of their dtype (for a model that does not rescale its inputs itself).
 
     Returns:
-      (n, p) array in the working precision (float32 unless x64 is enabled).
+      (n, p) array in the working precision (float32 unless x64 is enabled; float32 inputs stay
+      float32).
 
     Example:
         >>> X = np.array([[1e8], [1e8 + 1.0]])
@@ -95,6 +125,8 @@ def _centre_and_narrow(X64: np.ndarray, offset: np.ndarray | None, name: str = "
     """
     shifted = X64 if offset is None else X64.astype(np.float64) - offset
     out = narrow(shifted, name, source=X64.dtype)
+    if check_spread:
+        _check_spread(out, name)
     if warn and out.dtype != shifted.dtype:
         before = len(np.unique(shifted, axis=0))
         after = len(np.unique(out, axis=0))
@@ -221,6 +253,11 @@ class BaseEstimator(PrecisionMixin, _SklearnBase):
                 f"This {type(self).__name__} is not fitted yet; call fit(...) before using it."
             )
 
+    def _rescales_inputs(self) -> bool:
+        """True for a model that divides its inputs by their spread itself (RLS2's standardisation):
+        inputs of tiny spread are then fine; the others refuse them (:func:`_check_spread`)."""
+        return False
+
     def _shift_invariant(self) -> bool:
         """Whether the fitted model is unchanged when all inputs move by the same vector.
 
@@ -243,7 +280,7 @@ class BaseEstimator(PrecisionMixin, _SklearnBase):
         names = _feature_names(X)
         arr = check_inputs(X, allow_1d=False, keep_float64=True)
         offset = np.median(arr.astype(np.float64), axis=0) if self._shift_invariant() else None
-        arr = _centre_and_narrow(arr, offset, warn=True)
+        arr = _centre_and_narrow(arr, offset, warn=True, check_spread=not self._rescales_inputs())
         if names is not None:
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):

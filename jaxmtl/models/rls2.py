@@ -211,6 +211,10 @@ class _RLS2Base(BaseEstimator):
         """Standardised features (the default) do not depend on a common shift of the inputs."""
         return self.standardize is True
 
+    def _rescales_inputs(self) -> bool:
+        """Standardised features (the default) are divided by their standard deviation."""
+        return self.standardize is True
+
     def _prepare_X(self, X: np.ndarray) -> np.ndarray:
         return (X - self.x_mean_) / self.x_scale_
 
@@ -418,6 +422,7 @@ class RLS2Classifier(ClassifierMixin, _RLS2Base):
             Y = np.where(codes[:, None] == np.arange(len(classes))[None, :], 1.0, -1.0)
         else:
             Y = np.where(codes == 1, 1.0, -1.0)[:, None]
+        Y = Y.astype(X.dtype)  # ±1 codes in the inputs' precision (float32 inputs stay float32 under x64)
         if isinstance(self.scaling, str) and self.scaling == "fisher" and self._one_vs_all:
             raise ParameterError("scaling='fisher' needs two classes; use 'trace' for one-versus-all.")
         return self._fit_targets(X, Y, labels=codes if self._one_vs_all else Y[:, 0])
