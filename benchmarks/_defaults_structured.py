@@ -186,6 +186,7 @@ def school_speed() -> dict:
                                                                                         d.tasks[train]))
         row[f"{name}_mse"] = float(np.mean((m.predict(X[~train], d.tasks[~train]) - d.y[~train]) ** 2))
     row["family"] = m.family_
+    row.update({f"validation_{k}": v for k, v in m.family_scores_.items()})
     row["ratio_fit_s"] = row["default_fit_s"] / row["common_family_fit_s"]
     print(table([row], list(row)), flush=True)
     return {"rows": [row], "claims": [{"claim": "School: default fit ≤ 1.25 × the common-similarity family alone, "
