@@ -182,15 +182,23 @@ def school_speed() -> dict:
     row = {"set": "School"}
     for name, family in (("common_family", "common_similarity"), ("default", "auto")):
         jax.clear_caches()
+        cpu = time.process_time()
         m, row[f"{name}_fit_s"] = _timed(lambda: MultiTaskRegressor(family=family).fit(X[train], d.y[train],
                                                                                         d.tasks[train]))
+        row[f"{name}_fit_cpu_s"] = time.process_time() - cpu
         row[f"{name}_mse"] = float(np.mean((m.predict(X[~train], d.tasks[~train]) - d.y[~train]) ** 2))
     row["family"] = m.family_
+    row.update({f"validation_{k}": v for k, v in m.family_scores_.items()})
     row["ratio_fit_s"] = row["default_fit_s"] / row["common_family_fit_s"]
+    row["ratio_fit_cpu_s"] = row["default_fit_cpu_s"] / row["common_family_fit_cpu_s"]
     print(table([row], list(row)), flush=True)
-    return {"rows": [row], "claims": [{"claim": "School: default fit ≤ 1.25 × the common-similarity family alone, "
-                                                "same run", "value": row["ratio_fit_s"],
-                                       "pass": bool(row["ratio_fit_s"] <= 1.25)}]}
+    # the claim is on process CPU time: on a shared machine the wall time of either fit varies several-fold
+    return {"rows": [row], "claims": [{"claim": "School: default fit ≤ 1.25 × the common-similarity family alone "
+                                                "(process CPU time), same run", "value": row["ratio_fit_cpu_s"],
+                                       "pass": bool(row["ratio_fit_cpu_s"] <= 1.25)},
+                                      {"claim": "School: the default's test MSE ≤ the common-similarity family's "
+                                                "× 1.02, same split", "value": row["default_mse"] / row["common_family_mse"],
+                                       "pass": bool(row["default_mse"] <= 1.02 * row["common_family_mse"])}]}
 
 
 def multitask_real() -> dict:

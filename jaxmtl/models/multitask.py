@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._checks import check_bool, check_outputs, check_unit_interval
+from .._checks import check_bool, check_outputs, check_random_state, check_unit_interval
 from ..errors import ParameterError, ShapeError, TaskError
 from ..filters.spectral import get_filter
 from ..kernels.scalar import Gaussian, Kernel
@@ -114,10 +114,15 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
 
     Both families are selected on the same folds (the hold-out, the k folds or the given
     masks), each task of the independent family on its rows in them, and compared by the same
-    loss there: the held-out squared error averaged over each fold's rows, then over folds.
+    loss there: the held-out squared error averaged over each fold's rows, then over folds —
+    for the independent family *cross-fitted* (each task's parameters chosen on one random
+    half of its held-out rows score the other half, and vice versa; see
+    :mod:`jaxmtl.models._per_task`), since choosing a width and a parameter per task on a few
+    held-out rows each makes its plain validation loss optimistic.
 
-    Attributes (after fit): family_, family_scores_ ({family: validation loss on the comparison
-    folds}), coef_ (N, 1) (common-similarity) or (T, r) (independent: each task's coefficients on
+    Attributes (after fit): family_, family_scores_ ({family: the loss compared: validation
+    loss of the common-similarity family, cross-fitted validation loss of the independent
+    one}), best_score_ (the chosen family's plain validation loss), coef_ (N, 1) (common-similarity) or (T, r) (independent: each task's coefficients on
     its rows, zero-padded), kernel_, route_, best_params_ (kernel_width, omega, param = steps or
     λ; for the independent family per-task arrays and omega None), task_widths_, task_params_,
     task_means_ (T,) (independent family), cv_scores_ (n_kernels, n_omegas, n_params) of the
@@ -212,18 +217,19 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
             self.X_fit_, self.task_codes_ = Xj, jnp.asarray(codes)
         if family != "common_similarity":
             kernels, widths = self._resolve_kernels(X)
-            fit, scores["independent"], _ = select_independent(
+            fit, independent_score, scores["independent"], _ = select_independent(
                 np.asarray(X, dtype), Y[:, 0], codes, len(labels), masks, filt, self._independent_params(filt),
                 np.array([float(cast(Gaussian, kernels[0]).sigma)]) if widths is None else widths,
-                refine=self.kernel is None and self.width_factors is None)
+                refine=self.kernel is None and self.width_factors is None,
+                random_state=check_random_state(self.random_state))
         self.family_ = min(scores, key=lambda f: scores[f]) if family == "auto" else family
-        self.family_scores_ = scores if family == "auto" else {}
+        self.family_scores_ = scores
         if self.family_ == "independent":
             self.coef_, self.X_fit_ = fit.coef, fit.X
             self.task_widths_, self.task_params_, self.task_means_ = fit.widths, fit.params, fit.means
             self.filter_ = filt
             self.best_params_ = {"kernel_width": fit.widths, "omega": None, "param": fit.params}
-            self.best_score_ = scores["independent"]
+            self.best_score_ = independent_score
         self.y_mean_, self.tasks_ = y_mean, labels
         return self
 
