@@ -138,7 +138,7 @@ def task_fold_losses(widths, X, y, valid, train, parts, filt, params, report=Non
     return jnp.where(jnp.isnan(out), jnp.inf, out)
 
 
-def validation_parts(masks: np.ndarray, codes: np.ndarray, n_parts: int, random_state: int) -> np.ndarray:
+def validation_parts(masks: np.ndarray, codes: np.ndarray, n_parts: int, random_state: int | None) -> np.ndarray:
     """(k, N) part (0 … V−1, V = ``n_parts``) of every fold's held-out rows, −1 on training rows.
 
     Each task's held-out rows of a fold (``~masks[f] & (codes == t)``) are put in a random order
@@ -226,7 +226,7 @@ def task_predict(fit: IndependentFit, X_new: np.ndarray, codes: np.ndarray) -> n
 
 
 def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks: int, masks: np.ndarray,
-                       filt, params: np.ndarray, widths: np.ndarray, refine: bool, random_state: int = 0):
+                       filt, params: np.ndarray, widths: np.ndarray, refine: bool, random_state: int | None = 0):
     """Select and fit the independent family.
 
     Args:
