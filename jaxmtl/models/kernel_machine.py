@@ -81,7 +81,8 @@ class _KernelMachineBase(BaseEstimator):
     _classifier = False
 
     def __init__(self, loss="square", C=None, kernel=None, epsilon=0.1, output=None, fit_intercept=True,
-                 solver="auto", Cs=None, n_folds=5, tol=1e-4, max_iter=None, random_state=0, dtype=None):
+                 solver="auto", Cs=None, n_folds=5, tol=1e-4, max_iter=None, random_state=0, dtype=None,
+                 matmul_precision=None):
         self.loss = loss
         self.C = C
         self.kernel = kernel
@@ -95,6 +96,7 @@ class _KernelMachineBase(BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
 
     # ---- configuration -----------------------------------------------------------------------
     def _solver_kwargs(self, A=None):
@@ -222,6 +224,10 @@ class KernelMachine(RegressorMixin, _KernelMachineBase):
       tol: relative duality gap at which the solver stops (SMO: maximal KKT violation, libsvm's tol).
       max_iter: iteration cap (None: the solver's default).
       random_state: seed of the folds and of coordinate descent's permutations.
+      matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /
+        'tensorfloat32' / 'tf32' or 'default' / 'bfloat16': reduced-precision products on GPUs and
+        TPUs for path steps, eigen-path products and selection losses (Gram evaluations stay
+        full precision); warns when the selected model is beyond them (docs/precision.md).
       dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
         JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
@@ -267,9 +273,10 @@ class KernelMachineClassifier(ClassifierMixin, _KernelMachineBase):
     _classifier = True
 
     def __init__(self, loss="hinge", C=None, kernel=None, epsilon=0.1, output=None, fit_intercept=True,
-                 solver="auto", Cs=None, n_folds=5, tol=1e-4, max_iter=None, random_state=0, dtype=None):
+                 solver="auto", Cs=None, n_folds=5, tol=1e-4, max_iter=None, random_state=0, dtype=None,
+                 matmul_precision=None):
         super().__init__(loss, C, kernel, epsilon, output, fit_intercept, solver, Cs, n_folds, tol, max_iter,
-                         random_state, dtype)
+                         random_state, dtype, matmul_precision)
 
     def fit(self, X, y) -> "KernelMachineClassifier":
         """Fit on (n, p) inputs and (n,) labels of any hashable type (at least two classes)."""

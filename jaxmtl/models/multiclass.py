@@ -128,7 +128,7 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
                  selection="kfold", n_folds=5, n_steps=None, lambdas=None, omegas=None,
                  width_factors=None, validation_fraction=0.2, fit_intercept=True,
                  random_state=0, verbose=False, coding="one_vs_all", approximation=None, n_components=None,
-                 search="grid", dtype=None, n_repeats=None):
+                 search="grid", dtype=None, n_repeats=None, matmul_precision=None):
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.coding = coding
@@ -136,6 +136,7 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
         self.n_components = n_components
         self.search = search
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
         self.n_repeats = n_repeats
 
     def _resolve_output(self, d: int):

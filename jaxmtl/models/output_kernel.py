@@ -156,7 +156,7 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
 
     def __init__(self, kernel=None, lambdas=None, width_factors=None, rank=None, selection="kfold",
                  n_folds=5, validation_fraction=0.2, max_iter=200, tol=1e-6, fit_intercept=True,
-                 random_state=0, verbose=False, dtype=None):
+                 random_state=0, verbose=False, dtype=None, matmul_precision=None):
         self.kernel = kernel
         self.lambdas = lambdas
         self.width_factors = width_factors
@@ -170,6 +170,7 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
         self.random_state = random_state
         self.verbose = verbose
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
 
     def _fit_outputs(self, X: np.ndarray, Y: np.ndarray):
         n, d = Y.shape
@@ -273,6 +274,10 @@ _PARAMS_DOC = """
       fit_intercept: centre the outputs on their training mean (added back by ``predict``).
       random_state: seed of the fold / hold-out split.
       verbose: print each stage of the fit with its time, on stderr.
+      matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /
+        'tensorfloat32' / 'tf32' or 'default' / 'bfloat16': reduced-precision products on GPUs and
+        TPUs for path steps, eigen-path products and selection losses (Gram evaluations stay
+        full precision); warns when the selected model is beyond them (docs/precision.md).
       dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
         JAX's global setting (see docs/precision.md); outputs are float64 either way."""
 
@@ -326,9 +331,9 @@ class OutputKernelClassifier(ClassifierMixin, _OutputKernelBase):
 
     def __init__(self, kernel=None, lambdas=None, width_factors=None, rank=None, selection="kfold",
                  n_folds=5, validation_fraction=0.2, max_iter=200, tol=1e-6, fit_intercept=True,
-                 random_state=0, verbose=False, coding="one_vs_all", dtype=None):
+                 random_state=0, verbose=False, coding="one_vs_all", dtype=None, matmul_precision=None):
         super().__init__(kernel, lambdas, width_factors, rank, selection, n_folds, validation_fraction,
-                         max_iter, tol, fit_intercept, random_state, verbose, dtype)
+                         max_iter, tol, fit_intercept, random_state, verbose, dtype, matmul_precision)
         self.coding = coding
 
     _code_values = MultiClassClassifier._code_values

@@ -131,7 +131,8 @@ class _RLS2Base(BaseEstimator):
 
     def __init__(self, kernels="standard", lambdas=None, n_lambdas=30, lambda_range=(1e-6, 1e6), lam=None,
                  scaling="trace", standardize=True, fit_intercept=True, output_matrix=None, cv=5, tol=1e-2,
-                 max_iter=200, solver="auto", store="auto", random_state=0, single_kernels=True, dtype=None):
+                 max_iter=200, solver="auto", store="auto", random_state=0, single_kernels=True, dtype=None,
+                 matmul_precision=None):
         self.kernels = kernels
         self.lambdas = lambdas
         self.n_lambdas = n_lambdas
@@ -149,6 +150,7 @@ class _RLS2Base(BaseEstimator):
         self.random_state = random_state
         self.single_kernels = single_kernels
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
 
     # ---- validation (plain Python, before anything is traced) ----
     def _dictionary(self, p: int) -> KernelDictionary:
@@ -338,6 +340,10 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
       random_state: seed of the fold assignment.
       single_kernels: also cross-validate each basis kernel on all features alone (kernel ridge on the
         same folds and λ grid) and keep the best in place of the RLS2 path when its CV error is lower.
+      matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /
+        'tensorfloat32' / 'tf32' or 'default' / 'bfloat16': reduced-precision products on GPUs and
+        TPUs for path steps, eigen-path products and selection losses (Gram evaluations stay
+        full precision); warns when the selected model is beyond them (docs/precision.md).
       dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
         JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
@@ -391,9 +397,11 @@ class RLS2Classifier(ClassifierMixin, _RLS2Base):
 
     def __init__(self, kernels="standard", lambdas=None, n_lambdas=30, lambda_range=(1e-6, 1e6), lam=None,
                  scaling="trace", standardize=True, fit_intercept=False, output_matrix=None, cv=5, tol=1e-2,
-                 max_iter=200, solver="auto", store="auto", random_state=0, single_kernels=True, dtype=None):
+                 max_iter=200, solver="auto", store="auto", random_state=0, single_kernels=True, dtype=None,
+                 matmul_precision=None):
         super().__init__(kernels, lambdas, n_lambdas, lambda_range, lam, scaling, standardize, fit_intercept,
-                         output_matrix, cv, tol, max_iter, solver, store, random_state, single_kernels, dtype)
+                         output_matrix, cv, tol, max_iter, solver, store, random_state, single_kernels, dtype,
+                         matmul_precision)
 
     def fit(self, X, y) -> "RLS2Classifier":
         """Fit on X (n, p) and labels y (n,) of any hashable type; returns self."""
