@@ -82,7 +82,7 @@ MATMUL_PRECISIONS: dict[Any, str] = {
 _REDUCED_BITS = {"high": 10, "default": 7}
 # reduced products are reported when the selected relative regularisation is below this many times
 # their unit roundoff 2^-(bits+1) (see docs/precision.md, "Reduced-precision products")
-REDUCED_PRODUCTS_MARGIN = 4.0
+REDUCED_PRODUCTS_MARGIN = 1.0
 
 
 def resolve_matmul_precision(value: Any) -> str:
