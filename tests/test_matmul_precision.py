@@ -8,7 +8,12 @@ and NumPy arithmetic for the rounding itself. Runs in both precision runs; the f
 """
 
 import contextlib
+import json
+import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -137,3 +142,23 @@ def test_reduced_products_warn_where_the_model_needs_full_ones(params):
     with pytest.warns(UserWarning, match=r"matmul_precision='tf32'.*matmul_precision='highest'.*dtype='float64'"):
         pred, _ = _fit(model, X, Y, Xt, bits=10, dtype="float32", matmul_precision="tf32")
     assert np.isfinite(pred).all() and np.mean((pred - Yt) ** 2) > 0.9 * np.mean((ref - Yt) ** 2)
+
+
+@pytest.mark.skipif(not jax.config.jax_enable_x64, reason="the script fixes its dtypes: once, in the float64 run")
+def test_the_precision_benchmark_quick_mode_records_its_figures(tmp_path):
+    """``benchmarks/precision.py --quick``: float32's error within FLOAT32_PROMISE of float64's,
+    reduced products within the stated factor unless the library warned."""
+    from conftest import FLOAT32_PROMISE
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "JAXMTL_RESULTS_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, str(root / "benchmarks" / "precision.py"), "--quick"], cwd=root,
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads((tmp_path / "precision_quick.json").read_text())
+    assert {"machine", "versions", "dtype", "command", "rows"} <= set(result)
+    assert [r["estimator"] for r in result["rows"]] == ["VectorValuedRegressor", "MultiClassClassifier"]
+    for r in result["rows"]:
+        assert r["error_float32"] <= FLOAT32_PROMISE["error_factor"] * r["error_float64"] + FLOAT32_PROMISE["error_atol"]
+        for s in ("tf32", "bfloat16"):
+            assert r[f"warned_{s}"] or r[f"error_{s}"] <= REDUCED_ERROR_FACTOR * r["error_float64"] + REDUCED_ERROR_ATOL
