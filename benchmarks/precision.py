@@ -11,7 +11,8 @@ classification: error rate) of the model selected with
 
 whether the library warned about the reduced products, and the fit's CPU seconds in float64 and
 float32 (the emulated runs' times say nothing about accelerators). ``--quick`` runs two estimators
-with small grids (seconds). Writes ``results/precision[_quick].json``.
+with small grids (seconds). Writes ``results/precision[_quick].json`` and prints the markdown table of
+``docs/precision.md``.
 
 The estimators whose ``fit`` needs task labels or fields (``MultiTaskRegressor``,
 ``MixedEffectRegressor``, ``VectorFieldRegressor``) have no bundled set of that form small
@@ -91,6 +92,18 @@ def run_one(cls_name: str, data, params: dict, setting: str) -> dict:
             "warned": any("matmul_precision" in str(w.message) for w in caught)}
 
 
+def markdown(rows: list[dict]) -> str:
+    """The docs' table: errors per setting ("w": the library warned), float32/float64 error ratio, CPU s."""
+    def cell(r, s):
+        return f"{r[f'error_{s}']:.3f}" + (" w" if r.get(f"warned_{s}") else "")
+
+    lines = ["| estimator | data | float64 | float32 | TF32 | bfloat16 | float32 / float64 | CPU s (f64 / f32) |",
+             "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| `{r['estimator']}` | {r['data']} | " + " | ".join(cell(r, s) for s in SETTINGS)
+              + f" | {r['ratio_float32']:.3f} | {r['cpu_s_float64']:.1f} / {r['cpu_s_float32']:.1f} |" for r in rows]
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     import argparse
 
@@ -114,6 +127,7 @@ def main(argv=None) -> int:
         print(row, flush=True)
     columns = ["estimator", "data", *(f"error_{s}" for s in SETTINGS), "warned_tf32", "warned_bfloat16",
                "cpu_s_float64", "cpu_s_float32"]
+    print(markdown(rows))
     report("precision", args.quick, rows, columns, {},
            dtype="float64, float32, float32 with emulated TF32 / bfloat16 products",
            command="python benchmarks/precision.py" + (" --quick" if args.quick else ""),
