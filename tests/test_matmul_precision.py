@@ -142,6 +142,9 @@ def test_reduced_products_warn_where_the_model_needs_full_ones(params):
     with pytest.warns(UserWarning, match=r"matmul_precision='tf32'.*matmul_precision='highest'.*dtype='float64'"):
         pred, _ = _fit(model, X, Y, Xt, bits=10, dtype="float32", matmul_precision="tf32")
     assert np.isfinite(pred).all() and np.mean((pred - Yt) ** 2) > 0.9 * np.mean((ref - Yt) ** 2)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*matmul_precision")  # float64 products are not reduced
+        _fit(model, X, Y, Xt, bits=10, dtype="float64", matmul_precision="tf32")
 
 
 @pytest.mark.skipif(not jax.config.jax_enable_x64, reason="the script fixes its dtypes: once, in the float64 run")

@@ -131,12 +131,13 @@ def relative_regularisation(estimator: Any) -> float | None:
 
 def warn_reduced_products(estimator: Any, matmul_precision: str) -> None:
     """Warn (UserWarning naming ``matmul_precision='highest'`` and ``dtype='float64'``) when
-    ``estimator`` was fitted with reduced products and its selected relative regularisation ρ
+    ``estimator`` was fitted in float32 with reduced products and its selected relative regularisation ρ
     (:func:`relative_regularisation`) is below ``REDUCED_PRODUCTS_MARGIN`` times their unit
     roundoff: its path steps and selection losses then resolve the model to less than the data
     hold (noiseless targets, very small λ, long Landweber or ν-method paths).
     """
-    bits = _REDUCED_BITS.get(matmul_precision)
+    float32 = jax.dtypes.canonicalize_dtype(np.float64) == np.float32  # float64 products are never reduced
+    bits = _REDUCED_BITS.get(matmul_precision) if float32 else None
     rho = None if bits is None else relative_regularisation(estimator)
     limit = REDUCED_PRODUCTS_MARGIN * 2.0 ** -(bits + 1) if bits is not None else 0.0
     if rho is not None and rho < limit:
