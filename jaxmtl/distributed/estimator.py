@@ -103,7 +103,8 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, kernel_widths: ArrayLike | None = None, filter: str = "nu_method", n_steps: int = 150,
                  n_folds: int = 5, approximation: str | None = None, n_components: int = 500, mesh: Mesh | None = None,
-                 block_size: int = 1024, block_rows: int = 65536, random_state: int = 0, dtype: DTypeLike | None = None) -> None:
+                 block_size: int = 1024, block_rows: int = 65536, random_state: int = 0, dtype: DTypeLike | None = None,
+                 matmul_precision: str | None = None) -> None:
         self.kernel_widths = kernel_widths
         self.filter = filter
         self.n_steps = n_steps
@@ -115,6 +116,7 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
         self.block_rows = block_rows
         self.random_state = random_state
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
 
     def _settings(self, n: int):
         mesh = global_mesh() if self.mesh is None else check_mesh(self.mesh)

@@ -37,6 +37,7 @@ __all__ = [
     "Matern",
     "SobolevSpline",
     "squared_distances",
+    "GRAM_PRECISION",
     "host_squared_distances",
     "median_heuristic",
     "knn_width",
@@ -89,6 +90,11 @@ def _pair(X1, X2):
     return out[0], out[1]
 
 
+# Gram evaluations (inner products, squared distances) always multiply in full precision, whatever
+# the estimator's matmul_precision: ‖a‖² + ‖b‖² − 2⟨a, b⟩ cancels, and a TF32 or bfloat16 ⟨a, b⟩
+# (10 or 7 mantissa bits) would leave distances below 10⁻³·‖a‖² as noise.
+GRAM_PRECISION = jax.lax.Precision.HIGHEST
+
 # Up to this many features the distances are summed from the differences x_j − x'_j (an
 # (n1, n2, p) intermediate, exact to (p + 2)·eps relative); above it, from one matrix product.
 DIFFERENCE_FORM_MAX_FEATURES = 4
@@ -130,7 +136,7 @@ def squared_distances(X1: ArrayLike, X2: ArrayLike) -> Array:
     m = jax.lax.stop_gradient(jnp.median(X2, axis=0))
     A, B = X1 - m, X2 - m
     norms = jnp.sum(A * A, 1)[:, None] + jnp.sum(B * B, 1)[None, :]
-    d2 = norms - 2.0 * (A @ B.T)
+    d2 = norms - 2.0 * jnp.matmul(A, B.T, precision=GRAM_PRECISION)
     # Below ~p·eps·(‖a‖² + ‖b‖²) the expansion returns round-off, not a distance: flush it to
     # 0 so that coincident points are exactly 0 apart (and sqrt-based kernels give K(x, x) = 1).
     tol = (2 * A.shape[1] + 8) * jnp.finfo(d2.dtype).eps
@@ -305,7 +311,7 @@ class Linear(Kernel):
 
     def __call__(self, X1: ArrayLike, X2: ArrayLike) -> Array:
         X1, X2 = _pair(X1, X2)
-        return X1 @ X2.T
+        return jnp.matmul(X1, X2.T, precision=GRAM_PRECISION)
 
 
 class Polynomial(Kernel):
@@ -332,7 +338,7 @@ class Polynomial(Kernel):
 
     def __call__(self, X1: ArrayLike, X2: ArrayLike) -> Array:
         X1, X2 = _pair(X1, X2)
-        return (self.gamma * (X1 @ X2.T) + self.coef0) ** self.degree
+        return (self.gamma * jnp.matmul(X1, X2.T, precision=GRAM_PRECISION) + self.coef0) ** self.degree
 
 
 class Matern(Kernel):

@@ -6,6 +6,11 @@ for each public method listed in :data:`PRECISION_METHODS`, whichever class or m
 * runs it in the precision of the estimator's ``dtype`` parameter (:meth:`_precision`):
   ``'float64'`` / ``'float32'`` whatever JAX's global ``jax_enable_x64``, without changing it,
   or JAX's default when ``dtype`` is None;
+* runs it with the matrix-product precision of its ``matmul_precision`` parameter
+  (:func:`resolve_matmul_precision`, entered as ``jax.default_matmul_precision``): full float32
+  products unless the user trades accuracy for speed; after ``fit`` with reduced products, warns
+  when the selected regularisation is below what such products resolve
+  (:func:`warn_reduced_products`);
 * converts what ``predict``, ``decision_function``, ``predict_proba``, ``score`` and
   ``predict_parts`` return to scikit-learn's conventions (:func:`sklearn_output`): NumPy arrays,
   float64 for real values (predictions, scores, probabilities) whatever precision was used
@@ -25,14 +30,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import warnings
 from typing import Any, Callable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["PrecisionMixin", "PRECISION_METHODS", "sklearn_output", "resolve_dtype", "in_working_precision"]
+__all__ = ["PrecisionMixin", "PRECISION_METHODS", "sklearn_output", "resolve_dtype", "in_working_precision",
+           "MATMUL_PRECISIONS", "resolve_matmul_precision", "relative_regularisation", "warn_reduced_products"]
 
 # method name -> whether its result is converted to scikit-learn's output conventions
 PRECISION_METHODS: dict[str, bool] = {
@@ -59,6 +67,86 @@ def resolve_dtype(dtype: Any) -> str | None:
     if resolved not in ("float32", "float64"):
         raise ParameterError(f"dtype must be None, 'float32' or 'float64'; received {dtype!r}.")
     return resolved
+
+
+# matmul_precision -> JAX's name (jax.default_matmul_precision). None is full float32 products,
+# whatever JAX's global jax_default_matmul_precision (GPUs would otherwise run TF32).
+MATMUL_PRECISIONS: dict[Any, str] = {
+    None: "highest", "highest": "highest", "float32": "highest",
+    "high": "high", "tensorfloat32": "high", "tf32": "high",
+    "default": "default", "bfloat16": "default",
+}
+# explicit mantissa bits of the operands of a product at each JAX setting, on the accelerator where
+# it is least precise: 'high' is TF32 on GPUs (bfloat16_3x, ~16 bits, on TPUs), 'default' is
+# bfloat16 on TPUs (TF32 on GPUs)
+_REDUCED_BITS = {"high": 10, "default": 7}
+# reduced products are reported when the selected relative regularisation is below this many times
+# their unit roundoff 2^-(bits+1) (see docs/precision.md, "Reduced-precision products")
+REDUCED_PRODUCTS_MARGIN = 1.0
+
+
+def resolve_matmul_precision(value: Any) -> str:
+    """JAX's name for an estimator's ``matmul_precision``: 'highest' (None, 'highest', 'float32'),
+    'high' ('high', 'tensorfloat32', 'tf32') or 'default' ('default', 'bfloat16'); anything else
+    raises ParameterError naming the value.
+
+    Example:
+        >>> resolve_matmul_precision(None), resolve_matmul_precision("tf32")
+        ('highest', 'high')
+    """
+    if not (value is None or isinstance(value, str)) or value not in MATMUL_PRECISIONS:
+        names = ", ".join(repr(k) for k in MATMUL_PRECISIONS)
+        raise ParameterError(f"matmul_precision must be one of {names}; received {value!r}.")
+    return MATMUL_PRECISIONS[value]
+
+
+def relative_regularisation(estimator: Any) -> float | None:
+    """The selected model's regularisation relative to the kernel's scale, ρ, or None when the
+    fitted estimator records no spectral filter and parameter (``filter_``, ``best_params_``).
+
+    ρ = λ / mean K(x, x) for Tikhonov, iterated Tikhonov and TSVD (the mean diagonal bounds the
+    largest eigenvalue of K/n); 1/t for t Landweber steps and 1/t² for t ν-method steps (their
+    residual at σ ≪ σ_max behaves as Tikhonov's at λ ≈ σ_max/t and σ_max/t²). Per-task parameters
+    give the smallest ρ.
+
+    Example:
+        >>> from jaxmtl import VectorValuedRegressor
+        >>> X = np.linspace(0, 1, 20)[:, None]
+        >>> m = VectorValuedRegressor(filter="landweber", n_steps=10).fit(X, np.sin(X))
+        >>> relative_regularisation(m) == 1 / m.best_params_["param"]
+        True
+    """
+    filt, params = getattr(estimator, "filter_", None), getattr(estimator, "best_params_", None)
+    if filt is None or not isinstance(params, dict) or params.get("param") is None:
+        return None
+    param = float(np.min(np.asarray(params["param"], np.float64)))
+    if filt.iterative:
+        return 1.0 / param ** (2 if filt.name == "nu_method" else 1)
+    kernel, X = getattr(estimator, "kernel_", None), getattr(estimator, "X_fit_", None)
+    # the inputs in the working precision (jnp.asarray narrows a float64 array without a warning)
+    scale = float(np.mean(np.asarray(kernel.diag(jnp.asarray(np.asarray(X)))))) \
+        if kernel is not None and X is not None else 1.0
+    return param / scale if scale > 0 else param
+
+
+def warn_reduced_products(estimator: Any, matmul_precision: str) -> None:
+    """Warn (UserWarning naming ``matmul_precision='highest'`` and ``dtype='float64'``) when
+    ``estimator`` was fitted in float32 with reduced products and its selected relative regularisation ρ
+    (:func:`relative_regularisation`) is below ``REDUCED_PRODUCTS_MARGIN`` times their unit
+    roundoff: its path steps and selection losses then resolve the model to less than the data
+    hold (noiseless targets, very small λ, long Landweber or ν-method paths).
+    """
+    float32 = jax.dtypes.canonicalize_dtype(np.float64) == np.float32  # float64 products are never reduced
+    bits = _REDUCED_BITS.get(matmul_precision) if float32 else None
+    rho = None if bits is None else relative_regularisation(estimator)
+    limit = REDUCED_PRODUCTS_MARGIN * 2.0 ** -(bits + 1) if bits is not None else 0.0
+    if rho is not None and rho < limit:
+        warnings.warn(
+            f"{type(estimator).__name__} selected a regularisation of {rho:.2g} relative to the kernel's "
+            f"scale, below the {limit:.2g} that matmul_precision={estimator.matmul_precision!r} products "
+            f"resolve on GPUs and TPUs ({bits} mantissa bits); its accuracy may be lost there. Pass "
+            "matmul_precision='highest' (or dtype='float64' for regularisation below ~1e-6).",
+            UserWarning, stacklevel=3)
 
 
 def sklearn_output(value: Any, labels: bool = False) -> Any:
@@ -117,6 +205,8 @@ def _in_precision(name: str, method: Callable, convert: bool) -> Callable:
     def wrapper(self, *args, **kwargs):
         with self._precision():
             out = method(self, *args, **kwargs)
+            if name == "fit":
+                warn_reduced_products(self, resolve_matmul_precision(getattr(self, "matmul_precision", None)))
         if not convert:
             return out
         out = sklearn_output(out, labels=name == "predict" and hasattr(self, "classes_"))
@@ -129,8 +219,9 @@ def _in_precision(name: str, method: Callable, convert: bool) -> Callable:
 
 
 class PrecisionMixin:
-    """The ``dtype`` parameter's precision around the public methods, and scikit-learn's output
-    dtypes (see the module docstring). Subclasses need only store ``dtype`` in ``__init__``."""
+    """The ``dtype`` and ``matmul_precision`` parameters around the public methods, and
+    scikit-learn's output dtypes (see the module docstring). Subclasses need only store ``dtype``
+    and ``matmul_precision`` in ``__init__``."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -140,8 +231,10 @@ class PrecisionMixin:
                 setattr(cls, name, _in_precision(name, method, convert))
 
     def _precision(self):
-        """Context manager setting the precision of this estimator's computations from its ``dtype``.
+        """Context manager setting the precision of this estimator's computations from its ``dtype``
+        and the precision of its matrix products from its ``matmul_precision``.
 
+        Both are checked here, before any work (ParameterError naming the value).
         ``dtype=None`` keeps JAX's setting (float32 unless ``jax_enable_x64`` is on);
         ``'float64'`` / ``'float32'`` compute in that precision without changing the global
         configuration (``jax.enable_x64`` is scoped to the ``with`` block and the thread).
@@ -153,6 +246,9 @@ class PrecisionMixin:
             float64
         """
         resolved = resolve_dtype(getattr(self, "dtype", None))
-        if resolved is None:
-            return contextlib.nullcontext()
-        return jax.enable_x64(resolved == "float64")
+        products = resolve_matmul_precision(getattr(self, "matmul_precision", None))
+        stack = contextlib.ExitStack()
+        if resolved is not None:
+            stack.enter_context(jax.enable_x64(resolved == "float64"))
+        stack.enter_context(jax.default_matmul_precision(products))
+        return stack

@@ -327,6 +327,10 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
       block_size: rows of features evaluated at once (memory block_size × n_components).
       normalize_y: fit the outputs divided by their standard deviations (as
         :class:`~jaxmtl.VectorValuedRegressor`).
+      matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /
+        'tensorfloat32' / 'tf32' or 'default' / 'bfloat16': reduced-precision products on GPUs and
+        TPUs for path steps, eigen-path products and selection losses (Gram evaluations stay
+        full precision); warns when the selected model is beyond them (docs/precision.md).
       dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
         JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
@@ -338,7 +342,8 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
                  selection: Any = "kfold", n_folds: int = 5, n_steps: int | None = None, lambdas: Any = None,
                  omegas: Any = None, width_factors: Any = None, validation_fraction: float = 0.2,
                  fit_intercept: bool = True, block_size: int = 2048, random_state: int = 0,
-                 verbose: bool = False, normalize_y: bool = True, dtype: Any = None) -> None:
+                 verbose: bool = False, normalize_y: bool = True, dtype: Any = None,
+                 matmul_precision: str | None = None) -> None:
         self.kernel = kernel
         self.approximation = approximation
         self.n_components = n_components
@@ -358,6 +363,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         self.verbose = verbose
         self.normalize_y = normalize_y
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> ApproximateKernelRegressor:
         """Select width, ω and the filter parameter on the approximate path; fit on all rows.

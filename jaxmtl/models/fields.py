@@ -85,6 +85,10 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         default) means ``N_FOLDS`` = 10 folds, one per sample below 10 samples (default
         selection: k-fold; on the exact route 'loo' leaves out one component of one point at a
         time).
+      matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /
+        'tensorfloat32' / 'tf32' or 'default' / 'bfloat16': reduced-precision products on GPUs and
+        TPUs for path steps, eigen-path products and selection losses (Gram evaluations stay
+        full precision); warns when the selected model is beyond them (docs/precision.md).
       dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
         JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
@@ -99,7 +103,8 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
                  filter: Any = "nu_method", n_steps: int | None = None, selection: str = "kfold",
                  n_folds: int | None = None, validation_fraction: float = 0.25, width_factors: Any = None,
                  random_state: int = 0, lambdas: Any = None, route: str = "auto", dtype: Any = None,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False,
+                 matmul_precision: str | None = None) -> None:
         self.kernel = kernel
         self.kind = kind
         self.gammas = gammas
@@ -113,6 +118,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.lambdas = lambdas
         self.route = route
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
         self.verbose = verbose
 
     def fit(self, X: ArrayLike, V: ArrayLike) -> "VectorFieldRegressor":

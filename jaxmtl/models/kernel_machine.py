@@ -90,7 +90,8 @@ class _KernelMachineBase(BaseEstimator):
     def __init__(self, loss: str | Loss = "square", C: float | None = None, kernel: Kernel | None = None,
                  epsilon: float = 0.1, output: str | ArrayLike | None = None, fit_intercept: bool = True,
                  solver: str = "auto", Cs: ArrayLike | None = None, n_folds: int = 5, tol: float = 1e-4,
-                 max_iter: int | None = None, random_state: int | None = 0, dtype: DTypeLike | None = None) -> None:
+                 max_iter: int | None = None, random_state: int | None = 0, dtype: DTypeLike | None = None,
+                 matmul_precision: str | None = None) -> None:
         self.loss = loss
         self.C = C
         self.kernel = kernel
@@ -104,6 +105,7 @@ class _KernelMachineBase(BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
 
     # ---- configuration -----------------------------------------------------------------------
     def _solver_kwargs(self, A=None):
@@ -231,6 +233,10 @@ class KernelMachine(RegressorMixin, _KernelMachineBase):
       tol: relative duality gap at which the solver stops (SMO: maximal KKT violation, libsvm's tol).
       max_iter: iteration cap (None: the solver's default).
       random_state: seed of the folds and of coordinate descent's permutations.
+      matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /
+        'tensorfloat32' / 'tf32' or 'default' / 'bfloat16': reduced-precision products on GPUs and
+        TPUs for path steps, eigen-path products and selection losses (Gram evaluations stay
+        full precision); warns when the selected model is beyond them (docs/precision.md).
       dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
         JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
@@ -278,9 +284,10 @@ class KernelMachineClassifier(ClassifierMixin, _KernelMachineBase):
     def __init__(self, loss: str | Loss = "hinge", C: float | None = None, kernel: Kernel | None = None,
                  epsilon: float = 0.1, output: str | ArrayLike | None = None, fit_intercept: bool = True,
                  solver: str = "auto", Cs: ArrayLike | None = None, n_folds: int = 5, tol: float = 1e-4,
-                 max_iter: int | None = None, random_state: int | None = 0, dtype: DTypeLike | None = None) -> None:
+                 max_iter: int | None = None, random_state: int | None = 0, dtype: DTypeLike | None = None,
+                 matmul_precision: str | None = None) -> None:
         super().__init__(loss, C, kernel, epsilon, output, fit_intercept, solver, Cs, n_folds, tol, max_iter,
-                         random_state, dtype)
+                         random_state, dtype, matmul_precision)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "KernelMachineClassifier":
         """Fit on (n, p) inputs and (n,) labels of any hashable type (at least two classes)."""

@@ -111,6 +111,10 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         [Din11] §5.4); every pair is evaluated in one compiled call.
       validation_fraction: share of the examples held out to score the grid.
       random_state: seed of the hold-out split.
+      matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /
+        'tensorfloat32' / 'tf32' or 'default' / 'bfloat16': reduced-precision products on GPUs and
+        TPUs for path steps, eigen-path products and selection losses (Gram evaluations stay
+        full precision); warns when the selected model is beyond them (docs/precision.md).
       dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
         JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
@@ -133,7 +137,8 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, alpha: float | None = None, lam: float | None = None, kernel: Kernel | None = None,
                  task_kernel: Any = None, fit_intercept: bool = True, alphas: Any = None, lams: Any = None,
-                 validation_fraction: float = 0.2, random_state: int | None = 0, dtype: Any = None) -> None:
+                 validation_fraction: float = 0.2, random_state: int | None = 0, dtype: Any = None,
+                 matmul_precision: str | None = None) -> None:
         self.alpha = alpha
         self.lam = lam
         self.kernel = kernel
@@ -144,6 +149,7 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
 
     # ------------------------------------------------------------------ helpers
     def _kernel_of(self, labels):

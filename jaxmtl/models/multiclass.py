@@ -134,7 +134,8 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
                  validation_fraction: float = 0.2, fit_intercept: bool = True, random_state: int | None = 0,
                  verbose: bool = False, coding: str = "one_vs_all", approximation: str | None = None,
                  n_components: int | None = None, search: str = "grid", dtype: DTypeLike | None = None,
-                 n_repeats: int | None = None) -> None:
+                 n_repeats: int | None = None,
+                 matmul_precision: str | None = None) -> None:
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.coding = coding
@@ -142,6 +143,7 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
         self.n_components = n_components
         self.search = search
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
         self.n_repeats = n_repeats
 
     def _resolve_output(self, d: int):

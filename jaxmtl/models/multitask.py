@@ -100,6 +100,10 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         values in [1e-6, 1]).
       route: 'auto' (exact up to ``EXACT_MAX_UNKNOWNS`` = 1500 rows, else matrix-free), 'exact'
         or 'matrix_free'.
+      matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /
+        'tensorfloat32' / 'tf32' or 'default' / 'bfloat16': reduced-precision products on GPUs and
+        TPUs for path steps, eigen-path products and selection losses (Gram evaluations stay
+        full precision); warns when the selected model is beyond them (docs/precision.md).
       dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
         JAX's global setting (see docs/precision.md); outputs are float64 either way.
       family: 'auto' (default): the common-similarity and the independent family, the one of
@@ -134,7 +138,8 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
                  validation_fraction: float = 0.25, width_factors: Any = None,
                  fit_intercept: bool = True, random_state: int = 0, lambdas: Any = None,
                  route: str = "auto", family: str = "auto", n_repeats: int | None = None,
-                 dtype: Any = None, verbose: bool = False) -> None:
+                 dtype: Any = None, verbose: bool = False,
+                 matmul_precision: str | None = None) -> None:
         self.kernel = kernel
         self.omegas = omegas
         self.filter = filter
@@ -148,6 +153,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.lambdas = lambdas
         self.route = route
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
         self.family = family
         self.n_repeats = n_repeats
         self.verbose = verbose

@@ -159,7 +159,8 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
                  width_factors: ArrayLike | None = None, rank: int | None = None, selection: str | ArrayLike = "kfold",
                  n_folds: int | None = 5, validation_fraction: float = 0.2, max_iter: int = 200, tol: float = 1e-6,
                  fit_intercept: bool = True, random_state: int | None = 0, verbose: bool = False,
-                 dtype: DTypeLike | None = None) -> None:
+                 dtype: DTypeLike | None = None,
+                 matmul_precision: str | None = None) -> None:
         self.kernel = kernel
         self.lambdas = lambdas
         self.width_factors = width_factors
@@ -173,6 +174,7 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
         self.random_state = random_state
         self.verbose = verbose
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
 
     def _fit_outputs(self, X: np.ndarray, Y: np.ndarray):
         n, d = Y.shape
@@ -276,6 +278,10 @@ _PARAMS_DOC = """
       fit_intercept: centre the outputs on their training mean (added back by ``predict``).
       random_state: seed of the fold / hold-out split.
       verbose: print each stage of the fit with its time, on stderr.
+      matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /
+        'tensorfloat32' / 'tf32' or 'default' / 'bfloat16': reduced-precision products on GPUs and
+        TPUs for path steps, eigen-path products and selection losses (Gram evaluations stay
+        full precision); warns when the selected model is beyond them (docs/precision.md).
       dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
         JAX's global setting (see docs/precision.md); outputs are float64 either way."""
 
@@ -331,9 +337,10 @@ class OutputKernelClassifier(ClassifierMixin, _OutputKernelBase):
                  width_factors: ArrayLike | None = None, rank: int | None = None, selection: str | ArrayLike = "kfold",
                  n_folds: int | None = 5, validation_fraction: float = 0.2, max_iter: int = 200, tol: float = 1e-6,
                  fit_intercept: bool = True, random_state: int | None = 0, verbose: bool = False,
-                 coding: str = "one_vs_all", dtype: DTypeLike | None = None) -> None:
+                 coding: str = "one_vs_all", dtype: DTypeLike | None = None,
+                 matmul_precision: str | None = None) -> None:
         super().__init__(kernel, lambdas, width_factors, rank, selection, n_folds, validation_fraction,
-                         max_iter, tol, fit_intercept, random_state, verbose, dtype)
+                         max_iter, tol, fit_intercept, random_state, verbose, dtype, matmul_precision)
         self.coding = coding
 
     _code_values = MultiClassClassifier._code_values

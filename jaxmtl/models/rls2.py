@@ -137,7 +137,8 @@ class _RLS2Base(BaseEstimator):
                  scaling: str | ArrayLike = "trace", standardize: bool = True, fit_intercept: bool = True,
                  output_matrix: ArrayLike | None = None, cv: int = 5, tol: float = 1e-2, max_iter: int = 200,
                  solver: str = "auto", store: str = "auto", random_state: int | None = 0, single_kernels: bool = True,
-                 dtype: DTypeLike | None = None) -> None:
+                 dtype: DTypeLike | None = None,
+                 matmul_precision: str | None = None) -> None:
         self.kernels = kernels
         self.lambdas = lambdas
         self.n_lambdas = n_lambdas
@@ -155,6 +156,7 @@ class _RLS2Base(BaseEstimator):
         self.random_state = random_state
         self.single_kernels = single_kernels
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
 
     # ---- validation (plain Python, before anything is traced) ----
     def _dictionary(self, p: int) -> KernelDictionary:
@@ -348,6 +350,10 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
       random_state: seed of the fold assignment.
       single_kernels: also cross-validate each basis kernel on all features alone (kernel ridge on the
         same folds and λ grid) and keep the best in place of the RLS2 path when its CV error is lower.
+      matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /
+        'tensorfloat32' / 'tf32' or 'default' / 'bfloat16': reduced-precision products on GPUs and
+        TPUs for path steps, eigen-path products and selection losses (Gram evaluations stay
+        full precision); warns when the selected model is beyond them (docs/precision.md).
       dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
         JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
@@ -404,9 +410,11 @@ class RLS2Classifier(ClassifierMixin, _RLS2Base):
                  scaling: str | ArrayLike = "trace", standardize: bool = True, fit_intercept: bool = False,
                  output_matrix: ArrayLike | None = None, cv: int = 5, tol: float = 1e-2, max_iter: int = 200,
                  solver: str = "auto", store: str = "auto", random_state: int | None = 0, single_kernels: bool = True,
-                 dtype: DTypeLike | None = None) -> None:
+                 dtype: DTypeLike | None = None,
+                 matmul_precision: str | None = None) -> None:
         super().__init__(kernels, lambdas, n_lambdas, lambda_range, lam, scaling, standardize, fit_intercept,
-                         output_matrix, cv, tol, max_iter, solver, store, random_state, single_kernels, dtype)
+                         output_matrix, cv, tol, max_iter, solver, store, random_state, single_kernels, dtype,
+                         matmul_precision)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RLS2Classifier":
         """Fit on X (n, p) and labels y (n,) of any hashable type; returns self."""

@@ -57,6 +57,10 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         and sigmoid reparametrisations (see :mod:`jaxmtl.models._gradient_search`); ``kernel_``
         is the learned kernel and ``search_start_``, ``search_start_score_``, ``search_score_``,
         ``search_trace_`` record the start, the criterion before and after, and its trace.
+      matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /
+        'tensorfloat32' / 'tf32' or 'default' / 'bfloat16': reduced-precision products on GPUs and
+        TPUs for path steps, eigen-path products and selection losses (Gram evaluations stay
+        full precision); warns when the selected model is beyond them (docs/precision.md).
       dtype: None (JAX's default: float32 unless ``jax_enable_x64`` is on), 'float32' or
         'float64': the precision of fit and predict, whatever the global setting and without
         changing it (``jax.enable_x64`` scoped to the call). float64 reaches the small
@@ -76,7 +80,8 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
                  omegas: ArrayLike | None = None, width_factors: ArrayLike | None = None,
                  validation_fraction: float = 0.2, fit_intercept: bool = True, random_state: int | None = 0,
                  verbose: bool = False, approximation: str | None = None, n_components: int | None = None,
-                 search: str = "grid", dtype: DTypeLike | None = None, normalize_y: bool = True) -> None:
+                 search: str = "grid", dtype: DTypeLike | None = None, normalize_y: bool = True,
+                 matmul_precision: str | None = None) -> None:
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.normalize_y = normalize_y
@@ -84,6 +89,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         self.n_components = n_components
         self.search = search
         self.dtype = dtype
+        self.matmul_precision = matmul_precision
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "VectorValuedRegressor":
         """Select the hyperparameters on the path and fit on all data.

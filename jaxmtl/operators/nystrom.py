@@ -46,7 +46,7 @@ from jax.typing import ArrayLike
 
 from .._checks import check_inputs, check_int, check_positive, check_random_state
 from ..errors import ParameterError, ShapeError
-from ..kernels.scalar import Kernel
+from ..kernels.scalar import GRAM_PRECISION, Kernel
 from .base import GramOperator, SeparableEigh
 from .blocked import pad_rows
 
@@ -84,14 +84,14 @@ class FeatureMap(eqx.Module):
         """D, the number of features."""
 
     def __call__(self, X: Array) -> Array:
-        """(n, D) features φ(X)."""
+        """(n, D) features φ(X), evaluated with full-precision products (as a Gram is)."""
         R = self.raw(X)
-        return R if self.transform is None else R @ self.transform
+        return R if self.transform is None else jnp.matmul(R, self.transform, precision=GRAM_PRECISION)
 
     def gram(self, X1: Array, X2: Array | None = None) -> Array:
         """(n1, n2) approximate Gram φ(X1) φ(X2)ᵀ (tests and small problems)."""
         P1 = self(X1)
-        return P1 @ (P1 if X2 is None else self(X2)).T
+        return jnp.matmul(P1, (P1 if X2 is None else self(X2)).T, precision=GRAM_PRECISION)
 
 
 class NystromFeatures(FeatureMap):

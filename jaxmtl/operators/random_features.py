@@ -37,7 +37,7 @@ from jax.typing import DTypeLike
 
 from .._checks import check_int, check_random_state
 from ..errors import ParameterError
-from ..kernels.scalar import Gaussian, Kernel, Laplacian, Matern
+from ..kernels.scalar import GRAM_PRECISION, Gaussian, Kernel, Laplacian, Matern
 from .nystrom import FeatureMap
 
 __all__ = ["RandomFourierFeatures", "spectral_samples"]
@@ -113,7 +113,7 @@ class RandomFourierFeatures(FeatureMap):
         return cls(jnp.asarray(W, dtype or jnp.result_type(float)))
 
     def raw(self, X: Array) -> Array:
-        P = jnp.asarray(X) @ self.frequencies
+        P = jnp.matmul(jnp.asarray(X), self.frequencies, precision=GRAM_PRECISION)  # phases: cos, sin amplify their error
         return jnp.concatenate([jnp.cos(P), jnp.sin(P)], axis=1) / jnp.sqrt(self.frequencies.shape[1])
 
     @property
