@@ -158,7 +158,7 @@ def test_vector_field_default_folds_are_at_most_one_per_sample():
     loo = VectorFieldRegressor(kind="independent", filter="tikhonov", lambdas=[1e-3], width_factors=(1.0,),
                                n_folds=6).fit(X, V)
     np.testing.assert_allclose(m.cv_scores_, loo.cv_scores_, rtol=1e-12)
-    with pytest.raises(ParameterError, match="n_folds=10 exceeds the number of samples n=6"):
+    with pytest.raises(ParameterError, match="n_folds=10 folds need at least 10 samples; received n_samples=6"):
         VectorFieldRegressor(n_folds=10).fit(X, V)
 
 

@@ -34,7 +34,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import check_bool, check_int, check_outputs, check_output_matrix, check_positive, check_random_state
+from .._checks import (check_bool, check_int, check_n_folds, check_output_matrix, check_outputs, check_positive,
+                       check_random_state)
 from ..errors import LabelError, ParameterError
 from ..mkl.bayes import Predictive, predictive
 from ..mkl.dictionaries import KernelDictionary, dictionary, linear_dictionary, standard_dictionary
@@ -195,9 +196,7 @@ class _RLS2Base(BaseEstimator):
         grid = self._grid()
         folds = None
         if len(grid) > 1:
-            folds = check_int(self.cv, "cv", minimum=2)
-            if folds > n:
-                raise ParameterError(f"cv={folds} folds need at least {folds} samples; received {n}.")
+            folds = check_n_folds(self.cv, n, "cv")
         return {"grid": grid, "folds": folds, "solver": _resolve_solver(self.solver, n)}
 
     # ---- fitting ----
