@@ -296,6 +296,7 @@ def test_regressor_selects_lambda_by_cross_validation_and_predicts():
     assert abs(m.d_.sum() - 1) < 1e-9 and m.n_kernels_ == np.count_nonzero(m.d_)
     assert m.path_["best_index"] == int(np.argmin(m.path_["cv_score"]))
     assert m.lambda_ == m.path_["lambdas"][m.path_["best_index"]]
+    assert m.n_iter_ == m.path_["n_iter"][m.path_["best_index"]] >= 1  # scikit-learn's n_iter_ of max_iter
     # independent prediction: the dictionary's kernels evaluated in NumPy on standardised inputs
     Xs = (X - X.mean(0)) / X.std(0)
     Kx = np.einsum("k,kij->ij", m.d_, numpy_grams(m.dictionary_, Xs, m.scale_))
@@ -342,6 +343,7 @@ def test_single_kernel_selection_equals_a_kernel_ridge_loop():
     assert ref[a, i] < m.path_["cv_score"].min()  # the single kernel wins on this set
     assert m.selected_kernel_ == m.kernel_names_[idx[a]] and m.lambda_ == m.path_["lambdas"][i]
     np.testing.assert_array_equal(m.d_, np.eye(len(m.d_))[idx[a]])
+    assert m.n_iter_ == 1  # one solve with the weights fixed
     krr = KernelRidge(alpha=m.lambda_, kernel="precomputed").fit(Ks[idx[a]], y - y.mean())
     np.testing.assert_allclose(m.predict(X), krr.predict(Ks[idx[a]]) + y.mean(), atol=1e-8)
     off = RLS2Regressor(n_lambdas=5, lambda_range=(1e-3, 1e2), cv=3, single_kernels=False).fit(X, y)

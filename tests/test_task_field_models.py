@@ -71,8 +71,11 @@ def test_vector_field_defaults_and_bad_input():
     assert ind.predict(X[:3]).shape == (3, 2)
     with pytest.raises(ShapeError, match="R\\^p to R\\^p"):
         VectorFieldRegressor().fit(X, V[:, :1])
-    with pytest.raises(ShapeError, match="p >= 2"):
+    # scikit-learn's wording (n_features=…, n_samples=…), which its check_estimator looks for
+    with pytest.raises(ShapeError, match="p >= 2; received n_features=1"):
         VectorFieldRegressor().fit(X[:, :1], V[:, :1])
+    with pytest.raises(ShapeError, match="at least 2 samples.*received n_samples=1"):
+        VectorFieldRegressor().fit(X[:1], V[:1])
     with pytest.raises(ParameterError, match="kind"):
         VectorFieldRegressor(kind="solenoidal").fit(X, V)
     with pytest.raises(ParameterError, match="Gaussian"):

@@ -124,11 +124,12 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
             )
         if X.shape[0] < 2:
             raise ShapeError(f"VectorFieldRegressor needs at least 2 samples to fit a field (its width and "
-                             f"regularisation are chosen from the data); received {X.shape[0]}.")
+                             f"regularisation are chosen from the data); received n_samples={X.shape[0]}.")
         if self.kind not in KINDS:
             raise ParameterError(f"kind must be one of {KINDS}; received {self.kind!r}.")
         if self.kind != "independent" and X.shape[1] < 2:
-            raise ShapeError("div-free and curl-free kernels need fields of dimension p >= 2.")
+            raise ShapeError(f"div-free and curl-free kernels need fields of dimension p >= 2; received "
+                             f"n_features={X.shape[1]} (kind='independent' fits any dimension).")
         if self.kernel is not None and not isinstance(self.kernel, Gaussian):
             raise ParameterError(f"kernel must be a Gaussian (or None); received {self.kernel!r}.")
         if self.kind != "auto":

@@ -274,6 +274,7 @@ class _RLS2Base(BaseEstimator):
         self.coef_ = self.dual_coef_
         self.lambda_ = lam
         self.n_kernels_ = np.count_nonzero(self.d_, axis=-1)
+        self.n_iter_ = np.ones_like(self.n_iter_)  # one solve with the weights fixed
         self.selected_kernel_ = self.kernel_names_[k]
 
     def _fold_masks(self, n, k, labels):
@@ -302,6 +303,7 @@ class _RLS2Base(BaseEstimator):
         self.output_matrix_ = np.asarray(A)
         self.X_fit_ = Xs
         self.n_kernels_ = np.count_nonzero(self.d_, axis=-1)
+        self.n_iter_ = np.asarray(take(full.n_iter))
         pd = np.asarray(full.d)
         self.path_ = {"lambdas": np.asarray(grid), "d": pd, "n_kernels": np.count_nonzero(pd > 0, axis=-1),
                       "n_iter": np.asarray(full.n_iter), "converged": np.asarray(full.converged),
@@ -342,7 +344,9 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
 
     Attributes:
       d_: (m,) kernel weights (sum 1, mostly 0); dual_coef_: (n, T) coefficients c; lambda_: selected λ;
-      intercept_: (T,); n_kernels_: number of selected kernels; kernel_names_: labels of the basis
+      intercept_: (T,); n_kernels_: number of selected kernels; n_iter_: alternations of Algorithm 3 at
+      the selected λ (per class for one-vs-all; 1 when a single kernel is kept: one solve);
+      kernel_names_: labels of the basis
       kernels; scale_: s_k; path_: dict with per-λ ``lambdas``, ``d``, ``n_kernels``, ``n_iter``,
       ``converged``, ``cv_score`` (mean held-out MSE) and ``best_index`` of the RLS2 path;
       selected_kernel_: name of the single kernel kept instead of the path (None: the path);
