@@ -50,7 +50,7 @@ from ..solvers import (SMO_LOSSES, coordinate_descent, coordinate_descent_path, 
 from ..solvers._common import check_C
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ._precision import in_working_precision
-from .multiclass import MultiClassClassifier, _encode_labels
+from .multiclass import MultiClassClassifier, _check_two_classes, _encode_labels
 from .vector_valued import VectorValuedRegressor
 
 __all__ = ["KernelMachine", "KernelMachineClassifier"]
@@ -275,8 +275,7 @@ class KernelMachineClassifier(ClassifierMixin, _KernelMachineBase):
         classes, codes = _encode_labels(y)
         if codes.shape[0] != X.shape[0]:
             raise ShapeError(f"y must have one label per input: expected {X.shape[0]}, received {codes.shape[0]}.")
-        if len(classes) < 2:
-            raise LabelError(f"y holds a single class ({classes[0]!r}); at least two classes are needed.")
+        _check_two_classes(classes)
         self.classes_ = classes
         if len(classes) == 2:
             Y = np.where(codes == 1, 1.0, -1.0)[:, None]

@@ -41,7 +41,7 @@ from ..mkl.bayes import Predictive, predictive
 from ..mkl.dictionaries import KernelDictionary, dictionary, linear_dictionary, standard_dictionary
 from ..mkl.rls2 import _c_step, _path_jit, _resolve_solver, path_predict
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
-from .multiclass import _encode_labels
+from .multiclass import _check_two_classes, _encode_labels
 
 __all__ = ["RLS2Regressor", "RLS2Classifier"]
 
@@ -404,8 +404,7 @@ class RLS2Classifier(ClassifierMixin, _RLS2Base):
         classes, codes = _encode_labels(y)
         if len(codes) != X.shape[0]:
             raise LabelError(f"y must have one label per row of X: expected {X.shape[0]}, received {len(codes)}.")
-        if len(classes) < 2:
-            raise LabelError(f"y holds a single class ({classes[0]!r}); at least two classes are needed.")
+        _check_two_classes(classes)
         self.classes_ = classes
         self._one_vs_all = len(classes) > 2
         if self._one_vs_all:
