@@ -415,3 +415,18 @@ def test_uci_loaders_give_the_feature_counts_of_table_4_2():
     assert abs(load_uci("housing").y.mean() - 22.5328) < 1e-3  # the Boston housing median values
     with pytest.raises(ParameterError, match="valid names"):
         load_uci("autompg")
+
+
+def test_classifier_fits_float32_inputs_under_x64():
+    """float32 X with x64 on: the coded targets follow X's precision (a float64 Y had the path's loop
+    carry change dtype), and the fit agrees with the one on the same inputs in float64."""
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(30, 2)).astype(np.float32)
+    y = np.where(X[:, 0] - X[:, 1] > 0, "yes", "no")
+    kw = {"kernels": "linear", "n_lambdas": 3, "cv": 3}
+    c32 = RLS2Classifier(**kw).fit(X, y)
+    c64 = RLS2Classifier(**kw).fit(X.astype(np.float64), y)
+    np.testing.assert_array_equal(c32.predict(X), c64.predict(X))
+    F32, F64 = c32.decision_function(X), c64.decision_function(X)
+    # the path stops at tol=1e-2 (Algorithm 3's δ), so the two precisions agree to that order, not to roundoff
+    assert np.max(np.abs(F32 - F64)) < 0.05 * np.max(np.abs(F64))

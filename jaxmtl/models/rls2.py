@@ -413,7 +413,7 @@ class RLS2Classifier(ClassifierMixin, _RLS2Base):
             Y = np.where(codes == 1, 1.0, -1.0)[:, None]
         if isinstance(self.scaling, str) and self.scaling == "fisher" and self._one_vs_all:
             raise ParameterError("scaling='fisher' needs two classes; use 'trace' for one-versus-all.")
-        return self._fit_targets(X, Y, labels=codes if self._one_vs_all else Y[:, 0])
+        return self._fit_targets(X, Y.astype(X.dtype), labels=codes if self._one_vs_all else Y[:, 0])
 
     def _loss(self, F, Y, held):
         """Mean over the k folds of the held-out error rate + 10⁻³ × squared error: F (..., k, L, n, T),
