@@ -147,7 +147,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
     def _fit_kind(self, X: np.ndarray, V: np.ndarray, kind: str) -> "VectorFieldRegressor":
         grid = {"div_curl": np.linspace(0, 1, 11) if self.gammas is None else self.gammas,
                 "curl_free": [1.0], "div_free": [0.0], "independent": [0.0]}[kind]
-        gammas = check_unit_interval(grid, "gammas")
+        gammas = check_unit_interval(grid, "gammas").astype(X.dtype)  # float32 X under x64 stays float32
         build = _build_independent if kind == "independent" else _build_div_curl
         Xj = jnp.asarray(X)
         self._select_and_fit(X, V.astype(X.dtype), build, gammas, Xj, lambda rows: Xj[rows])
