@@ -245,6 +245,21 @@ def check_int(value: Any, name: str, minimum: int = 1, maximum: int = INT32_MAX)
     return int(value)
 
 
+def check_n_folds(value: Any, n: int, name: str = "n_folds") -> int:
+    """A number of cross-validation folds k, an integer with 2 <= k <= n (the ``n`` samples).
+
+    Example:
+        >>> check_n_folds(3, 1)
+        Traceback (most recent call last):
+        ...
+        jaxmtl.errors.ParameterError: n_folds=3 folds need at least 3 samples; received n_samples=1.
+    """
+    k = check_int(value, name, minimum=2)
+    if k > n:
+        raise ParameterError(f"{name}={k} folds need at least {k} samples; received n_samples={n}.")
+    return k
+
+
 def check_output_matrix(A: Any, d: int | None = None, name: str = "A", tol: float = 1e-8) -> np.ndarray:
     """A symmetric positive semidefinite (d, d) matrix.
 

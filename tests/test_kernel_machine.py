@@ -122,10 +122,13 @@ def test_bad_input():
         KernelMachine(solver="newton", C=1.0).fit(X, t)
     with pytest.raises(ParameterError, match="intercept"):
         KernelMachine(solver="coordinate_descent", C=1.0).fit(X, t)
-    with pytest.raises(LabelError, match="single class"):
+    with pytest.raises(LabelError, match=r"single class \(0\.0\).*one class"):  # scikit-learn looks for "one class"
         KernelMachineClassifier(C=1.0).fit(X, np.zeros(40))
     with pytest.raises(NotFittedError):
         KernelMachine().predict(X)
+    # scikit-learn's wording for too few samples ("n_samples=1"), before any fold is drawn
+    with pytest.raises(ParameterError, match="n_folds=3 folds need at least 3 samples; received n_samples=2"):
+        KernelMachine(n_folds=3).fit(X[:2], t[:2])
 
 
 def test_sklearn_conventions():
@@ -134,6 +137,9 @@ def test_sklearn_conventions():
     assert m.get_params()["C"] == 1.0 and not hasattr(m, "coef_")  # __init__ only stores
     assert clone(m).get_params() == m.get_params()
     assert m.fit(X, y) is m and m.n_features_in_ == 2
+    # a regressor has predict only: no decision_function / predict_proba (scikit-learn's convention)
+    reg = KernelMachine(C=1.0).fit(X, np.where(y == "yes", 1.0, -1.0))
+    assert not any(hasattr(reg, f) for f in ("decision_function", "predict_proba", "predict_log_proba"))
 
 
 @pytest.mark.slow

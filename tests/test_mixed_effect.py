@@ -188,6 +188,8 @@ def test_not_fitted_and_algorithm4_argument_errors():
     X, t, y, _, _ = data()
     with pytest.raises(NotFittedError):
         MixedEffectRegressor().predict(X, t)
+    with pytest.raises(ParameterError, match="n_samples=1 leaves 1 training and 0 validation"):  # scikit-learn's words
+        MixedEffectRegressor().fit(X[:1], y[:1], t[:1])
     with pytest.raises(ParameterError, match="alpha"):
         algorithm4(X, y, t, 2.0, 0.1, KBAR)
     with pytest.raises(ParameterError, match="w"):

@@ -394,6 +394,9 @@ def test_estimators_reject_bad_input():
     X, _, Y, _ = small_problem(n=12, seed=18)
     with pytest.raises(NotFittedError):
         OutputKernelRegressor().predict(X)
+    for method in ("predict", "decision_function", "predict_proba"):  # NotFittedError, not AttributeError
+        with pytest.raises(NotFittedError):
+            getattr(OutputKernelClassifier(), method)(X)
     with pytest.raises(ParameterError):
         OutputKernelRegressor(lambdas=[-1.0]).fit(X, Y)
     with pytest.raises(ParameterError):

@@ -296,6 +296,7 @@ def test_regressor_selects_lambda_by_cross_validation_and_predicts():
     assert abs(m.d_.sum() - 1) < 1e-9 and m.n_kernels_ == np.count_nonzero(m.d_)
     assert m.path_["best_index"] == int(np.argmin(m.path_["cv_score"]))
     assert m.lambda_ == m.path_["lambdas"][m.path_["best_index"]]
+    assert m.n_iter_ == m.path_["n_iter"][m.path_["best_index"]] >= 1  # scikit-learn's n_iter_ of max_iter
     # independent prediction: the dictionary's kernels evaluated in NumPy on standardised inputs
     Xs = (X - X.mean(0)) / X.std(0)
     Kx = np.einsum("k,kij->ij", m.d_, numpy_grams(m.dictionary_, Xs, m.scale_))
@@ -342,6 +343,7 @@ def test_single_kernel_selection_equals_a_kernel_ridge_loop():
     assert ref[a, i] < m.path_["cv_score"].min()  # the single kernel wins on this set
     assert m.selected_kernel_ == m.kernel_names_[idx[a]] and m.lambda_ == m.path_["lambdas"][i]
     np.testing.assert_array_equal(m.d_, np.eye(len(m.d_))[idx[a]])
+    assert m.n_iter_ == 1  # one solve with the weights fixed
     krr = KernelRidge(alpha=m.lambda_, kernel="precomputed").fit(Ks[idx[a]], y - y.mean())
     np.testing.assert_allclose(m.predict(X), krr.predict(Ks[idx[a]]) + y.mean(), atol=1e-8)
     off = RLS2Regressor(n_lambdas=5, lambda_range=(1e-3, 1e2), cv=3, single_kernels=False).fit(X, y)
@@ -413,3 +415,18 @@ def test_uci_loaders_give_the_feature_counts_of_table_4_2():
     assert abs(load_uci("housing").y.mean() - 22.5328) < 1e-3  # the Boston housing median values
     with pytest.raises(ParameterError, match="valid names"):
         load_uci("autompg")
+
+
+def test_classifier_fits_float32_inputs_under_x64():
+    """float32 X with x64 on: the coded targets follow X's precision (a float64 Y had the path's loop
+    carry change dtype), and the fit agrees with the one on the same inputs in float64."""
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(30, 2)).astype(np.float32)
+    y = np.where(X[:, 0] - X[:, 1] > 0, "yes", "no")
+    kw = {"kernels": "linear", "n_lambdas": 3, "cv": 3}
+    c32 = RLS2Classifier(**kw).fit(X, y)
+    c64 = RLS2Classifier(**kw).fit(X.astype(np.float64), y)
+    np.testing.assert_array_equal(c32.predict(X), c64.predict(X))
+    F32, F64 = c32.decision_function(X), c64.decision_function(X)
+    # the path stops at tol=1e-2 (Algorithm 3's δ), so the two precisions agree to that order, not to roundoff
+    assert np.max(np.abs(F32 - F64)) < 0.05 * np.max(np.abs(F64))

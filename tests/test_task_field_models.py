@@ -71,8 +71,11 @@ def test_vector_field_defaults_and_bad_input():
     assert ind.predict(X[:3]).shape == (3, 2)
     with pytest.raises(ShapeError, match="R\\^p to R\\^p"):
         VectorFieldRegressor().fit(X, V[:, :1])
-    with pytest.raises(ShapeError, match="p >= 2"):
+    # scikit-learn's wording (n_features=…, n_samples=…), which its check_estimator looks for
+    with pytest.raises(ShapeError, match="p >= 2; received n_features=1"):
         VectorFieldRegressor().fit(X[:, :1], V[:, :1])
+    with pytest.raises(ShapeError, match="at least 2 samples.*received n_samples=1"):
+        VectorFieldRegressor().fit(X[:1], V[:1])
     with pytest.raises(ParameterError, match="kind"):
         VectorFieldRegressor(kind="solenoidal").fit(X, V)
     with pytest.raises(ParameterError, match="Gaussian"):
@@ -158,7 +161,7 @@ def test_vector_field_default_folds_are_at_most_one_per_sample():
     loo = VectorFieldRegressor(kind="independent", filter="tikhonov", lambdas=[1e-3], width_factors=(1.0,),
                                n_folds=6).fit(X, V)
     np.testing.assert_allclose(m.cv_scores_, loo.cv_scores_, rtol=1e-12)
-    with pytest.raises(ParameterError, match="n_folds=10 exceeds the number of samples n=6"):
+    with pytest.raises(ParameterError, match="n_folds=10 folds need at least 10 samples; received n_samples=6"):
         VectorFieldRegressor(n_folds=10).fit(X, V)
 
 
@@ -169,3 +172,15 @@ def test_multitask_score_on_constant_targets_is_refused():
         m.score(d.x, np.ones_like(d.y), d.tasks)
     with pytest.raises(ParameterError, match="fit_intercept"):
         MultiTaskRegressor(fit_intercept="yes").fit(d.x, d.y, d.tasks)
+
+
+def test_vector_field_fits_float32_inputs_under_x64():
+    """float32 X with x64 on: the γ grid follows X's precision (a float64 γ changed the path's scan
+    carry dtype: TypeError), and the field agrees with the fit on the same inputs in float64."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2)).astype(np.float32)
+    V = np.c_[X[:, 0], X[:, 0]]
+    kw = {"kind": "curl_free", "n_steps": 10, "width_factors": (1.0,), "n_folds": 3}
+    p32 = VectorFieldRegressor(**kw).fit(X, V).predict(X)
+    p64 = VectorFieldRegressor(**kw).fit(X.astype(np.float64), V).predict(X)
+    np.testing.assert_allclose(p32, p64, atol=1e-4)

@@ -37,6 +37,7 @@ from .._checks import (
     check_bool,
     check_fraction,
     check_int,
+    check_n_folds,
     check_output_matrix,
     check_positive_array,
     check_random_state,
@@ -319,9 +320,7 @@ class _GridSelection(BaseEstimator):
             if self.n_folds is None:  # the estimator's default, at most one fold per sample
                 k = min(type(self)._default_n_folds, n)
             else:
-                k = check_int(self.n_folds, "n_folds", minimum=2)
-                if k > n:
-                    raise ParameterError(f"n_folds={k} exceeds the number of samples n={n}.")
+                k = check_n_folds(self.n_folds, n)
             return kfold_masks(n, k, check_random_state(self.random_state), repeats)
         if self.selection == "holdout":
             frac = check_fraction(self.validation_fraction, "validation_fraction")

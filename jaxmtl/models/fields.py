@@ -131,11 +131,12 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
             )
         if X.shape[0] < 2:
             raise ShapeError(f"VectorFieldRegressor needs at least 2 samples to fit a field (its width and "
-                             f"regularisation are chosen from the data); received {X.shape[0]}.")
+                             f"regularisation are chosen from the data); received n_samples={X.shape[0]}.")
         if self.kind not in KINDS:
             raise ParameterError(f"kind must be one of {KINDS}; received {self.kind!r}.")
         if self.kind != "independent" and X.shape[1] < 2:
-            raise ShapeError("div-free and curl-free kernels need fields of dimension p >= 2.")
+            raise ShapeError(f"div-free and curl-free kernels need fields of dimension p >= 2; received "
+                             f"n_features={X.shape[1]} (kind='independent' fits any dimension).")
         if self.kernel is not None and not isinstance(self.kernel, Gaussian):
             raise ParameterError(f"kernel must be a Gaussian (or None); received {self.kernel!r}.")
         if self.kind != "auto":
@@ -153,7 +154,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
     def _fit_kind(self, X: np.ndarray, V: np.ndarray, kind: str) -> "VectorFieldRegressor":
         grid = {"div_curl": np.linspace(0, 1, 11) if self.gammas is None else self.gammas,
                 "curl_free": [1.0], "div_free": [0.0], "independent": [0.0]}[kind]
-        gammas = check_unit_interval(grid, "gammas")
+        gammas = check_unit_interval(grid, "gammas").astype(X.dtype)  # float32 X under x64 stays float32
         build = _build_independent if kind == "independent" else _build_div_curl
         Xj = jnp.asarray(X)
         self._select_and_fit(X, V.astype(X.dtype), build, gammas, Xj, lambda rows: Xj[rows])

@@ -7,7 +7,8 @@ Minimises Σᵢⱼ C·L(yᵢⱼ, f_j(xᵢ)) + ½‖f‖² over f(x) = Σᵢ K(x,
 the default there). C is scikit-learn's C of SVC / SVR: with A = I, one output and the hinge loss
 this is SVC's problem, with 'epsilon_insensitive' SVR's.
 
-* :class:`KernelMachine` — real-valued outputs (``predict`` = ``decision_function``), R² score;
+* :class:`KernelMachine` — real-valued outputs (``predict``; a regressor has no ``decision_function``,
+  scikit-learn's convention), R² score;
   the classification losses need ±1 targets (the sign is the user's job).
 * :class:`KernelMachineClassifier` — any labels; two classes are coded ±1 (``classes_[1]`` ↦ +1),
   more by the one-vs-all coding (30) of [BRBV11] §5 with a = 1, b = −1 (the hinge needs ±1),
@@ -40,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._checks import check_bool, check_int, check_output_matrix, check_outputs, check_random_state
+from .._checks import check_bool, check_int, check_n_folds, check_output_matrix, check_outputs, check_random_state
 from ..errors import LabelError, ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..operators import SeparableOperator
@@ -50,7 +51,7 @@ from ..solvers import (SMO_LOSSES, Loss, coordinate_descent, coordinate_descent_
 from ..solvers._common import check_C
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ._precision import in_working_precision
-from .multiclass import MultiClassClassifier, _encode_labels
+from .multiclass import MultiClassClassifier, _check_two_classes, _encode_labels
 from .vector_valued import VectorValuedRegressor
 
 __all__ = ["KernelMachine", "KernelMachineClassifier"]
@@ -182,9 +183,7 @@ class _KernelMachineBase(BaseEstimator):
     def _select_C(self, op, Y, path, kw):
         grid = np.sort(check_C(DEFAULT_CS if self.Cs is None else self.Cs, "Cs"))
         n = Y.shape[0]
-        k = check_int(self.n_folds, "n_folds", minimum=2)
-        if k > n:
-            raise ParameterError(f"n_folds={k} exceeds the number of samples n={n}.")
+        k = check_n_folds(self.n_folds, n)
         masks = kfold_masks(n, k, check_random_state(self.random_state))
         r = path(op, Y, grid, masks=masks, **kw)
         F = np.asarray(_held_out_predictions(op.K, r.coef, op.A, r.intercept))
@@ -262,7 +261,6 @@ class KernelMachine(RegressorMixin, _KernelMachineBase):
         F = self._decision(X)
         return F[:, 0] if self._y_1d else F
 
-    decision_function = predict
     score = VectorValuedRegressor.score
 
 
@@ -295,8 +293,7 @@ class KernelMachineClassifier(ClassifierMixin, _KernelMachineBase):
         classes, codes = _encode_labels(y)
         if codes.shape[0] != X.shape[0]:
             raise ShapeError(f"y must have one label per input: expected {X.shape[0]}, received {codes.shape[0]}.")
-        if len(classes) < 2:
-            raise LabelError(f"y holds a single class ({classes[0]!r}); at least two classes are needed.")
+        _check_two_classes(classes)
         self.classes_ = classes
         if len(classes) == 2:
             Y = np.where(codes == 1, 1.0, -1.0)[:, None]

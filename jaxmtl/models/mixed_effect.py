@@ -172,8 +172,8 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
     def _select(self, X, y, codes, w, s, labels, alphas, lams, fi):
         n_val = int(round(check_fraction(self.validation_fraction, "validation_fraction") * len(y)))
         if n_val < 1 or n_val >= len(y):
-            raise ParameterError(f"validation_fraction={self.validation_fraction} leaves {len(y) - n_val} "
-                                 f"training and {n_val} validation examples; both must be >= 1.")
+            raise ParameterError(f"validation_fraction={self.validation_fraction} of n_samples={len(y)} leaves "
+                                 f"{len(y) - n_val} training and {n_val} validation examples; both must be >= 1.")
         rng = np.random.default_rng(check_random_state(self.random_state))
         val = np.zeros(len(y), bool)
         val[rng.permutation(len(y))[:n_val]] = True

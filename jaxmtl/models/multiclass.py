@@ -67,6 +67,14 @@ def _encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
     return classes, codes.reshape(-1)
 
 
+def _check_two_classes(classes: np.ndarray) -> None:
+    """LabelError unless ``classes`` (from :func:`_encode_labels`) holds at least two classes; the
+    message says "one class", the words scikit-learn's checks look for."""
+    if len(classes) < 2:
+        raise LabelError(f"y holds a single class ({classes.tolist()[0]!r}); a classifier needs at least two "
+                         "(one class leaves nothing to separate).")
+
+
 def _softmax(Z: np.ndarray) -> np.ndarray:
     Z = Z - Z.max(axis=1, keepdims=True)
     E = np.exp(Z)
@@ -162,8 +170,7 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
             )
         if X.shape[0] < 2:
             raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={X.shape[0]}.")
-        if len(classes) < 2:
-            raise LabelError(f"y holds a single class ({classes[0]!r}); at least two classes are needed.")
+        _check_two_classes(classes)
         a, b = self._code_values(len(classes))
         Y = np.full((X.shape[0], len(classes)), b, dtype=X.dtype)
         Y[np.arange(X.shape[0]), codes] = a

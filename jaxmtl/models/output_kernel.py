@@ -365,4 +365,5 @@ class OutputKernelClassifier(ClassifierMixin, _OutputKernelBase):
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """(m,) labels by the argmax rule, in the dtype of ``classes_``."""
-        return self.classes_[np.argmax(self._decision(X), axis=1)]
+        F = self._decision(X)  # checks that the model is fitted (before classes_ is read)
+        return self.classes_[np.argmax(F, axis=1)]

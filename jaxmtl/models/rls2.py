@@ -36,14 +36,15 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._checks import check_bool, check_int, check_outputs, check_output_matrix, check_positive, check_random_state
+from .._checks import (check_bool, check_int, check_n_folds, check_output_matrix, check_outputs, check_positive,
+                       check_random_state)
 from ..errors import LabelError, ParameterError
 from ..kernels.scalar import Kernel
 from ..mkl.bayes import Predictive, predictive
 from ..mkl.dictionaries import BasisKernel, KernelDictionary, dictionary, linear_dictionary, standard_dictionary
 from ..mkl.rls2 import _c_step, _path_jit, _resolve_solver, path_predict
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
-from .multiclass import _encode_labels
+from .multiclass import _check_two_classes, _encode_labels
 
 __all__ = ["RLS2Regressor", "RLS2Classifier"]
 
@@ -203,9 +204,7 @@ class _RLS2Base(BaseEstimator):
         grid = self._grid()
         folds = None
         if len(grid) > 1:
-            folds = check_int(self.cv, "cv", minimum=2)
-            if folds > n:
-                raise ParameterError(f"cv={folds} folds need at least {folds} samples; received {n}.")
+            folds = check_n_folds(self.cv, n, "cv")
         return {"grid": grid, "folds": folds, "solver": _resolve_solver(self.solver, n)}
 
     # ---- fitting ----
@@ -287,6 +286,7 @@ class _RLS2Base(BaseEstimator):
         self.coef_ = self.dual_coef_
         self.lambda_ = lam
         self.n_kernels_ = np.count_nonzero(self.d_, axis=-1)
+        self.n_iter_ = np.ones_like(self.n_iter_)  # one solve with the weights fixed
         self.selected_kernel_ = self.kernel_names_[k]
 
     def _fold_masks(self, n, k, labels):
@@ -315,6 +315,7 @@ class _RLS2Base(BaseEstimator):
         self.output_matrix_ = np.asarray(A)
         self.X_fit_ = Xs
         self.n_kernels_ = np.count_nonzero(self.d_, axis=-1)
+        self.n_iter_ = np.asarray(take(full.n_iter))
         pd = np.asarray(full.d)
         self.path_: dict[str, Any] = {"lambdas": np.asarray(grid), "d": pd, "n_kernels": np.count_nonzero(pd > 0, axis=-1),
                       "n_iter": np.asarray(full.n_iter), "converged": np.asarray(full.converged),
@@ -359,7 +360,9 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
 
     Attributes:
       d_: (m,) kernel weights (sum 1, mostly 0); dual_coef_: (n, T) coefficients c; lambda_: selected λ;
-      intercept_: (T,); n_kernels_: number of selected kernels; kernel_names_: labels of the basis
+      intercept_: (T,); n_kernels_: number of selected kernels; n_iter_: alternations of Algorithm 3 at
+      the selected λ (per class for one-vs-all; 1 when a single kernel is kept: one solve);
+      kernel_names_: labels of the basis
       kernels; scale_: s_k; path_: dict with per-λ ``lambdas``, ``d``, ``n_kernels``, ``n_iter``,
       ``converged``, ``cv_score`` (mean held-out MSE) and ``best_index`` of the RLS2 path;
       selected_kernel_: name of the single kernel kept instead of the path (None: the path);
@@ -422,8 +425,7 @@ class RLS2Classifier(ClassifierMixin, _RLS2Base):
         classes, codes = _encode_labels(y)
         if len(codes) != X.shape[0]:
             raise LabelError(f"y must have one label per row of X: expected {X.shape[0]}, received {len(codes)}.")
-        if len(classes) < 2:
-            raise LabelError(f"y holds a single class ({classes[0]!r}); at least two classes are needed.")
+        _check_two_classes(classes)
         self.classes_ = classes
         self._one_vs_all = len(classes) > 2
         if self._one_vs_all:
@@ -433,7 +435,7 @@ class RLS2Classifier(ClassifierMixin, _RLS2Base):
         Y = Y.astype(X.dtype)  # ±1 codes in the inputs' precision (float32 inputs stay float32 under x64)
         if isinstance(self.scaling, str) and self.scaling == "fisher" and self._one_vs_all:
             raise ParameterError("scaling='fisher' needs two classes; use 'trace' for one-versus-all.")
-        return self._fit_targets(X, Y, labels=codes if self._one_vs_all else Y[:, 0])
+        return self._fit_targets(X, Y.astype(X.dtype), labels=codes if self._one_vs_all else Y[:, 0])
 
     def _loss(self, F, Y, held):
         """Mean over the k folds of the held-out error rate + 10⁻³ × squared error: F (..., k, L, n, T),
