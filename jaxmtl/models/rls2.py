@@ -315,7 +315,7 @@ class _RLS2Base(BaseEstimator):
         self.output_matrix_ = np.asarray(A)
         self.X_fit_ = Xs
         self.n_kernels_ = np.count_nonzero(self.d_, axis=-1)
-        self.n_iter_ = np.asarray(take(full.n_iter))
+        self.n_iter_: np.ndarray = np.asarray(take(full.n_iter))
         pd = np.asarray(full.d)
         self.path_: dict[str, Any] = {"lambdas": np.asarray(grid), "d": pd, "n_kernels": np.count_nonzero(pd > 0, axis=-1),
                       "n_iter": np.asarray(full.n_iter), "converged": np.asarray(full.converged),
