@@ -132,6 +132,7 @@ class _RLS2Base(BaseEstimator):
     """Shared fitting machinery (parameters documented on the public classes)."""
 
     _one_vs_all = False
+    n_iter_: np.ndarray  # set by fit: alternations of Algorithm 3 at the selected λ
 
     def __init__(self, kernels: str | KernelDictionary | Sequence[Kernel | BasisKernel | tuple] = "standard", lambdas: ArrayLike | None = None,
                  n_lambdas: int = 30, lambda_range: tuple[float, float] = (1e-6, 1e6), lam: float | None = None,
@@ -315,7 +316,7 @@ class _RLS2Base(BaseEstimator):
         self.output_matrix_ = np.asarray(A)
         self.X_fit_ = Xs
         self.n_kernels_ = np.count_nonzero(self.d_, axis=-1)
-        self.n_iter_: np.ndarray = np.asarray(take(full.n_iter))
+        self.n_iter_ = np.asarray(take(full.n_iter))
         pd = np.asarray(full.d)
         self.path_: dict[str, Any] = {"lambdas": np.asarray(grid), "d": pd, "n_kernels": np.count_nonzero(pd > 0, axis=-1),
                       "n_iter": np.asarray(full.n_iter), "converged": np.asarray(full.converged),
