@@ -154,9 +154,10 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ helpers
     def _kernel_of(self, labels):
-        """Function task code → K̃ʲ (TaskError for a label missing from a mapping)."""
+        """Function task code → K̃ʲ in the working precision (TaskError for a label missing from a mapping)."""
         lookup, _ = resolve_task_kernel(self.task_kernel, self.kernel_)
-        return lambda t: lookup(labels[t].item() if isinstance(labels[t], np.generic) else labels[t])
+        return lambda t: in_working_precision(
+            lookup(labels[t].item() if isinstance(labels[t], np.generic) else labels[t]))
 
     def _prepare(self, X, codes, w, labels):
         Xu, inverse = unique_inputs(X)
