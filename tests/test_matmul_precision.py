@@ -165,3 +165,90 @@ def test_the_precision_benchmark_quick_mode_records_its_figures(tmp_path):
         assert r["error_float32"] <= FLOAT32_PROMISE["error_factor"] * r["error_float64"] + FLOAT32_PROMISE["error_atol"]
         for s in ("tf32", "bfloat16"):
             assert r[f"warned_{s}"] or r[f"error_{s}"] <= REDUCED_ERROR_FACTOR * r["error_float64"] + REDUCED_ERROR_ATOL
+
+
+# ---- the estimators that are not spectral filters: their regularisation on the same scale ρ ----
+
+# a regularisation small enough for ρ < bfloat16's 2⁻⁸ on fit_data(n=40) (ρ = 1/(C·n) for a
+# Gaussian kernel machine, λ for RLS2 under the trace scaling, λ/(n·‖L‖₂) for the output kernel,
+# λ/n for the mixed effects)
+SMALL_REGULARISATION = {
+    "KernelMachine": {"C": 100.0},
+    "KernelMachineClassifier": {"C": 100.0},
+    "RLS2Regressor": {"lam": 1e-4},
+    "RLS2Classifier": {"lam": 1e-4},
+    "OutputKernelRegressor": {"lambdas": (1e-3,)},
+    "OutputKernelClassifier": {"lambdas": (1e-2,)},
+    "MixedEffectRegressor": {"alpha": 0.5, "lam": 1e-2},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL_REGULARISATION))
+def test_a_small_regularisation_warns_under_bfloat16_products_and_not_with_the_default(name):
+    fit_args, _ = fit_data(name, n=40)
+    limit = REDUCED_PRODUCTS_MARGIN * 2.0 ** -(MANTISSA_BITS["bfloat16"] + 1)
+    params = {**SMALL_REGULARISATION[name], "dtype": "float32"}
+    with emulated_products(MANTISSA_BITS["bfloat16"]), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the solvers' own (convergence, float32 conditioning)
+        with pytest.warns(UserWarning, match=r"matmul_precision='bfloat16'.*matmul_precision='highest'"):
+            make(name, matmul_precision="bfloat16", **params).fit(*fit_args)
+        warnings.filterwarnings("error", message=".*matmul_precision")
+        model = make(name, **params).fit(*fit_args)  # full products: no warning
+    assert relative_regularisation(model) < limit
+
+
+def _standardised(X):
+    return (X - X.mean(0)) / X.std(0)
+
+
+def test_relative_regularisation_of_the_kernel_machines_is_one_over_C_times_the_trace():
+    """(K + I/C)c = y: ρ = 1/(C·Σᵢ K(xᵢ, xᵢ)); a linear kernel's diagonal is ‖xᵢ‖²."""
+    from jaxmtl import Linear
+
+    (X, Y), _ = fit_data("KernelMachine", n=30)
+    model = make("KernelMachine", kernel=Linear(), C=2.0, dtype="float32").fit(X, Y)
+    assert relative_regularisation(model) == pytest.approx(1.0 / (2.0 * np.sum(X ** 2)), rel=1e-5)
+    (X, labels), _ = fit_data("KernelMachineClassifier", n=30)
+    model = make("KernelMachineClassifier", C=0.5, dtype="float32").fit(X, labels)  # Gaussian: K(x, x) = 1
+    assert relative_regularisation(model) == pytest.approx(1.0 / (0.5 * 30), rel=1e-6)
+
+
+def test_relative_regularisation_of_rls2_is_lambda_over_the_trace_of_the_combined_kernel():
+    """(𝐊(d) + λI)c = y with 𝐊(d) = Σₖ dₖ sₖ K̃ₖ: linear kernels on single standardised features
+    without scaling have tr K̃ₖ = Σᵢ x̃ᵢₖ²; under the trace scaling sₖ tr K̃ₖ = 1 (one ρ per class
+    one-versus-all, the smallest reported)."""
+    (X, Y), _ = fit_data("RLS2Regressor", n=30)
+    model = make("RLS2Regressor", scaling="none", lam=1e-3, dtype="float32").fit(X, Y)
+    trace = np.einsum("k,ik->", np.asarray(model.d_, np.float64), _standardised(X) ** 2)
+    assert relative_regularisation(model) == pytest.approx(1e-3 / trace, rel=1e-5)
+    (X, labels), _ = fit_data("RLS2Classifier", n=30)
+    model = make("RLS2Classifier", lam=1e-3, dtype="float32").fit(X, labels)
+    assert model.d_.shape[0] == 3
+    expected = np.min(1e-3 / np.asarray(model.d_, np.float64).sum(axis=1))
+    assert relative_regularisation(model) == pytest.approx(expected, rel=1e-5)
+
+
+@pytest.mark.parametrize("name", ["OutputKernelRegressor", "OutputKernelClassifier"])
+def test_relative_regularisation_of_the_output_kernel_is_lambda_over_its_norm_times_the_trace(name):
+    """K C L + λC = Y is (L ⊗ K + λI) vec C = vec Y: ρ = λ / (λ_max(L)·Σᵢ K(xᵢ, xᵢ)), Gaussian K(x, x) = 1."""
+    fit_args, _ = fit_data(name, n=30)
+    model = make(name, lambdas=(0.05,), dtype="float32").fit(*fit_args)
+    top = np.linalg.eigvalsh(np.asarray(model.output_kernel_, np.float64))[-1]
+    assert relative_regularisation(model) == pytest.approx(0.05 / (top * 30), rel=1e-5)
+
+
+def test_relative_regularisation_of_the_mixed_effects_is_lambda_over_the_weighted_trace():
+    """(K + λW)c = y with W = diag(1/sᵢ): ρ = λ / Σᵢ sᵢ (α K̄(xᵢ, xᵢ) + (1 − α) K̃ᵗ(xᵢ, xᵢ)) over the
+    examples as given (repeats, merged inside fit, count with their weights); linear K̄ (‖xᵢ‖² on
+    the diagonal), task 0 Gaussian K̃ (1), task 1 linear."""
+    from jaxmtl import Gaussian, Linear
+
+    (X, y, tasks), _ = fit_data("MixedEffectRegressor", n=30)
+    X, y, tasks = np.r_[X, X[:6]], np.r_[y, y[:6] + 0.01], np.r_[tasks, tasks[:6]]  # six repeats
+    s = np.random.default_rng(2).uniform(0.5, 2.0, len(y))
+    model = make("MixedEffectRegressor", alpha=0.3, lam=0.05, kernel=Linear(),
+                 task_kernel={0: Gaussian(1.0), 1: Linear()}, dtype="float32").fit(X, y, tasks, sample_weight=s)
+    assert len(model.X_fit_) == 30
+    sq = np.sum(X ** 2, axis=1)
+    expected = 0.05 / np.sum(s * (0.3 * sq + 0.7 * np.where(tasks == 1, sq, 1.0)))
+    assert relative_regularisation(model) == pytest.approx(expected, rel=1e-5)

@@ -40,7 +40,8 @@ import numpy as np
 from ..errors import ParameterError
 
 __all__ = ["PrecisionMixin", "PRECISION_METHODS", "sklearn_output", "resolve_dtype", "in_working_precision",
-           "MATMUL_PRECISIONS", "resolve_matmul_precision", "relative_regularisation", "warn_reduced_products"]
+           "MATMUL_PRECISIONS", "resolve_matmul_precision", "kernel_trace", "relative_regularisation",
+           "warn_reduced_products"]
 
 # method name -> whether its result is converted to scikit-learn's output conventions
 PRECISION_METHODS: dict[str, bool] = {
@@ -100,14 +101,37 @@ def resolve_matmul_precision(value: Any) -> str:
     return MATMUL_PRECISIONS[value]
 
 
+def kernel_trace(kernel: Any, X: Any, weights: Any = None) -> float:
+    """Σᵢ wᵢ K(xᵢ, xᵢ) over the (n, p) inputs X (wᵢ = 1 by default), in float64; the kernel is
+    evaluated in the working precision (jnp.asarray narrows float64 inputs without a warning).
+
+    Example:
+        >>> from jaxmtl import Gaussian
+        >>> kernel_trace(Gaussian(1.0), np.zeros((5, 2)))
+        5.0
+    """
+    diag = np.asarray(kernel.diag(jnp.asarray(np.asarray(X))), np.float64)
+    return float(np.sum(diag if weights is None else np.asarray(weights, np.float64) * diag))
+
+
 def relative_regularisation(estimator: Any) -> float | None:
     """The selected model's regularisation relative to the kernel's scale, ρ, or None when the
-    fitted estimator records no spectral filter and parameter (``filter_``, ``best_params_``).
+    fitted estimator records neither a spectral filter and parameter (``filter_``,
+    ``best_params_``) nor a regularised system (``_ridge_system``).
 
-    ρ = λ / mean K(x, x) for Tikhonov, iterated Tikhonov and TSVD (the mean diagonal bounds the
-    largest eigenvalue of K/n); 1/t for t Landweber steps and 1/t² for t ν-method steps (their
-    residual at σ ≪ σ_max behaves as Tikhonov's at λ ≈ σ_max/t and σ_max/t²). Per-task parameters
-    give the smallest ρ.
+    One scale for every estimator: a Tikhonov-type model solves (G + μI)c = y for the PSD
+    matrix G of its kernel on the training examples, and ρ = μ / s with s ≥ λ_max(G) the kernel's
+    scale — the trace for a scalar kernel's Gram (Σᵢ K(xᵢ, xᵢ), :func:`kernel_trace`), so that
+    ρ ≤ μ / λ_max(G) and 1/ρ bounds the system's condition number.
+
+    * Spectral filters (λ of (K/n + λI), G = K/n): ρ = λ / mean K(x, x) for Tikhonov, iterated
+      Tikhonov and TSVD; 1/t for t Landweber steps and 1/t² for t ν-method steps (their residual
+      at σ ≪ σ_max behaves as Tikhonov's at λ ≈ σ_max/t and σ_max/t²).
+    * Other estimators return (μ, s) from ``_ridge_system()``, each mapping its own objective
+      onto this system (the kernel machines' C, RLS2's λ with its scaled basis kernels, the output
+      kernel's λ of [DOGP11] (3), the mixed-effect λ of [Din11] (5.4): see their docstrings).
+
+    Per-task or per-class parameters give the smallest ρ.
 
     Example:
         >>> from jaxmtl import VectorValuedRegressor
@@ -117,16 +141,18 @@ def relative_regularisation(estimator: Any) -> float | None:
         True
     """
     filt, params = getattr(estimator, "filter_", None), getattr(estimator, "best_params_", None)
-    if filt is None or not isinstance(params, dict) or params.get("param") is None:
+    if filt is not None and isinstance(params, dict) and params.get("param") is not None:
+        param = float(np.min(np.asarray(params["param"], np.float64)))
+        if filt.iterative:
+            return 1.0 / param ** (2 if filt.name == "nu_method" else 1)
+        kernel, X = getattr(estimator, "kernel_", None), getattr(estimator, "X_fit_", None)
+        mu, scale = param, (kernel_trace(kernel, X) / len(X) if kernel is not None and X is not None else 1.0)
+    elif callable(getattr(estimator, "_ridge_system", None)) and hasattr(estimator, "X_fit_"):
+        mu, scale = estimator._ridge_system()
+    else:
         return None
-    param = float(np.min(np.asarray(params["param"], np.float64)))
-    if filt.iterative:
-        return 1.0 / param ** (2 if filt.name == "nu_method" else 1)
-    kernel, X = getattr(estimator, "kernel_", None), getattr(estimator, "X_fit_", None)
-    # the inputs in the working precision (jnp.asarray narrows a float64 array without a warning)
-    scale = float(np.mean(np.asarray(kernel.diag(jnp.asarray(np.asarray(X)))))) \
-        if kernel is not None and X is not None else 1.0
-    return param / scale if scale > 0 else param
+    mu, scale = np.broadcast_arrays(np.asarray(mu, np.float64), np.asarray(scale, np.float64))
+    return float(np.min(np.where(scale > 0, mu / np.where(scale > 0, scale, 1.0), mu)))
 
 
 def warn_reduced_products(estimator: Any, matmul_precision: str) -> None:

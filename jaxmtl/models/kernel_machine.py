@@ -50,7 +50,7 @@ from ..solvers import (SMO_LOSSES, Loss, coordinate_descent, coordinate_descent_
                        fixed_point_path, get_loss, smo, smo_path)
 from ..solvers._common import check_C
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
-from ._precision import in_working_precision
+from ._precision import in_working_precision, kernel_trace
 from .multiclass import MultiClassClassifier, _check_two_classes, _encode_labels
 from .vector_valued import VectorValuedRegressor
 
@@ -193,6 +193,20 @@ class _KernelMachineBase(BaseEstimator):
         self.Cs_ = grid
         self.cv_scores_ = errors.mean(axis=0)
         return float(grid[int(np.argmin(self.cv_scores_))])
+
+    def _ridge_system(self) -> tuple[float, float]:
+        """(μ, s) of the fitted model for :func:`~jaxmtl.models._precision.relative_regularisation`:
+        μ = 1/C, s = Σᵢ K(xᵢ, xᵢ), so ρ = 1/(n·C·mean K(x, x)).
+
+        The objective Σᵢⱼ C·L(yᵢⱼ, fⱼ(xᵢ)) + ½‖f‖², divided by n·C, is (1/n) Σ L + (1/(2nC))‖f‖². The
+        library's losses halve their quadratic parts ('square' is (y − z)²/2), so this is half the
+        spectral Tikhonov objective (1/n) Σ (y − f)² + λ‖f‖² at λ = 1/(nC): for the square loss the
+        same minimiser, (K + I/C)c = y (the fixed point's stationarity), i.e. (K/n + λI) at
+        λ = 1/(nC); for the hinge and the other losses the same λ (twice the SVM convention
+        (1/n) Σ L + λ'‖f‖², λ' = 1/(2nC), whose hinge is not halved). As for the spectral
+        estimators, the output matrix A of Γ = K·A is left out of the scale.
+        """
+        return 1.0 / self.C_, kernel_trace(self.kernel_, self.X_fit_)
 
     def _validation_error(self, F, Y) -> float:
         loss = get_loss(self.loss)

@@ -35,7 +35,7 @@ from ..mixed_effect.centralized import (build_query, merge_repeats, predict_quer
 from ..mixed_effect.kernel import check_alpha, check_lam, check_kernel, resolve_task_kernel
 from ..operators.tasks import check_tasks
 from ._base import BaseEstimator, RegressorMixin
-from ._precision import in_working_precision
+from ._precision import in_working_precision, kernel_trace
 
 __all__ = ["MixedEffectRegressor"]
 
@@ -130,7 +130,8 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
     ParameterError — both name float64 as the fix.
 
     Attributes (after fit): alpha_, lam_, intercept_, coef_ (ℓ',) c of (5.4) for the ℓ' merged
-    examples X_fit_ (ℓ', p) of tasks task_codes_, coef_unique_ (n,) č = Pᵀc (5.8), X_unique_ (n, p),
+    examples X_fit_ (ℓ', p) of tasks task_codes_ and weights sample_weight_ (ℓ',) (each the sum of its
+    examples' sample weights: the count of repeats without them), coef_unique_ (n,) č = Pᵀc (5.8), X_unique_ (n, p),
     tasks_ (labels), kernel_, cv_scores_ (len(alphas), len(lams)) validation MSE (inf where float32
     cannot resolve the pair) or None, n_features_in_.
     """
@@ -153,9 +154,10 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ helpers
     def _kernel_of(self, labels):
-        """Function task code → K̃ʲ (TaskError for a label missing from a mapping)."""
+        """Function task code → K̃ʲ in the working precision (TaskError for a label missing from a mapping)."""
         lookup, _ = resolve_task_kernel(self.task_kernel, self.kernel_)
-        return lambda t: lookup(labels[t].item() if isinstance(labels[t], np.generic) else labels[t])
+        return lambda t: in_working_precision(
+            lookup(labels[t].item() if isinstance(labels[t], np.generic) else labels[t]))
 
     def _prepare(self, X, codes, w, labels):
         Xu, inverse = unique_inputs(X)
@@ -250,7 +252,22 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         cu, c, b = _with_bias(*solve(prep, self._rhs(y, fi, prep), self.alpha_, self.lam_), fi)
         self.coef_unique_, self.coef_, self.intercept_ = np.asarray(cu), np.asarray(c), float(b)
         self.X_unique_, self.X_fit_, self.task_codes_, self.tasks_ = Xu, X, codes, labels
+        self.sample_weight_ = s
         return self
+
+    def _ridge_system(self) -> tuple[float, float]:
+        """(μ, s) of the fitted model for :func:`~jaxmtl.models._precision.relative_regularisation`:
+        μ = λ, s = Σᵢ sᵢ (α K̄(xᵢ, xᵢ) + (1 − α) K̃^{tᵢ}(xᵢ, xᵢ)) over the merged examples.
+
+        (5.4), Σᵢ sᵢ (yᵢ − g(xᵢ, tᵢ))² + λ‖g‖² with the kernel (5.2) and the unnormalised λ, is
+        solved by (K + λW)c = y, W = diag(1/sᵢ); in symmetric form (S^½ K S^½ + λI) S^-½c = S^½y,
+        the spectral Tikhonov system at λ' = λ/Σᵢ sᵢ, so ρ = λ / tr(S^½ K S^½).
+        """
+        layout = task_layout(self.task_codes_, len(self.tasks_), self._kernel_of(self.tasks_))
+        individual = sum(kernel_trace(k, self.X_fit_[rows[rows >= 0]], self.sample_weight_[rows[rows >= 0]])
+                         for rows, k in layout.buckets)
+        common = kernel_trace(self.kernel_, self.X_fit_, self.sample_weight_)
+        return self.lam_, self.alpha_ * common + (1.0 - self.alpha_) * individual
 
     def predict_parts(self, X: ArrayLike, tasks: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(ḡ(X) + intercept, g̃ₜ(X)): the average task and each row's task shift (5.3).

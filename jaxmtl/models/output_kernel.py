@@ -75,6 +75,7 @@ from ..learning.output_kernel import okl_path, output_basis, output_kernel_learn
 from ..paths.eigen import code_losses, mse_loss
 from ..selection.criteria import fold_rows, fold_sizes
 from ._base import ClassifierMixin, RegressorMixin
+from ._precision import kernel_trace
 from ._spectral import WIDTH_SUBSAMPLE, _best_index, _GridSelection, _stack
 from .multiclass import (
     MultiClassClassifier,
@@ -243,6 +244,19 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
                              "lambda": lam}
         self.best_score_ = float(self.cv_scores_[iw, ip])
         return self
+
+    def _ridge_system(self) -> tuple[float, float]:
+        """(μ, s) of the fitted model for :func:`~jaxmtl.models._precision.relative_regularisation`:
+        μ = λ, s = ‖L‖₂ Σᵢ K(xᵢ, xᵢ).
+
+        At the learned L the C step of objective (3) is the Sylvester equation K C L + λC = Y
+        (eq. 6), i.e. (L ⊗ K + λI) vec C = vec Y: Tikhonov with the kernel H = K·L (§3.2) and the
+        unnormalised λ, the spectral system (K/n + λ'I) at λ' = λ/n for L = I. The scale of L is
+        learned with C (objective (3) is not scale-free), so it enters the kernel's:
+        λ_max(L ⊗ K) = ‖L‖₂ λ_max(K) ≤ ‖L‖₂ tr K.
+        """
+        L = np.asarray(self.output_kernel_, np.float64)
+        return self.lambda_, float(np.linalg.norm(L, 2)) * kernel_trace(self.kernel_, self.X_fit_)
 
     def _warn_on_edges(self, width, grid, n_lambdas, ip):
         """Warn when the selected width lies at an end of the searched ``grid`` (or falls outside it:

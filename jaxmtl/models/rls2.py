@@ -287,7 +287,7 @@ class _RLS2Base(BaseEstimator):
         self.coef_ = self.dual_coef_
         self.lambda_ = lam
         self.n_kernels_ = np.count_nonzero(self.d_, axis=-1)
-        self.n_iter_ = np.ones_like(self.n_iter_)  # one solve with the weights fixed
+        self.n_iter_: np.ndarray = np.ones_like(self.n_iter_)  # one solve with the weights fixed
         self.selected_kernel_ = self.kernel_names_[k]
 
     def _fold_masks(self, n, k, labels):
@@ -322,6 +322,19 @@ class _RLS2Base(BaseEstimator):
                       "n_iter": np.asarray(full.n_iter), "converged": np.asarray(full.converged),
                       "cv_score": cv_scores, "best_index": best}
         self.coef_ = self.dual_coef_  # marks the model as fitted (BaseEstimator._check_fitted)
+
+    def _ridge_system(self) -> tuple[float, np.ndarray]:
+        """(μ, s) of the fitted model for :func:`~jaxmtl.models._precision.relative_regularisation`:
+        μ = λ, s = tr 𝐊(d) = Σₖ dₖ sₖ Σᵢ K̃ₖ(xᵢ, xᵢ) (one per class one-versus-all).
+
+        The c-step (4.2) at the selected weights solves (𝐊(d) ⊗ A + λI)c = y with the thesis's
+        unnormalised λ and 𝐊(d) = Σₖ dₖ sₖ K̃ₖ, the basis kernels scaled by sₖ (§4.4): the
+        spectral Tikhonov system (K/n + λ'I) at λ' = λ/n, so ρ = λ / tr 𝐊(d). Under the default
+        trace scaling (4.14) sₖ Σᵢ K̃ₖ(xᵢ, xᵢ) = 1 and d lies on the simplex, so ρ = λ. A single
+        kernel kept in place of the path (``selected_kernel_``) is d = eₖ.
+        """
+        traces = np.sum(np.asarray(self.dictionary_.diagonal(self.X_fit_, self.scale_), np.float64), axis=1)
+        return self.lambda_, np.asarray(self.d_, np.float64) @ traces
 
     # ---- prediction ----
     def _decision(self, X) -> np.ndarray:
