@@ -287,7 +287,7 @@ class _RLS2Base(BaseEstimator):
         self.coef_ = self.dual_coef_
         self.lambda_ = lam
         self.n_kernels_ = np.count_nonzero(self.d_, axis=-1)
-        self.n_iter_: np.ndarray = np.ones_like(self.n_iter_)  # one solve with the weights fixed
+        self.n_iter_ = np.ones_like(self.n_iter_)  # one solve with the weights fixed
         self.selected_kernel_ = self.kernel_names_[k]
 
     def _fold_masks(self, n, k, labels):
