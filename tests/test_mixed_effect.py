@@ -243,3 +243,20 @@ def test_float32_with_repeated_inputs_at_small_lam_is_refused_warned_or_right():
             fit = MixedEffectRegressor(alpha=alpha, lam=1e-7, kernel=Gaussian(0.3)).fit(X, y, t)
         np.testing.assert_allclose(fit.predict(Xq, tq), _dense_with_bias(X, t, y, alpha, 1e-7, Xq, tq, 0.3),
                                    rtol=0, atol=1e-5)
+
+
+def test_a_position_dependent_task_kernel_sees_the_inputs_as_given():
+    """A Gaussian K̄ with a linear K̃: the inputs are not shifted (the linear kernel would change),
+    so the fit is the dense solve of (5.4) with K̃(x, x') = x·x' on inputs far from the origin."""
+    X, t, y, _, rng = data(5)
+    X = X + 3.0
+    Xq = rng.normal(size=(6, 2)) + 3.0
+    tq = np.array([0, 1, 2, 3, 0, 1])
+
+    def K(A, ta, B, tb):
+        return 0.4 * np.array([[_gauss(a, b, 1.3) for b in B] for a in A]) + 0.6 * (A @ B.T) * (ta[:, None] == tb[None, :])
+
+    m = MixedEffectRegressor(alpha=0.4, lam=0.1, kernel=KBAR, task_kernel=Linear(), fit_intercept=False).fit(X, y, t)
+    c = np.linalg.solve(K(X, t, X, t) + 0.1 * np.eye(len(y)), y)
+    np.testing.assert_allclose(m.predict(Xq, tq), K(Xq, tq, X, t) @ c, rtol=1e-8, atol=1e-8)
+    assert m._input_offset_ is None

@@ -261,14 +261,20 @@ class BaseEstimator(PrecisionMixin, _SklearnBase):
     def _shift_invariant(self) -> bool:
         """Whether the fitted model is unchanged when all inputs move by the same vector.
 
-        True for the translation-invariant kernels (Gaussian, Laplacian, Matérn: they depend on
-        x − x' only) and for the default kernel (None: a Gaussian); False for Linear, Polynomial,
-        SobolevSpline and kernels this library does not know, whose inputs are used as given.
+        True when every kernel the model evaluates on the inputs — ``kernel`` and, where the
+        estimator has one, ``task_kernel`` (one kernel or a mapping task → kernel) — is
+        translation-invariant (Gaussian, Laplacian, Matérn: they depend on x − x' only) or the
+        default (None: a Gaussian); False when any is Linear, Polynomial, SobolevSpline or a kernel
+        this library does not know, whose inputs are used as given.
         """
+        from collections.abc import Mapping
+
         from ..kernels.scalar import Gaussian, Laplacian, Matern
 
-        kernel = getattr(self, "kernel", None)
-        return kernel is None or isinstance(kernel, (Gaussian, Laplacian, Matern))
+        kernels = [getattr(self, "kernel", None)]
+        task_kernel = getattr(self, "task_kernel", None)
+        kernels += list(task_kernel.values()) if isinstance(task_kernel, Mapping) else [task_kernel]
+        return all(k is None or isinstance(k, (Gaussian, Laplacian, Matern)) for k in kernels)
 
     def _validate_fit_inputs(self, X: Any) -> np.ndarray:
         """(n, p) float inputs for ``fit``; records ``n_features_in_`` and ``feature_names_in_``.
