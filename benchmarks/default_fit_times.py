@@ -27,7 +27,8 @@ Usage::
 
 ``--shared`` records that the machine ran other work at the same time. Writes
 ``benchmarks/results/default_fit_times.json``; with ``--only`` the named estimators' entries
-replace theirs in an existing file (the others are kept), so estimators can be run one at a time.
+replace theirs in an existing file (the others, and other sizes, are kept), so estimators and sizes
+can be run one at a time.
 """
 
 from __future__ import annotations
@@ -108,16 +109,16 @@ def main(argv=None) -> int:
     spec.loader.exec_module(rr)
     order = [c[0] for c in rr.estimator_cases()]
     names = [name for name in order if args.only is None or name in args.only]
-    rows = _earlier_rows() if args.only is not None else {}
+    measured = {}
     for name in names:
-        row = rows.get(name, {"estimator": name})
         for n in args.sizes:
-            res = fit_times(name, n, args.limit, args.cpu_limit)
-            row[f"n={n}"] = res
+            res = measured.setdefault(name, {})[f"n={n}"] = fit_times(name, n, args.limit, args.cpu_limit)
             shown = (f"cpu {res['cpu_s']:.1f} s, wall {res['wall_s']:.1f} s" if not res["exceeded"]
                      else f"stopped after {res['cpu_at_stop_s']:.0f} CPU s")
             print(f"{name} n={n}: {shown} (load {res['load_1min']})", flush=True)
-        rows[name] = row
+    rows = _earlier_rows() if args.only is not None else {}  # read now: another run may have written
+    for name, sizes in measured.items():
+        rows.setdefault(name, {"estimator": name}).update(sizes)
     ordered = [rows[name] for name in order if name in rows]
     payload = {"what": "first fit of Estimator() (defaults, compilation included), synthetic data, 2 features",
                "dtype": "float32 (JAX default)", "limit_s": args.limit, "cpu_limit_s": args.cpu_limit,
