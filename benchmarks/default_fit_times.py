@@ -11,8 +11,8 @@ Each fit runs in its own process. The child reports, around ``fit`` alone, ``cpu
 never waits on I/O, so on an idle machine one of its threads is always running and its wall time is
 at most its CPU time (idle wall ≤ cpu_s), and at least cpu_s / cores. ``cpu_s ≤ 60`` at n = 1000
 therefore means the fit takes at most 60 s on an idle machine of this kind, whatever other jobs
-inflated the wall time of the measurement; contention itself only adds CPU seconds (cache misses,
-spinning thread pools), so on a shared machine ``cpu_s`` errs high. ``wall_s`` is kept for the
+inflated the wall time of the measurement; contention itself only adds CPU seconds (shared caches and
+memory bandwidth, waiting pool threads), so on a shared machine ``cpu_s`` errs high. ``wall_s`` is kept for the
 record and reads high under load.
 
 A fit is stopped past ``--limit`` wall seconds or ``--cpu-limit`` CPU seconds (``RLIMIT_CPU`` of
