@@ -174,13 +174,14 @@ def test_multitask_score_on_constant_targets_is_refused():
         MultiTaskRegressor(fit_intercept="yes").fit(d.x, d.y, d.tasks)
 
 
-def test_vector_field_fits_float32_inputs_under_x64():
-    """float32 X with x64 on: the γ grid follows X's precision (a float64 γ changed the path's scan
-    carry dtype: TypeError), and the field agrees with the fit on the same inputs in float64."""
+@pytest.mark.parametrize("route", ["exact", "matrix_free"])
+def test_vector_field_fits_float32_inputs_under_x64(route):
+    """float32 X with x64 on computes in float64 on both routes (a float32 scan carry beside a
+    float64 width or γ raised TypeError), and equals the fit on the same inputs in float64."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 2)).astype(np.float32)
     V = np.c_[X[:, 0], X[:, 0]]
-    kw = {"kind": "curl_free", "n_steps": 10, "width_factors": (1.0,), "n_folds": 3}
+    kw = {"kind": "curl_free", "n_steps": 10, "width_factors": (1.0,), "n_folds": 3, "route": route}
     p32 = VectorFieldRegressor(**kw).fit(X, V).predict(X)
     p64 = VectorFieldRegressor(**kw).fit(X.astype(np.float64), V).predict(X)
     np.testing.assert_allclose(p32, p64, atol=1e-4)

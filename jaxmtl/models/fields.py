@@ -154,10 +154,14 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
     def _fit_kind(self, X: np.ndarray, V: np.ndarray, kind: str) -> "VectorFieldRegressor":
         grid = {"div_curl": np.linspace(0, 1, 11) if self.gammas is None else self.gammas,
                 "curl_free": [1.0], "div_free": [0.0], "independent": [0.0]}[kind]
-        gammas = check_unit_interval(grid, "gammas").astype(X.dtype)  # float32 X under x64 stays float32
+        # one working precision for inputs, field, γ and kernel: float32 X under x64 computes in float64
+        # (a float32 carry beside a float64 width or γ changes the path's scan carry dtype: TypeError)
+        dtype = jax.dtypes.canonicalize_dtype(np.float64)
+        X = X.astype(dtype)
+        gammas = check_unit_interval(grid, "gammas").astype(dtype)
         build = _build_independent if kind == "independent" else _build_div_curl
         Xj = jnp.asarray(X)
-        self._select_and_fit(X, V.astype(X.dtype), build, gammas, Xj, lambda rows: Xj[rows])
+        self._select_and_fit(X, V.astype(dtype), build, gammas, Xj, lambda rows: Xj[rows])
         self.kind_ = kind
         self.gamma_ = None if kind == "independent" else self._op_param
         self.best_params_["gamma"] = self.gamma_
