@@ -91,7 +91,8 @@ def run(cfg, n: int, repeats: int) -> dict:
     if task == "svm":
         ours = lambda: KernelMachine(loss="hinge", C=C, kernel=Gaussian(sigma), tol=TOL).fit(X, y)
         peer = lambda: SVC(C=C, gamma=gamma, tol=TOL).fit(X, y)
-        decision = lambda m: m.decision_function(Xt)
+        # KernelMachine is a regressor on the ±1 labels: its predict is the decision value
+        decision = lambda m: m.predict(Xt) if isinstance(m, KernelMachine) else m.decision_function(Xt)
         metric = lambda f: float(np.mean(np.where(f >= 0, 1.0, -1.0) != yt))
     else:
         ours = lambda: KernelMachine(loss="epsilon_insensitive", C=C, epsilon=EPS, kernel=Gaussian(sigma),
