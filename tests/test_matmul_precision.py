@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from _estimators import NAMES, fit_data, make
+from _estimators import fit_data, make
 from jaxmtl import MultiClassClassifier, VectorValuedRegressor
 from jaxmtl._emulate import MANTISSA_BITS, emulated_products, round_mantissa
 from jaxmtl.datasets import load_ida, load_mulan
@@ -71,13 +71,7 @@ def test_a_bad_matmul_precision_is_refused_by_name(bad):
         VectorValuedRegressor(matmul_precision=bad).fit(X, y)
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_every_estimator_takes_matmul_precision_and_refuses_a_bad_one_before_fitting(name):
-    fit_args, _ = fit_data(name, n=12)
-    assert make(name).get_params()["matmul_precision"] is None
-    with pytest.raises(ParameterError, match=r"matmul_precision must be .*; received 'fp8'"):
-        make(name, matmul_precision="fp8").fit(*fit_args)
-    assert not hasattr(make(name), "coef_")
+# Every estimator refuses a bad matmul_precision before fitting: tests/test_precision.py (with dtype).
 
 
 def _fit(make_model, X, y, Xt, bits=None, **params):

@@ -55,12 +55,17 @@ def test_a_bad_dtype_is_refused_by_name(bad):
         VectorValuedRegressor(dtype=bad).fit(X, Y)
 
 
+@pytest.mark.parametrize("setting, bad, message", [
+    ("dtype", "bfloat16", r"dtype must be None, 'float32' or 'float64'; received 'bfloat16'"),
+    ("matmul_precision", "fp8", r"matmul_precision must be .*; received 'fp8'"),
+])
 @pytest.mark.parametrize("name", NAMES)
-def test_every_estimator_takes_dtype_and_refuses_a_bad_one_before_fitting(name):
+def test_every_estimator_takes_the_precision_settings_and_refuses_a_bad_one_before_fitting(name, setting, bad,
+                                                                                           message):
     fit_args, _ = fit_data(name, n=12)
-    assert make(name).get_params()["dtype"] is None
-    with pytest.raises(ParameterError, match=r"dtype must be None, 'float32' or 'float64'; received 'bfloat16'"):
-        make(name, dtype="bfloat16").fit(*fit_args)
+    assert make(name).get_params()[setting] is None
+    with pytest.raises(ParameterError, match=message):
+        make(name, **{setting: bad}).fit(*fit_args)
     assert not hasattr(make(name), "coef_")
 
 
