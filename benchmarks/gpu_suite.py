@@ -152,7 +152,6 @@ def target_bandwidth(sz, dtype, accel, kind, stream) -> dict:
     """(a): bytes of K per step over the time of one path step."""
     import jax
     import jax.numpy as jnp
-    import numpy as np
 
     from jaxmtl.filters import NuMethod
     from jaxmtl.operators import SeparableOperator

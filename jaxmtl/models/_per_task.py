@@ -52,7 +52,7 @@ import numpy as np
 from ..kernels.scalar import Gaussian
 from ..operators.base import SeparableEigh
 from ..operators.tasks import task_block_index
-from ..paths.eigen import filtered_coefficients, mse_loss, spectral_path
+from ..paths.eigen import filtered_coefficients, spectral_path
 from ._spectral import _path_params
 
 N_PARTS = 5  # parts of the held-out rows in the cross-fitted loss: each part scores a choice made on 80 % of them
