@@ -28,7 +28,8 @@ X64 = PRECISION == "float64"
 
 # The float32 run: every estimator, filter, path, selection criterion, persistence, predictors and
 # the scikit-learn compatibility tests (check_estimator on every estimator) in the default configuration.
-FLOAT32_MODULES = ("test_float32.py", "test_precision.py", "test_sklearn_compat.py", "test_matmul_precision.py")
+FLOAT32_MODULES = ("test_float32.py", "test_precision.py", "test_sklearn_compat.py", "test_matmul_precision.py",
+                   "test_docstring_examples.py")
 
 # What float32 promises (used by the tests of FLOAT32_MODULES): unit roundoff 6e-8; a path or a
 # solve at a conditioning κ loses log10(κ) digits, so coefficients and predictions of the
@@ -39,9 +40,9 @@ FLOAT32_PROMISE = {"rtol": 2e-3, "atol": 2e-4, "error_factor": 1.1, "error_atol"
 jax.config.update("jax_enable_x64", X64)
 
 
-# Modules that compare float32 with float64 explicitly (``dtype=``): they run in the float32 run only,
-# where they also see JAX's default configuration; running them again under x64 would test nothing new.
-FLOAT32_ONLY_MODULES = ("test_float32.py",)
+# Modules that compare float32 with float64 explicitly (``dtype=``), and the docstring examples (written
+# for a fresh session): they run in the float32 run only, in JAX's default configuration.
+FLOAT32_ONLY_MODULES = ("test_float32.py", "test_docstring_examples.py")
 
 
 def pytest_ignore_collect(collection_path: Path, config):

@@ -80,7 +80,7 @@ def global_rows(source: str | os.PathLike[str] | npt.ArrayLike, mesh: Mesh, dtyp
     """
     src = open_rows(source)
     layout = RowLayout.of(int(src.shape[0]), mesh)
-    dtype = np.dtype(jax.numpy.zeros((), src.dtype).dtype if dtype is None else dtype)
+    dtype = np.dtype(jax.dtypes.canonicalize_dtype(src.dtype) if dtype is None else dtype)
     local = read_local_rows(src, layout, dtype, block_rows)
     spec = PartitionSpec(AXIS, *([None] * (local.ndim - 1)))
     return jax.make_array_from_process_local_data(NamedSharding(mesh, spec), local,

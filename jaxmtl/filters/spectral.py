@@ -259,7 +259,7 @@ def get_filter(spec: Any) -> SpectralFilter:
 
     Example:
         >>> get_filter("nu_method")
-        NuMethod(nu=1.0)
+        NuMethod()
     """
     if isinstance(spec, SpectralFilter):
         return spec

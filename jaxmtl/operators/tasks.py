@@ -103,6 +103,7 @@ class TaskBlocks(eqx.Module):
 
     def __matmul__(self, C):
         """(K∘S) C for C (N, d) → (m, d)."""
+        C = jnp.asarray(C)  # a NumPy float64 C follows JAX's precision without its truncation warning
         Cz = jnp.concatenate([C, jnp.zeros((1, C.shape[1]), C.dtype)])
         Z = jnp.einsum("trc,tcd->trd", self.blocks, Cz[self.col_index])
         out = jnp.zeros((self.n_rows + 1, C.shape[1]), Z.dtype).at[self.row_index].add(Z)

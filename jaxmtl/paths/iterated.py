@@ -1,8 +1,9 @@
-r"""Iterated Tikhonov with one reused Cholesky, and batched common-similarity paths.
+r"""Iterated Tikhonov with one reused Cholesky, and predictions along an iterative path.
 
 This module completes :mod:`jaxmtl.paths.scan` (the general Landweber / ν-method path over any
 :class:`~jaxmtl.operators.GramOperator`, re-exported here as :func:`iterative_path`,
-:func:`landweber_path`, :func:`nu_method_path`) with two specialised paths.
+:func:`landweber_path`, :func:`nu_method_path`) with the iterated Tikhonov path and
+:func:`path_predictions` (the predictions of every step of an iterative path on other points).
 
 Iterated Tikhonov ([LRODV08] §5.4)
 ---------------------------------
@@ -15,13 +16,6 @@ whose i-th iterate is exactly ``IteratedTikhonov(order=i)`` at λ. :func:`iterat
 factors Γ + nλI once (``cho_factor``) and reuses the factor for every order in a ``lax.scan``;
 a batch of λ is vmapped (one factor per λ). The operator is made dense (nd × nd), so this is for
 problems where that fits; for separable kernels the eigen path is cheaper still.
-
-Example:
-    >>> import jax.numpy as jnp
-    >>> K = jnp.eye(6) + 0.1
-    >>> res = batched_nu_path_over_omegas(K, jnp.ones((6, 2)), jnp.array([0.0, 0.5, 1.0]), 10)
-    >>> res.coef.shape, res.best_step.shape
-    ((3, 6, 2), (3,))
 """
 
 from __future__ import annotations
