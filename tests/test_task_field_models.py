@@ -185,3 +185,31 @@ def test_vector_field_fits_float32_inputs_under_x64(route):
     p32 = VectorFieldRegressor(**kw).fit(X, V).predict(X)
     p64 = VectorFieldRegressor(**kw).fit(X.astype(np.float64), V).predict(X)
     np.testing.assert_allclose(p32, p64, atol=1e-4)
+
+
+def test_vector_field_two_stage_selection_equals_brute_force_refits():
+    """Default widths: the width stage's losses are, for every width it tried, the 5-fold dense
+    Tikhonov losses at γ ∈ {0, ½, 1} (the grid's least, middle, largest), its width is their least;
+    the path stage's losses at that width are the 10-fold losses at every γ, and the selected
+    (γ, λ) is their least — every loss from an explicit loop of dense solves."""
+    from jaxmtl.kernels.scalar import median_heuristic
+    from jaxmtl.selection.criteria import kfold_masks
+
+    X = grid_2d(12)
+    V, _, _ = vector_field_1(X, 0.3)
+    idx = np.random.default_rng(1).choice(len(X), 20, replace=False)
+    Xt, Vt = X[idx], V[idx]
+    gammas, lambdas = [0.0, 0.25, 0.5, 0.75, 1.0], [1e-2, 1e-4]
+    m = VectorFieldRegressor(kind="div_curl", gammas=gammas, filter="tikhonov", lambdas=lambdas, route="exact").fit(Xt, Vt)
+    base = median_heuristic(Xt) * 4.0 ** np.arange(-2, 4)
+    assert all(np.isclose(m.width_grid_, w).any() for w in base) and len(m.width_grid_) > len(base)
+    coarse, masks5, masks10 = [0.0, 0.5, 1.0], kfold_masks(20, 5, 0), kfold_masks(20, 10, 0)
+    ref = np.array([[[_reference_cv_loss(Xt, Vt, masks5, w, g, lam) for lam in m.path_params_] for g in coarse]
+                    for w in m.width_grid_])
+    np.testing.assert_allclose(m.width_scores_, ref, rtol=1e-6)
+    width = m.width_grid_[np.argmin(ref.min(axis=(1, 2)))]
+    assert m.best_params_["kernel_width"] == pytest.approx(width) and m.kernel_widths_.tolist() == [width]
+    ref2 = np.array([[_reference_cv_loss(Xt, Vt, masks10, width, g, lam) for lam in m.path_params_] for g in gammas])
+    np.testing.assert_allclose(m.cv_scores_[0], ref2, rtol=1e-6)
+    ig, il = np.unravel_index(np.argmin(ref2), ref2.shape)
+    assert (m.gamma_, m.best_params_["param"]) == pytest.approx((gammas[ig], m.path_params_[il]))

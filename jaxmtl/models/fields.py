@@ -1,10 +1,25 @@
 r"""Vector-field regression with divergence-free and curl-free kernels ([BRBV11] §4.1, §7.1).
 
 A field v: ℝᵖ → ℝᵖ is learned with Γ_γ = γ·Γ_cf + (1−γ)·Γ_df, the Gaussian curl-free (27) and
-divergence-free (26) kernels, by a spectral filter on the operator — materialised and
-eigendecomposed up to ``EXACT_MAX_UNKNOWNS`` = 1500 unknowns n·p (every filter, LOO and GCV),
-an iterative filter matrix-free above; γ is chosen on a grid, and the fitted field splits into its curl-free and divergence-free
-parts (same coefficients, each kernel's share). ``kind='independent'`` fits each component
+divergence-free (26) kernels, by a spectral filter on the operator; γ is chosen on a grid, and the
+fitted field splits into its curl-free and divergence-free parts (same coefficients, each
+kernel's share).
+
+Routes. With ``route='auto'`` an iterative filter (the default ν-method) selected by k-fold or
+hold-out runs matrix-free (one ``lax.scan`` of operator products per path, folds and γ vmapped);
+other filters, LOO and GCV materialise the operator and eigendecompose it (up to
+``EXACT_MAX_UNKNOWNS`` = 1500 unknowns n·p). The eigen path cannot share a decomposition across
+γ: Γ_cf and Γ_df do not commute (for p = 2, Γ_df = R Γ_cf Rᵀ with R the quarter turn, yet the
+eigenvectors of their mixture move with γ), so it costs one eigendecomposition per width, γ and
+fold, where a default path costs ~150 products of one GEMM each: at n = 200 the matrix-free
+scoring was about ten times cheaper, and compiled in seconds rather than tens of seconds.
+
+Selection in two stages (default widths). The width stage scores the default width search
+(median × 4ᵏ, k = −2 … 3, extended past an edge, refined × 2^±1, polished × 2^±1/2 and × 2^±1/4)
+at three γ only — the grid's least, middle and largest (0, ½, 1 by default) — on 5 folds
+(``WIDTH_FOLDS``) of at most ``WIDTH_SUBSAMPLE`` = 400 random rows; the path stage scores every γ
+and step at the chosen width on all rows and ``N_FOLDS`` folds. ``width_factors`` or a
+``kernel`` score widths × every γ jointly instead. ``kind='independent'`` fits each component
 with a scalar Gaussian kernel (Γ = K·I); ``kind='auto'`` (the default) selects both families on
 the same folds and keeps the one of lower validation loss. Departure: the paper fits the
 div/curl family only; a field whose curl-free and divergence-free parts are balanced (γ near ½)
@@ -32,18 +47,36 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._checks import check_outputs, check_unit_interval
+from .._checks import check_bool, check_outputs, check_random_state, check_unit_interval
+from .._progress import StageReporter
 from ..errors import ParameterError, ShapeError
-from ..kernels.scalar import Gaussian
+from ..filters.spectral import get_filter
+from ..kernels.scalar import Gaussian, Kernel
 from ..operators.base import SeparableOperator
 from ..operators.fields import field_operator
+from ..selection.criteria import kfold_masks
 from ._base import RegressorMixin
-from ._matrix_free import _MatrixFreeEstimator
+from ._matrix_free import MATRIX_FREE_STEPS, _MatrixFreeEstimator, _scorer, _search_widths
+from ._spectral import WIDTH_SUBSAMPLE, _best_index, _SpectralEstimator, _step_grid, _warn_on_edges
 
 __all__ = ["VectorFieldRegressor", "angular_error"]
 
 KINDS = ("auto", "div_curl", "curl_free", "div_free", "independent")
 N_FOLDS = 10  # default folds (see the module docstring and docs/defaults.md)
+WIDTH_FOLDS = 5  # default folds of the width stage (the other estimators' default)
+# γ points of the width stage: the grid's least, middle and largest value
+COARSE_GAMMAS = 3
+
+
+def _coarse(grid: np.ndarray) -> np.ndarray:
+    """The width stage's γ points: the grid's least, middle and largest (all of it up to COARSE_GAMMAS).
+
+    Example:
+        >>> _coarse(np.linspace(0, 1, 11)).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    grid = np.unique(grid)
+    return grid if grid.size <= COARSE_GAMMAS else grid[[0, (grid.size - 1) // 2, -1]]
 
 
 def _build_div_curl(kern, gamma, X):
@@ -94,7 +127,10 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
 
     Attributes (after fit): coef_ (n, p), kernel_, kind_ (the fitted family), best_params_
     (kernel_width, gamma, param), cv_scores_ (n_kernels, n_gammas, n_steps), n_features_in_;
-    with ``kind='auto'`` also kind_scores_ (validation loss of each family's best point).
+    with ``kind='auto'`` also kind_scores_ (validation loss of each family's best point). With the
+    default widths (no ``kernel``, no ``width_factors``) the width stage's widths width_grid_ (W,)
+    and losses width_scores_ (W, n_coarse_gammas, n_steps) (:meth:`_resolve_kernels`), and
+    cv_scores_ holds the chosen width only; otherwise both are None.
     """
 
     _default_n_folds = N_FOLDS
@@ -161,12 +197,72 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         gammas = check_unit_interval(grid, "gammas").astype(dtype)
         build = _build_independent if kind == "independent" else _build_div_curl
         Xj = jnp.asarray(X)
-        self._select_and_fit(X, V.astype(dtype), build, gammas, Xj, lambda rows: Xj[rows])
+        V = V.astype(dtype)
+        self._width_stage = {"build": build, "gammas": gammas, "data": Xj, "V": V, "searched": None}
+        try:
+            self._select_and_fit(X, V, build, gammas, Xj, lambda rows: Xj[rows])
+            searched = self._width_stage["searched"]
+        finally:
+            del self._width_stage
+        self.width_grid_, self.width_scores_ = (None, None) if searched is None else searched
+        if searched is not None:  # the one width the path stage scored, out of the width stage's grid
+            self.kernel_widths_ = np.array([self.kernel_.sigma], dtype=float)
+            self.best_params_["kernel_width"] = float(self.kernel_.sigma)
+            _warn_on_edges(float(self.kernel_.sigma), self.width_grid_, [], 0, self.filter_, True)
         self.kind_ = kind
         self.gamma_ = None if kind == "independent" else self._op_param
         self.best_params_["gamma"] = self.gamma_
         self.X_fit_ = Xj
         return self
+
+    def _route(self, unknowns: int) -> str:
+        """route='auto' is matrix-free for iterative filters selected by k-fold or hold-out (see
+        the module docstring), else the eigen-path estimators' rule."""
+        if isinstance(self.route, str) and self.route == "auto" and get_filter(self.filter).iterative \
+                and not (isinstance(self.selection, str) and self.selection in ("loo", "gcv")):
+            return "matrix_free"
+        return super()._route(unknowns)
+
+    def _resolve_kernels(self, X: np.ndarray) -> tuple[list[Kernel], np.ndarray | None]:
+        """During a fit with the default widths: the width stage's choice alone (its widths and
+        losses are kept in ``_width_stage['searched']``); otherwise the shared rule.
+
+        The width stage scores the default width search (median × 4ᵏ, extended, refined and
+        polished) at the γ grid's least, middle and largest value (:func:`_coarse`), with
+        ``WIDTH_FOLDS`` = 5 folds (or the ``n_folds`` / ``selection`` given), on a random subsample of
+        ``WIDTH_SUBSAMPLE`` rows above that size; the path stage then scores every γ and step at
+        the chosen width on all rows.
+        """
+        kernels, widths = super()._resolve_kernels(X)
+        stage = self.__dict__.get("_width_stage")
+        if stage is None or widths is None or self.width_factors is not None:
+            return kernels, widths
+        V = stage["V"]
+        n, p = V.shape
+        named = isinstance(self.selection, str)
+        rows = self._subsample_rows(n, WIDTH_SUBSAMPLE) if named and n > WIDTH_SUBSAMPLE else np.arange(n)
+        m = rows.size
+        if named and self.selection == "kfold" and self.n_folds is None:
+            masks = kfold_masks(m, min(WIDTH_FOLDS, m), check_random_state(self.random_state))
+        else:
+            masks = self._masks(m)
+        mode = self.selection if named and self.selection in ("loo", "gcv") else "kfold"
+        filt = get_filter(self.filter)
+        route = self._route(m * p)
+        path = _SpectralEstimator._resolve_params(self, filt, 1.0)
+        if filt.iterative and self.n_steps is None:
+            path = _step_grid(MATRIX_FREE_STEPS.get(filt.name, int(path[-1])) if route == "matrix_free"
+                              else int(path[-1]))
+        Yj = jnp.asarray(V[rows])
+        coarse = _coarse(np.asarray(stage["gammas"]))
+        score = _scorer(route, stage["build"], stage["data"][rows], Yj, masks, filt, jnp.asarray(coarse, Yj.dtype),
+                        mode)
+        report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
+        with report.stage(f"width stage on {m} of {n} rows: {len(widths)}+ widths × {coarse.size} γ × "
+                          f"{len(masks)} fold(s), {route}"):
+            _, grid, scores = _search_widths(kernels, widths, score, path, polish=True)
+        stage["searched"] = (grid, scores)
+        return [Gaussian(float(grid[_best_index(scores)[0]]))], None
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, p) predicted field."""
