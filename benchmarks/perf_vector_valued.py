@@ -287,8 +287,14 @@ def main(argv=None) -> dict:
             "met": bool(get("nu_method", big, "speedup_vs_sklearn") >= 25
                         and get("nu_method", big, "best_val_mse") <= tol * min(get("sklearn", big, "best_val_mse"),
                                                                               get("jax_eigen", big, "best_val_mse"))),
+            "floor_s": NU_STEPS * (1 + (big // 4) / big) * limits["bare_KC_s"][str(big)],
+            "speedup_at_floor": get("sklearn", big, "median_s")
+            / (NU_STEPS * (1 + (big // 4) / big) * limits["bare_KC_s"][str(big)]),
             "note": "equal validation error = within 1% relative of the best Tikhonov λ (the exact 30-λ path; "
-                    "sklearn fits every 6th λ at n = 8000)",
+                    "sklearn fits every 6th λ at n = 8000); floor_s = the machine's limit measured in this run: "
+                    "150 steps of one product with K and one with the n/4 × n validation Gram, each at the time of "
+                    "one bare K @ C (bound by memory bandwidth: it streams K once), Lanczos steps not counted; "
+                    "speedup_at_floor = sklearn's time / floor_s, the most any 150-step path can reach here",
         },
         "eigen_3x_sklearn_and_not_slower_than_numpy": {
             "n": n4, "speedup_vs_sklearn": get("jax_eigen", n4, "speedup_vs_sklearn"),

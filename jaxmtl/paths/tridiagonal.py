@@ -9,8 +9,9 @@ buffer, T tridiagonal) and A = V diag(a) Vᵀ,
 
 so the outputs are projected once (Ỹ = Qᵀ Y V, n × d, the reflectors applied without forming
 Q), every λ and output direction j is a tridiagonal solve of O(n) on a column of Ỹ, and the
-evaluation Gram is rotated once (K_eval Q, in its own buffer). Memory: K's buffer (holding the
-reflectors), K_eval and O(n·d·P) — no second n × n matrix. The numbers equal the eigen path's
+evaluation Gram is rotated once (K_eval Q). Memory: K (LAPACK reduces a column-major copy in
+place; the row-major K is freed once copied), K_eval, K_eval Q and O(n·d·P) — never U nor Q, and
+no workspace of size n². The numbers equal the eigen path's
 for :class:`~jaxmtl.filters.Tikhonov` and :class:`~jaxmtl.filters.IteratedTikhonov` (order ν:
 ν resolvent solves per λ, c_k = (Γ/n + λ)⁻¹(y/n + λ c_{k−1})); other filters need the
 spectrum itself and take the eigen path.
@@ -24,8 +25,6 @@ Example:
 """
 
 from __future__ import annotations
-
-from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -181,7 +180,7 @@ def tridiagonal_path(
     Example:
         >>> K = jnp.array([[2.0, 1.0], [1.0, 2.0]]); Y = jnp.ones((2, 1))
         >>> [round(float(v), 4) for v in tridiagonal_path(K, Y, jnp.array([0.5]), output="coefficients")[0, :, 0]]
-        [0.5, 0.5]
+        [0.25, 0.25]
     """
     _orders(filt)
     if output not in ("coefficients", "predictions", "loss"):
@@ -194,8 +193,9 @@ def tridiagonal_path(
         raise ShapeError(f"output={output!r} needs K_eval of shape (m, {n_rows}); received "
                          f"{None if K_eval is None else K_eval.shape}.")
     if output == "loss":
-        if Y_eval is None or Y_eval.shape != (K_eval.shape[0], d):
-            raise ShapeError(f"output='loss' needs Y_eval of shape ({K_eval.shape[0]}, {d}); received "
+        m = K_eval.shape[0]  # type: ignore[union-attr]  # checked above
+        if Y_eval is None or Y_eval.shape != (m, d):
+            raise ShapeError(f"output='loss' needs Y_eval of shape ({m}, {d}); received "
                              f"{None if Y_eval is None else Y_eval.shape}.")
         if w_eval is None:
             w_eval = jnp.full((Y_eval.shape[0],), 1.0 / Y_eval.shape[0], Y.dtype)
