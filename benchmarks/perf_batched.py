@@ -28,14 +28,18 @@ GEMM throughput. Output: ``results/perf_batched.json``.
 (:mod:`perf_iterative` covers the per-step cost against a bare product; this script covers
 batch sizes and the width sweep.)
 
-Run: ``python benchmarks/perf_batched.py [--quick]``.
+Run: ``python benchmarks/perf_batched.py [--quick] [--only kind1,kind2]``; ``--only`` reruns those kinds
+and keeps the other rows of the last results file, marked ``earlier_run`` (ratios between rows of
+two runs then span two runs; each target uses rows of one kind).
 """
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
-from _bench import parse_args, set_threads
+from _bench import RESULTS, parse_args, set_threads
 
 set_threads()  # before numpy / jax: one BLAS/XLA thread per process by default
 
@@ -109,6 +113,12 @@ def _product(n: int, cols: int, seconds: float) -> dict:
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    only = None
+    if "--only" in argv:  # rerun these kinds; the other rows come from the last results file
+        i = argv.index("--only")
+        only = argv[i + 1].split(",")
+        del argv[i:i + 2]
     args = parse_args(__doc__, worker, argv)
     if args is None:  # worker mode
         return
@@ -131,7 +141,13 @@ def main(argv=None):
               "repeats": 0 if (kind == "width" and B == 33 and not args.quick) else 3}  # ~1.5 min a call
              for n in sizes for kind in ("omega", "width", "eigen_omega") for B in BATCHES]
     tasks += [{"kind": "omega_64cols", "n": n, "batch": 16, "d": 4, "repeats": 3} for n in sizes]
-    rows = run_isolated(str(Path(__file__).resolve()), tasks, ("kind", "n", "batch"))
+    earlier = []
+    result = RESULTS / ("perf_batched" + ("_quick" if args.quick else "") + ".json")
+    if only is not None:
+        tasks = [t for t in tasks if t["kind"] in only]
+        if result.exists():
+            earlier = [{**r, "earlier_run": True} for r in json.loads(result.read_text())["rows"] if r["kind"] not in only]
+    rows = earlier + run_isolated(str(Path(__file__).resolve()), tasks, ("kind", "n", "batch"))
     by = {(r["kind"], r["n"], r["batch"]): r for r in rows}
     gemm = limits["gemm"]["gflops"]
     for r in rows:  # (the GEMM rate, like the products, is measured in this run)
@@ -170,7 +186,7 @@ def main(argv=None):
                    "note": "16 ω × 4 outputs: one K @ C and one K_val @ C with 64 columns per step"}}
     cols = ["n", "kind", "batch", "median_s", "compile_s", "ratio_to_one_path", "kc_floor_ratio", "step_gflops",
             "step_pct_gemm", "best_val_mse", "peak_alloc_mb"]
-    report("perf_batched", args.quick, rows, cols, targets, limits=limits, steps=STEPS, d=D)
+    report("perf_batched", args.quick, rows, cols, targets, limits=limits, steps=STEPS, d=D, rerun_kinds=only)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,10 @@ buffer, T tridiagonal) and A = V diag(a) Vᵀ,
 
 so the outputs are projected once (Ỹ = Qᵀ Y V, n × d, the reflectors applied without forming
 Q), every λ and output direction j is a tridiagonal solve of O(n) on a column of Ỹ, and the
-evaluation Gram is rotated once (K_eval Q). Memory: K (LAPACK reduces a column-major copy in
-place; the row-major K is freed once copied), K_eval, K_eval Q and O(n·d·P) — never U nor Q, and
-no workspace of size n². The numbers equal the eigen path's
+evaluation Gram is rotated once (K_eval Q). Memory: K, K_eval, K_eval Q and O(n·d·P) — never U
+nor Q, and no workspace of size n². XLA's layouts still add transient copies of K: LAPACK reduces
+a column-major copy of the (row-major) K, and the loop applying Q reads a row-major copy of the
+reflectors, each freed once made, so two n × n buffers are live at those two moments. The numbers equal the eigen path's
 for :class:`~jaxmtl.filters.Tikhonov` and :class:`~jaxmtl.filters.IteratedTikhonov` (order ν:
 ν resolvent solves per λ, c_k = (Γ/n + λ)⁻¹(y/n + λ c_{k−1})); other filters need the
 spectrum itself and take the eigen path.
