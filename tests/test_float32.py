@@ -21,7 +21,7 @@ from conftest import FLOAT32_PROMISE
 import jaxmtl.models as M
 from jaxmtl import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD, load, spectral_path
 from jaxmtl.operators import SeparableOperator, separable_eigh
-from jaxmtl.paths import iterative_path
+from jaxmtl.paths import iterative_path, tridiagonal_path
 from jaxmtl.selection import gcv_path, kfold_masks, kfold_path, loo_path
 
 RTOL, ATOL = FLOAT32_PROMISE["rtol"], FLOAT32_PROMISE["atol"]
@@ -95,6 +95,19 @@ def test_closed_form_filters_on_the_eigen_path(filt, float32):
             assert rel(C[k], ref) < 20 * RTOL
         else:
             assert rel(C[k], ref) < RTOL
+
+
+@pytest.mark.parametrize("filt", [Tikhonov(), IteratedTikhonov(3)])
+def test_resolvent_filters_on_the_tridiagonal_path(filt, float32):
+    _, K, A, Y = problem()
+    lams = np.geomspace(1e-3, 0.5, 5)
+    C = tridiagonal_path(jnp.asarray(K, jnp.float32), jnp.asarray(Y, jnp.float32), jnp.asarray(lams, jnp.float32),
+                         A=jnp.asarray(A, jnp.float32), filt=filt, output="coefficients")
+    assert C.dtype == jnp.float32
+    for k, lam in enumerate(lams):
+        with jax.enable_x64(True):
+            ref = dense_filter_coefficients(K, A, Y, lambda w: np.asarray(filt(jnp.asarray(w), lam)))
+        assert rel(C[k], ref) < RTOL
 
 
 @pytest.mark.parametrize("filt", [Landweber(), NuMethod()])

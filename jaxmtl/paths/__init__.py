@@ -4,6 +4,7 @@
 module                 paths
 =====================  ===================================================================
 :mod:`.eigen`          the eigen path of a separable kernel K ⊗ A (any filter), losses
+:mod:`.tridiagonal`    the (iterated) Tikhonov path through one tridiagonal reduction of K
 :mod:`.scan`           Landweber / ν-method over any Gram operator as one ``lax.scan``
 :mod:`.iterated`       iterated Tikhonov with one reused Cholesky; predictions along a path
 :mod:`.omega`          every ω of the common-similarity family in one stacked scan
@@ -24,5 +25,8 @@ from .preconditioned import *  # noqa: F403
 from .preconditioned import __all__ as _preconditioned_all
 from .scan import *  # noqa: F403
 from .scan import __all__ as _scan_all
+from .tridiagonal import *  # noqa: F403
+from .tridiagonal import __all__ as _tridiagonal_all
 
-__all__ = [*_eigen_all, *_scan_all, *_iterated_all, *_omega_all, *_preconditioned_all, *_memory_all]
+__all__ = [*_eigen_all, *_scan_all, *_iterated_all, *_omega_all, *_preconditioned_all, *_memory_all,
+           *_tridiagonal_all]
