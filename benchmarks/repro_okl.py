@@ -28,7 +28,7 @@ default centring forces L·1 = 0, so every off-diagonal entry of L can be negati
 entries says little; unrelated classes have R_ij = −1/(c − 1) = −0.111, and pairs are listed with
 their R when above that value.
 
-Raw pixels (§5.2 at the paper's scale; USPS is not bundled, so different data): the 5000 MNIST
+Raw pixels (§5.2 at the paper's scale, on different data): the 5000 MNIST
 images of ``benchmarks/data/mnist_5k.csv.gz`` (28×28 pixels, 500 per digit; provenance and
 SHA-256 in ``benchmarks/data/PROVENANCE_mnist.txt``, checked on load), a stratified 4000 / 1000
 train / test split (seed 0), pixels / 255; ``OutputKernelClassifier()``, ``MultiClassClassifier()``
