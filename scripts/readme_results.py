@@ -328,7 +328,7 @@ def _result_block(title: str, command: str, res: dict, body: dict) -> list[str]:
 
 def defaults() -> str:
     """The Markdown of the defaults section: one table per ``defaults_vs_tuned_<part>.json`` with its
-    claims, then the check of the classifier's repeated k-fold on sets outside IDA."""
+    claims, then the check of repeated k-fold on sets outside IDA (classifier, and the regressor's when run)."""
     parts = []
     names = sorted(RESULTS.glob("defaults_vs_tuned_*.json"),
                    key=lambda f: (DEFAULT_PARTS + (f.stem,)).index(f.stem.split("defaults_vs_tuned_")[1])
@@ -350,6 +350,13 @@ def defaults() -> str:
         parts.extend(_result_block("classifier selection on one partition vs repeated k-fold, sets outside IDA",
                                    f"python benchmarks/selection_repeats.py --splits {repeats['splits']}", repeats,
                                    {"rows": repeats["results"]["rows"], "claims": repeats["claims"]}))
+    regression = RESULTS / "selection_repeats_regression.json"
+    if regression.exists():
+        res = json.loads(regression.read_text())
+        parts.extend(_result_block("VectorValuedRegressor selection on one partition vs repeated k-fold (aRRMSE; fit "
+                                   "CPU seconds)", f"python benchmarks/selection_repeats.py --parts regression "
+                                   f"--splits {res['splits']}", res, {"rows": res["results"]["rows"],
+                                                                      "claims": res["claims"]}))
     if not parts:
         return "No full run recorded yet: `python benchmarks/defaults_vs_tuned.py`.\n"
     return "\n".join(parts).strip() + "\n"

@@ -134,6 +134,13 @@ def test_repeats_benchmark_compares_both_selections_on_the_same_splits():
     assert row["train_rows"] == 89 and row["splits"] == 2
     for key in ("one", "repeated"):
         assert 0.0 <= row[f"{key}_error"] <= 100.0 and np.isfinite(row[f"{key}_std"]) and row[f"{key}_fit_s"] > 0
+    # regression: the aRRMSE of the training mean is 1, a fitted VectorValuedRegressor is below it on slump
+    Xtr, ytr, Xte, yte = next(bench.splits("slump", 1))
+    assert Xtr.shape == (51, 7) and ytr.shape == (51, 3) and len(yte) == 52
+    row = bench.compare("slump", 2)
+    assert row["train_rows"] == 51 and row["fit_time_ratio"] > 0
+    for key in ("one", "repeated"):
+        assert 0.0 < row[f"{key}_error"] < 1.0 and np.isfinite(row[f"{key}_std"])
 
 
 def test_a_kernel_without_parameters_fits_and_equals_kernel_ridge():

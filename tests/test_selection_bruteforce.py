@@ -75,15 +75,18 @@ def check_selection_and_refit(model, X, Y, ref, params, coef_at):
                                rtol=1e-6, atol=1e-8)
 
 
-def test_kfold_tikhonov_scores_equal_refits_on_each_fold():
-    X, Y, model = fit("kfold", n=26, n_folds=4)  # folds of 7, 7, 6 and 6 rows: padding exercised
+# n_repeats=None at n = 26: ⌈1000 / 26⌉ partitions, at most 3
+@pytest.mark.parametrize("n_repeats, partitions", [(1, 1), (3, 3), (None, 3)])
+def test_kfold_tikhonov_scores_equal_refits_on_each_fold(n_repeats, partitions):
+    """Repeated k-fold: the scores are the mean over the folds of all the partitions."""
+    X, Y, model = fit("kfold", n=26, n_folds=4, n_repeats=n_repeats)  # folds of 7, 7, 6 and 6 rows: padding
     lams = model.path_params_
     K, Yc = gaussian_gram(X, X, SIGMA), Y - Y.mean(0)
     ref = np.zeros((len(OMEGAS), len(lams)))
     for io, om in enumerate(OMEGAS):
         for il, lam in enumerate(lams):
             errs = []
-            for m in kfold_masks(len(X), 4, 0):
+            for m in kfold_masks(len(X), 4, 0, partitions):
                 tr, va = np.flatnonzero(m), np.flatnonzero(~m)
                 C = tikhonov_coef(K[np.ix_(tr, tr)], A_of(om), Yc[tr], len(tr) * lam)
                 errs.append(np.mean((K[np.ix_(va, tr)] @ C @ A_of(om) - Yc[va]) ** 2))
@@ -94,7 +97,7 @@ def test_kfold_tikhonov_scores_equal_refits_on_each_fold():
 
 def test_kfold_nu_method_scores_equal_explicit_loops_on_each_fold():
     T = 25
-    X, Y, model = fit("kfold", filt=NuMethod(), n=26, n_folds=3, n_steps=T)  # folds of 9, 9 and 8 rows
+    X, Y, model = fit("kfold", filt=NuMethod(), n=26, n_folds=3, n_steps=T, n_repeats=1)  # folds of 9, 9, 8 rows
     K, Yc = gaussian_gram(X, X, SIGMA), Y - Y.mean(0)
     ref = np.zeros((len(OMEGAS), T))
     masks = kfold_masks(len(X), 3, 0)
@@ -152,6 +155,24 @@ def test_predefined_holdout_scores_equal_one_refit_on_the_training_rows():
     ref = np.array([[np.mean((K[np.ix_(va, tr)] @ tikhonov_coef(K[np.ix_(tr, tr)], A_of(om), Yc[tr], len(tr) * lam)
                               @ A_of(om) - Yc[va]) ** 2) for lam in lams] for om in OMEGAS])
     check_selection_and_refit(model, X, Y, ref, lams, lambda K, A, Yc, lam: tikhonov_coef(K, A, Yc, len(K) * lam))
+
+
+def test_n_repeats_is_checked_and_an_approximation_scores_one_partition():
+    from jaxmtl.errors import ParameterError
+
+    X, Y = data()
+    for bad in (0, 1.5, "3"):
+        for selection in ("kfold", "gcv"):  # checked whatever the selection
+            with pytest.raises(ParameterError, match="n_repeats"):
+                VectorValuedRegressor(kernel=Gaussian(SIGMA), n_steps=5, n_repeats=bad, selection=selection).fit(X, Y)
+    with pytest.raises(ParameterError, match="n_repeats=2 needs the exact route"):
+        VectorValuedRegressor(kernel=Gaussian(SIGMA), n_steps=5, approximation="nystrom", n_components=10,
+                              n_repeats=2).fit(X, Y)
+    one = VectorValuedRegressor(kernel=Gaussian(SIGMA), n_steps=5, approximation="nystrom", n_components=10,
+                                n_repeats=1).fit(X, Y)
+    default = VectorValuedRegressor(kernel=Gaussian(SIGMA), n_steps=5, approximation="nystrom",
+                                    n_components=10).fit(X, Y)
+    np.testing.assert_array_equal(default.cv_scores_, one.cv_scores_)
 
 
 def test_repeated_kfold_masks_without_a_seed_are_partitions():

@@ -30,6 +30,9 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
       selection: 'kfold', 'loo' (closed form), 'gcv', 'holdout', or a predefined split given as
         boolean training masks of shape (k, n) (or (n,) for one validation set).
       n_folds: folds for 'kfold'.
+      n_repeats: shuffles of the k-fold partition the validation losses are averaged over, as
+        :class:`~jaxmtl.MultiClassClassifier`'s (None: ⌈1000 / n⌉, at most 3; an approximation
+        scores one partition).
       n_steps: path length of iterative filters (default 300 for the ν-method, 3000 for
         Landweber).
       lambdas: λ grid of the other filters (default 30 values in [1e-6, 1]·mean K(x, x)).
@@ -81,10 +84,12 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
                  validation_fraction: float = 0.2, fit_intercept: bool = True, random_state: int | None = 0,
                  verbose: bool = False, approximation: str | None = None, n_components: int | None = None,
                  search: str = "grid", dtype: DTypeLike | None = None, normalize_y: bool = True,
+                 n_repeats: int | None = None,
                  matmul_precision: str | None = None) -> None:
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.normalize_y = normalize_y
+        self.n_repeats = n_repeats
         self.approximation = approximation
         self.n_components = n_components
         self.search = search
