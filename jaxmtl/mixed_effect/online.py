@@ -99,7 +99,7 @@ def gram(kernel, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         dtype('float64')
     """
     A, B = np.asarray(A, np.float64), np.asarray(B, np.float64)
-    (ra, p), rb = A.shape, B.shape[0]
+    ra, rb = A.shape[0], B.shape[0]
     if ra == 0 or rb == 0:
         return np.zeros((ra, rb))
     with jax.enable_x64(True):

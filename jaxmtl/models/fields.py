@@ -133,6 +133,9 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
     cv_scores_ holds the chosen width only; otherwise both are None.
     """
 
+    width_grid_: np.ndarray | None  # set by fit (None when the widths were not searched in stages)
+    width_scores_: np.ndarray | None
+
     _default_n_folds = N_FOLDS
 
     def __init__(self, kernel: Gaussian | None = None, kind: str = "auto", gammas: Any = None,
@@ -198,17 +201,19 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         build = _build_independent if kind == "independent" else _build_div_curl
         Xj = jnp.asarray(X)
         V = V.astype(dtype)
-        self._width_stage = {"build": build, "gammas": gammas, "data": Xj, "V": V, "searched": None}
+        stage: dict[str, Any] = {"build": build, "gammas": gammas, "data": Xj, "V": V, "searched": None}
+        self._width_stage = stage
         try:
             self._select_and_fit(X, V, build, gammas, Xj, lambda rows: Xj[rows])
-            searched = self._width_stage["searched"]
         finally:
             del self._width_stage
+        searched = stage["searched"]
         self.width_grid_, self.width_scores_ = (None, None) if searched is None else searched
         if searched is not None:  # the one width the path stage scored, out of the width stage's grid
-            self.kernel_widths_ = np.array([self.kernel_.sigma], dtype=float)
-            self.best_params_["kernel_width"] = float(self.kernel_.sigma)
-            _warn_on_edges(float(self.kernel_.sigma), self.width_grid_, [], 0, self.filter_, True)
+            sigma = float(cast(Gaussian, self.kernel_).sigma)
+            self.kernel_widths_ = np.array([sigma], dtype=float)
+            self.best_params_["kernel_width"] = sigma
+            _warn_on_edges(sigma, searched[0], [], 0, self.filter_, True)
         self.kind_ = kind
         self.gamma_ = None if kind == "independent" else self._op_param
         self.best_params_["gamma"] = self.gamma_
