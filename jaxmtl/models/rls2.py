@@ -8,12 +8,15 @@ features, features).
 Protocol ([Din11] §4.5.2): features standardised (optional), the trace scaling (4.14) of every basis
 kernel, an intercept equal to the mean training output subtracted for regression, a warm-started path
 of 30 λ log-spaced in [10⁻⁶, 10⁶] with δ = 10⁻². The thesis reports the best λ on the test data; the
-estimators pick λ by k-fold cross-validation on the training data instead (all folds in one ``vmap``):
-mean squared error for regression, misclassification rate (ties broken by the squared error) for
-classification. The kernel weights are fitted on the training objective, so the same k-fold also
-scores each of the dictionary's kernels on all features alone (kernel ridge on the same folds and λ
-grid, one compiled call) and keeps the best of them in place of the RLS2 path when its CV error is
-lower (``single_kernels``). Classification: labels ±1 and the sign rule; more than two classes one-versus-all
+estimators pick λ by k-fold cross-validation on the training data instead (the fold paths in one
+compiled call, each fold's c-steps factoring its own training rows alone): mean squared error for
+regression, misclassification rate (ties broken by the squared error) for classification. The kernel
+weights are fitted on the training objective, so the same k-fold also scores each of the dictionary's
+kernels on all features alone (kernel ridge on the same folds and λ grid, one compiled call) and keeps
+the best of them in place of the RLS2 path when its CV error is lower (``single_kernels``); above
+``SINGLE_KERNEL_SUBSAMPLE`` = 400 rows these kernels are screened on a random subsample of that size
+first (its own folds, as the other estimators' width searches) and the ``SINGLE_KERNEL_FINALISTS`` = 3
+best are cross-validated on all rows. Classification: labels ±1 and the sign rule; more than two classes one-versus-all
 (§4.5.3), each class with its own kernel weights.
 
 Example:
@@ -417,7 +420,8 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
         ``"dense"`` (O(n²m) memory) / ``"lazy"`` (evaluated on demand, O(n²)).
       random_state: seed of the fold assignment.
       single_kernels: also cross-validate each basis kernel on all features alone (kernel ridge on the
-        same folds and λ grid) and keep the best in place of the RLS2 path when its CV error is lower.
+        same folds and λ grid; screened on a 400-row subsample above 400 rows, the 3 best then on all
+        rows) and keep the best in place of the RLS2 path when its CV error is lower.
       matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /
         'tensorfloat32' / 'tf32' or 'default' / 'bfloat16': reduced-precision products on GPUs and
         TPUs for path steps, eigen-path products and selection losses (Gram evaluations stay
@@ -433,8 +437,10 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
       kernels; scale_: s_k; path_: dict with per-λ ``lambdas``, ``d``, ``n_kernels``, ``n_iter``,
       ``converged``, ``cv_score`` (mean held-out MSE) and ``best_index`` of the RLS2 path;
       selected_kernel_: name of the single kernel kept instead of the path (None: the path);
-      single_kernel_cv_: (n_all_feature_kernels, L) their mean held-out errors (None without CV);
-      n_features_in_.
+      single_kernel_cv_: (n_all_feature_kernels, L) their mean held-out errors (None without CV; above
+      ``SINGLE_KERNEL_SUBSAMPLE`` rows NaN for the kernels not among the finalists of the screen);
+      single_kernel_screen_cv_, single_kernel_screen_rows_: the screen's errors on the subsample and its
+      rows (None when there was no screen); n_features_in_.
     """
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RLS2Regressor":
