@@ -307,14 +307,17 @@ def test_regressor_selects_lambda_by_cross_validation_and_predicts():
     assert np.all(sd >= np.sqrt(m.lambda_))
 
 
-def single_kernel_cv_reference(m, X, y, k):
+def single_kernel_cv_reference(m, X, y, k, rows=None):
     """CV error (n_kernels_on_all_features, L) of scikit-learn's KernelRidge with each all-feature basis kernel
-    alone, fold by fold and λ by λ (the folds rebuilt from ``random_state``), and those kernels' indices."""
+    alone, fold by fold and λ by λ (the folds rebuilt from ``random_state``), and those kernels' indices;
+    on the subset ``rows`` of the rows (inputs standardised and Grams scaled on all rows, as the estimator)."""
     from sklearn.kernel_ridge import KernelRidge
 
+    Ks = numpy_grams(m.dictionary_, (X - X.mean(0)) / X.std(0), m.scale_)
+    if rows is not None:
+        Ks, y = Ks[:, rows][:, :, rows], y[rows]
     n = len(y)
     fold = np.random.default_rng(m.random_state).permutation(np.arange(n) % k)
-    Ks = numpy_grams(m.dictionary_, (X - X.mean(0)) / X.std(0), m.scale_)
     idx = [j for j, b in enumerate(m.dictionary_) if b.columns is None]
     out = np.zeros((len(idx), len(m.path_["lambdas"])))
     for a, j in enumerate(idx):
@@ -352,6 +355,57 @@ def test_single_kernel_selection_equals_a_kernel_ridge_loop():
     y1 = np.sin(2 * X[:, 0]) + 0.05 * rng.normal(size=30)
     m1 = RLS2Regressor(n_lambdas=5, lambda_range=(1e-3, 1e2), cv=3).fit(X, y1)
     assert m1.selected_kernel_ is None and m1.path_["cv_score"].min() < m1.single_kernel_cv_.min()
+
+
+def test_single_kernels_screened_on_a_subsample_equal_kernel_ridge_loops(monkeypatch):
+    """Above SINGLE_KERNEL_SUBSAMPLE rows the all-feature kernels are screened on a random subsample (its own
+    folds): those scores equal a KernelRidge loop on the same subsample; the SINGLE_KERNEL_FINALISTS best are
+    then cross-validated on all rows (equal to the loop on all rows), and the selection is the brute-force one."""
+    import jaxmtl.models.rls2 as rls2_models
+    from sklearn.kernel_ridge import KernelRidge
+
+    monkeypatch.setattr(rls2_models, "SINGLE_KERNEL_SUBSAMPLE", 24)
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(40, 2))
+    y = np.sin(X[:, 0] + X[:, 1]) + 0.3 * rng.normal(size=40)
+    m = RLS2Regressor(n_lambdas=5, lambda_range=(1e-3, 1e2), cv=3, random_state=4).fit(X, y)
+    rows = m.single_kernel_screen_rows_
+    np.testing.assert_array_equal(rows, np.sort(np.random.default_rng(4).choice(40, 24, replace=False)))
+    ref_sub, idx, _ = single_kernel_cv_reference(m, X, y, 3, rows)
+    np.testing.assert_allclose(m.single_kernel_screen_cv_, ref_sub, rtol=1e-6)
+    ref_all, _, Ks = single_kernel_cv_reference(m, X, y, 3)
+    finalists = np.sort(np.argsort(ref_sub.min(1))[:rls2_models.SINGLE_KERNEL_FINALISTS])
+    np.testing.assert_allclose(m.single_kernel_cv_[finalists], ref_all[finalists], rtol=1e-6)
+    assert np.isnan(np.delete(m.single_kernel_cv_, finalists, axis=0)).all()
+    a, i = np.unravel_index(np.argmin(ref_all[finalists]), (len(finalists), len(m.path_["lambdas"])))
+    if ref_all[finalists[a], i] < m.path_["cv_score"].min():  # brute force: the best finalist, refitted on all rows
+        k = idx[finalists[a]]
+        assert m.selected_kernel_ == m.kernel_names_[k] and m.lambda_ == m.path_["lambdas"][i]
+        krr = KernelRidge(alpha=m.lambda_, kernel="precomputed").fit(Ks[k], y - y.mean())
+        np.testing.assert_allclose(m.predict(X), krr.predict(Ks[k]) + y.mean(), atol=1e-8)
+    else:
+        assert m.selected_kernel_ is None
+    assert m.selected_kernel_ is not None  # on this set a single kernel wins: the branch above is the one tested
+
+
+def test_fold_paths_on_their_own_rows_equal_paths_on_the_fold_alone():
+    """The k-fold score of the RLS2 path (each fold's c-steps factor its own rows) equals rls2_path run on the
+    fold's training rows alone (the sub-stack of those rows, mean of those outputs) and predicted at the rest."""
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(31, 2))
+    y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.normal(size=31)
+    m = RLS2Regressor(n_lambdas=6, lambda_range=(1e-3, 1e2), cv=3, single_kernels=False).fit(X, y)
+    Xs = (X - X.mean(0)) / X.std(0)
+    st = m.dictionary_.stack(Xs, scale=m.scale_)
+    fold = np.random.default_rng(0).permutation(np.arange(31) % 3)
+    ref = np.zeros(6)
+    for f in range(3):
+        tr, te = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
+        mu = y[tr].mean()
+        p = rls2_path(st.take(tr, tr), (y[tr] - mu)[:, None], m.path_["lambdas"])
+        F = np.einsum("lk,kij,ljt->li", np.asarray(p.d), np.asarray(st.take(te, tr).matrices()), np.asarray(p.C))
+        ref += np.mean((F + mu - y[te]) ** 2, axis=1) / 3
+    np.testing.assert_allclose(m.path_["cv_score"], ref, rtol=1e-6)
 
 
 @pytest.mark.slow  # two more compilations of the fold-vmapped path (~30 s on 2 busy cores)

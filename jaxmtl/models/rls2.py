@@ -8,12 +8,15 @@ features, features).
 Protocol ([Din11] §4.5.2): features standardised (optional), the trace scaling (4.14) of every basis
 kernel, an intercept equal to the mean training output subtracted for regression, a warm-started path
 of 30 λ log-spaced in [10⁻⁶, 10⁶] with δ = 10⁻². The thesis reports the best λ on the test data; the
-estimators pick λ by k-fold cross-validation on the training data instead (all folds in one ``vmap``):
-mean squared error for regression, misclassification rate (ties broken by the squared error) for
-classification. The kernel weights are fitted on the training objective, so the same k-fold also
-scores each of the dictionary's kernels on all features alone (kernel ridge on the same folds and λ
-grid, one compiled call) and keeps the best of them in place of the RLS2 path when its CV error is
-lower (``single_kernels``). Classification: labels ±1 and the sign rule; more than two classes one-versus-all
+estimators pick λ by k-fold cross-validation on the training data instead (the fold paths in one
+compiled call, each fold's c-steps factoring its own training rows alone): mean squared error for
+regression, misclassification rate (ties broken by the squared error) for classification. The kernel
+weights are fitted on the training objective, so the same k-fold also scores each of the dictionary's
+kernels on all features alone (kernel ridge on the same folds and λ grid, one compiled call) and keeps
+the best of them in place of the RLS2 path when its CV error is lower (``single_kernels``); above
+``SINGLE_KERNEL_SUBSAMPLE`` = 400 rows these kernels are screened on a random subsample of that size
+first (its own folds, as the other estimators' width searches) and the ``SINGLE_KERNEL_FINALISTS`` = 3
+best are cross-validated on all rows. Classification: labels ±1 and the sign rule; more than two classes one-versus-all
 (§4.5.3), each class with its own kernel weights.
 
 Example:
@@ -44,53 +47,75 @@ from ..mkl.bayes import Predictive, predictive
 from ..mkl.dictionaries import BasisKernel, KernelDictionary, dictionary, linear_dictionary, standard_dictionary
 from ..mkl.rls2 import _c_step, _path_jit, _resolve_solver, path_predict
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from ._spectral import WIDTH_SUBSAMPLE, _GridSelection
 from .multiclass import _check_two_classes, _encode_labels
 
 __all__ = ["RLS2Regressor", "RLS2Classifier"]
 
 DENSE_MAX_BYTES = 2**30  # store="auto": materialise the basis Grams up to 1 GiB
+# Above this many rows the single kernels are screened on a random subsample of this size first (the
+# width searches' subsample), and the SINGLE_KERNEL_FINALISTS best are cross-validated on all rows.
+SINGLE_KERNEL_SUBSAMPLE = WIDTH_SUBSAMPLE
+SINGLE_KERNEL_FINALISTS = 3
 
 
 @partial(jax.jit, static_argnames=("max_iter", "solver", "smo_max_iter", "one_vs_all"))
-def _fold_paths(stack, Y, grid, A, W, mus, tol, max_iter, solver, smo_tol, smo_max_iter, one_vs_all):
-    """Paths for every row-weight vector in W (folds, then all rows) and their (L, n, T) outputs."""
+def _fold_paths(stack, Y, grid, A, W, R, mus, tol, max_iter, solver, smo_tol, smo_max_iter, one_vs_all):
+    """Paths for every row-weight vector in W (S, n), one after another (``lax.map``: each set's
+    alternations stop at its own δ), and their (L, n, T) outputs at all rows. R: None, or (S, r) the
+    rows of each set (:func:`_row_sets`), whose systems the Cholesky c-steps factor alone."""
     args = (tol, max_iter, solver, smo_tol, smo_max_iter)
 
-    def one(mu, w):
+    def one(item):
+        mu, w, rows = item
         Yc = (Y - mu) * w[:, None]
         if one_vs_all:  # each class column its own path and kernel weights
-            p = jax.vmap(lambda y: _path_jit(stack, y[:, None], grid, A[:1, :1], w, *args), in_axes=1)(Yc)
+            p = jax.vmap(lambda y: _path_jit(stack, y[:, None], grid, A[:1, :1], w, *args, rows), in_axes=1)(Yc)
             F = jax.vmap(lambda d, C: path_predict(stack, d, C)[..., 0], out_axes=2)(p.d, p.C)
         else:
-            p = _path_jit(stack, Yc, grid, A, w, *args)
+            p = _path_jit(stack, Yc, grid, A, w, *args, rows)
             F = path_predict(stack, p.d, p.C, A)
         return p, F + mu
 
-    return jax.vmap(one)(mus, W)
+    return jax.lax.map(one, (mus, W, R))
+
+
+def _row_sets(masks: np.ndarray) -> np.ndarray:
+    """(S, r) the rows of weight 1 of each mask (S, n) in {0, 1}, padded to the largest count with a row
+    of weight 0 of that mask (so the padding carries weight 0 through ``w[rows]``)."""
+    r = int(masks.sum(1).max())
+    out = np.empty((masks.shape[0], r), np.int32)
+    for i, m in enumerate(masks):
+        on, off = np.flatnonzero(m > 0), np.flatnonzero(m <= 0)
+        out[i] = np.r_[on, np.full(r - on.size, off[0] if off.size else 0)]
+    return out
 
 
 @jax.jit
-def _single_kernel_paths(stack, idx, Y, grid, A, W, mus):
-    """Kernel ridge with each basis kernel ``idx[j]`` alone, for every row-weight vector in W (folds,
-    then all rows) along the λ grid: (J, k + 1, L, n, T) predictions at all rows.
+def _single_kernel_paths(stack, idx, Y, grid, A, W, R, mus):
+    """Kernel ridge with each basis kernel ``idx[j]`` alone, for every fold (row weights W (k, n), rows
+    R (k, r) from :func:`_row_sets`, means mus (k, T)) along the λ grid: (J, k, L, n, T) predictions at
+    all rows.
 
-    (𝐊ᵏ ⊗ A + λI) c = y, the c-step (4.2) at d = e_k, in the eigenbases of the fold's Gram and of A:
-    one ``eigh`` per kernel and fold, then every λ at O(n²T). ``lax.map`` over the kernels, ``vmap``
-    over the folds and the grid."""
+    (𝐊ᵏ ⊗ A + λI) c = y on the fold's rows, the c-step (4.2) at d = e_k, in the eigenbases of the
+    fold's r × r Gram and of A: one ``eigh`` per kernel and fold, then every λ at O(nrT). ``lax.map``
+    over the kernels, ``vmap`` over the folds and the grid."""
     a, V = jnp.linalg.eigh(A)
     a = jnp.maximum(a, 0.0)
 
     def one_kernel(i):
         K = stack.combine(jax.nn.one_hot(i, stack.shape[0], dtype=Y.dtype))
 
-        def one_fold(mu, w):
-            s, U = jnp.linalg.eigh(K * (w[:, None] * w[None, :]))
-            Yt = U.T @ (((Y - mu) * w[:, None]) @ V)
-            KU = K @ U
+        def one_fold(mu, w, rows):
+            wr = w[rows]
+            Kc = K[:, rows] * wr[None, :]
+            s, U = jnp.linalg.eigh(Kc[rows] * wr[:, None])
+            Yt = U.T @ (((Y[rows] - mu) * wr[:, None]) @ V)
+            KU = Kc @ U
             return jax.vmap(lambda lam: KU @ (Yt * (jnp.maximum(s, 0.0)[:, None] * a[None, :] + lam) ** -1)
                             @ (V.T @ A) + mu)(grid)
 
-        return jax.vmap(one_fold)(mus, W)
+        return jax.vmap(one_fold)(mus, W, R)
 
     return jax.lax.map(one_kernel, idx)
 
@@ -247,39 +272,70 @@ class _RLS2Base(BaseEstimator):
         Aj, grid = jnp.asarray(A, Yj.dtype), jnp.asarray(opts["grid"], Yj.dtype)
         args = (float(self.tol), int(self.max_iter), opts["solver"], 1e-8, 100_000)
 
-        # the k fold paths and the full-data path in one vmapped, compiled call
+        # the k fold paths (each on its own rows), then the path on all rows
         masks = self._fold_masks(n, opts["folds"], labels) if opts["folds"] is not None else np.zeros((0, n))
-        W = jnp.asarray(np.vstack([masks, np.ones((1, n))]), Yj.dtype)
-        mus = (W @ Yj) / jnp.sum(W, 1, keepdims=True) if self.fit_intercept else jnp.zeros((W.shape[0], T), Yj.dtype)
-        paths, F = _fold_paths(stack, Yj, grid, Aj, W, mus, *args, self._one_vs_all)
+        mus = self._means(masks, Yj)
         cv_scores = None
         if opts["folds"] is not None:
-            cv_scores = self._loss(np.asarray(F[:-1]), Y, 1.0 - masks)
+            _, F = _fold_paths(stack, Yj, grid, Aj, jnp.asarray(masks, Yj.dtype), jnp.asarray(_row_sets(masks)),
+                               mus[:-1], *args, self._one_vs_all)
+            cv_scores = self._loss(np.asarray(F), Y, 1.0 - masks)
+        paths, _ = _fold_paths(stack, Yj, grid, Aj, jnp.ones((1, n), Yj.dtype), None, mus[-1:], *args,
+                               self._one_vs_all)
         best = int(np.argmin(cv_scores)) if cv_scores is not None else 0
-        full = jax.tree.map(lambda x: x[-1], paths)
+        full = jax.tree.map(lambda x: x[0], paths)
         self._store(full, best, mus[-1], A, Xs, cv_scores, opts["grid"])
         self.selected_kernel_, self.single_kernel_cv_ = None, None
+        self.single_kernel_screen_cv_, self.single_kernel_screen_rows_ = None, None
         candidates = [k for k, b in enumerate(self.dictionary_) if b.columns is None]
         if self.single_kernels and cv_scores is not None and candidates:
-            self._select_single_kernel(stack, candidates, Y, Yj, grid, Aj, W, mus, masks, opts["solver"])
+            self._select_single_kernel(stack, candidates, Y, Yj, grid, Aj, mus, masks, labels, opts)
         self.y_fit_ = np.asarray(Yj - mus[-1])
         return self
 
-    def _select_single_kernel(self, stack, candidates, Y, Yj, grid, Aj, W, mus, masks, solver):
+    def _means(self, masks, Yj):
+        """(S + 1, T) the mean output of each mask's rows (S, n), then of all rows; zeros without intercept."""
+        W = jnp.asarray(np.vstack([masks, np.ones((1, masks.shape[1]))]), Yj.dtype)
+        return (W @ Yj) / jnp.sum(W, 1, keepdims=True) if self.fit_intercept else jnp.zeros((W.shape[0], Yj.shape[1]),
+                                                                                            Yj.dtype)
+
+    def _single_kernel_cv(self, stack, idx, Y, Yj, grid, Aj, masks):
+        """(len(idx), L) mean held-out errors of kernel ridge with each basis kernel ``idx[j]`` alone on
+        the folds ``masks`` (k, n) of the rows of ``stack``, along the λ grid."""
+        F = _single_kernel_paths(stack, jnp.asarray(idx), Yj, grid, Aj, jnp.asarray(masks, Yj.dtype),
+                                 jnp.asarray(_row_sets(masks)), self._means(masks, Yj)[:-1])
+        return self._loss(np.asarray(F), Y, 1.0 - masks)
+
+    def _select_single_kernel(self, stack, candidates, Y, Yj, grid, Aj, mus, masks, labels, opts):
         """Cross-validate each basis kernel on all features alone (kernel ridge on the same folds and λ
         grid) and keep the best of them in place of the RLS2 path when its CV error is lower: the kernel
         weights d are fitted on the training objective, so the CV error is what can tell whether learning
-        them pays; the dictionary's own kernels, each on its own, are the baseline it must not lose to."""
-        F = np.asarray(_single_kernel_paths(stack, jnp.asarray(candidates), Yj, grid, Aj, W, mus))
-        scores = self._loss(F[:, :-1], Y, 1.0 - masks)  # (J, L)
+        them pays; the dictionary's own kernels, each on its own, are the baseline it must not lose to.
+
+        Above ``SINGLE_KERNEL_SUBSAMPLE`` rows the kernels are screened first on a random subsample of
+        that size (its own folds, as the other estimators' width searches), and only the
+        ``SINGLE_KERNEL_FINALISTS`` best of them are cross-validated on all rows; the others' rows of
+        ``single_kernel_cv_`` are NaN."""
+        n = Y.shape[0]
+        scores = np.full((len(candidates), len(grid)), np.nan)
+        finalists = np.arange(len(candidates))
+        if n > SINGLE_KERNEL_SUBSAMPLE >= 2 * opts["folds"] and len(candidates) > SINGLE_KERNEL_FINALISTS:
+            rows = _GridSelection._subsample_rows(self, n, SINGLE_KERNEL_SUBSAMPLE)
+            sub_masks = self._fold_masks(rows.size, opts["folds"], None if labels is None else labels[rows])
+            screen = self._single_kernel_cv(stack.take(rows, rows), candidates, Y[rows], Yj[rows], grid, Aj,
+                                            sub_masks)
+            self.single_kernel_screen_cv_, self.single_kernel_screen_rows_ = screen, rows
+            finalists = np.sort(np.argsort(screen.min(1), kind="stable")[:SINGLE_KERNEL_FINALISTS])
+        scores[finalists] = self._single_kernel_cv(stack, [candidates[j] for j in finalists], Y, Yj, grid, Aj, masks)
         self.single_kernel_cv_ = scores
-        j, i = np.unravel_index(int(np.argmin(scores)), scores.shape)
+        j, i = np.unravel_index(int(np.nanargmin(scores)), scores.shape)
         if scores[j, i] >= np.min(self.path_["cv_score"]):
             return
         k = candidates[j]
         d = np.eye(len(self.dictionary_))[k]
         lam = float(grid[i])
-        C = np.asarray(_refit(stack, jnp.asarray(d, Yj.dtype), Yj - mus[-1], Aj, jnp.asarray(lam, Yj.dtype), solver))
+        C = np.asarray(_refit(stack, jnp.asarray(d, Yj.dtype), Yj - mus[-1], Aj, jnp.asarray(lam, Yj.dtype),
+                              opts["solver"]))
         if self._one_vs_all:  # the same kernel for every class: weights (classes, m), coefficients (classes, n, 1)
             self.d_, self.dual_coef_ = np.tile(d, (C.shape[1], 1)), C.T[:, :, None]
         else:
@@ -364,7 +420,8 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
         ``"dense"`` (O(n²m) memory) / ``"lazy"`` (evaluated on demand, O(n²)).
       random_state: seed of the fold assignment.
       single_kernels: also cross-validate each basis kernel on all features alone (kernel ridge on the
-        same folds and λ grid) and keep the best in place of the RLS2 path when its CV error is lower.
+        same folds and λ grid; screened on a 400-row subsample above 400 rows, the 3 best then on all
+        rows) and keep the best in place of the RLS2 path when its CV error is lower.
       matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /
         'tensorfloat32' / 'tf32' or 'default' / 'bfloat16': reduced-precision products on GPUs and
         TPUs for path steps, eigen-path products and selection losses (Gram evaluations stay
@@ -380,8 +437,10 @@ class RLS2Regressor(RegressorMixin, _RLS2Base):
       kernels; scale_: s_k; path_: dict with per-λ ``lambdas``, ``d``, ``n_kernels``, ``n_iter``,
       ``converged``, ``cv_score`` (mean held-out MSE) and ``best_index`` of the RLS2 path;
       selected_kernel_: name of the single kernel kept instead of the path (None: the path);
-      single_kernel_cv_: (n_all_feature_kernels, L) their mean held-out errors (None without CV);
-      n_features_in_.
+      single_kernel_cv_: (n_all_feature_kernels, L) their mean held-out errors (None without CV; above
+      ``SINGLE_KERNEL_SUBSAMPLE`` rows NaN for the kernels not among the finalists of the screen);
+      single_kernel_screen_cv_, single_kernel_screen_rows_: the screen's errors on the subsample and its
+      rows (None when there was no screen); n_features_in_.
     """
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RLS2Regressor":
