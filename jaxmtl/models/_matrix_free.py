@@ -139,11 +139,11 @@ class _MatrixFreeEstimator(_GridSelection):
         return self.route
 
     def _select_and_fit(self, X: np.ndarray, Y: np.ndarray, build: Callable, params: np.ndarray,
-                        data, subset: Callable | None = None, compare_masks: np.ndarray | None = None
-                        ) -> float | None:
+                        data, subset: Callable | None = None, compare_masks: np.ndarray | None = None,
+                        subsample_exact: bool = False) -> float | None:
         """Select on the grid and refit; ``subset(rows)`` gives ``data`` of a subsample (rows
-        (r,) sorted indices), used on the matrix-free route to search widths on
-        ``WIDTH_SUBSAMPLE`` rows by the exact route first.
+        (r,) sorted indices), used on the matrix-free route (and with ``subsample_exact`` on the
+        exact route too) to search widths on ``WIDTH_SUBSAMPLE`` rows by the exact route first.
 
         With ``compare_masks`` (k, n) returns the validation loss on those folds of the selected
         kernel and operator parameter, least over the path (the selection's own loss when they
@@ -181,7 +181,7 @@ class _MatrixFreeEstimator(_GridSelection):
                 f"{len(masks)} fold(s), {route}")
         search_grid = widths
         if widths is not None and self.width_factors is None:
-            if route == "matrix_free" and subset is not None and named and n > WIDTH_SUBSAMPLE:
+            if (route == "matrix_free" or subsample_exact) and subset is not None and named and n > WIDTH_SUBSAMPLE:
                 # widths on a random subsample by the exact route, then the best one on all rows
                 rows = self._subsample_rows(n, WIDTH_SUBSAMPLE)
                 sub = _scorer("exact", build, subset(rows), Yj[rows], self._masks(WIDTH_SUBSAMPLE), filt, pj, mode)

@@ -217,7 +217,8 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         if family != "independent":
             Xj = jnp.asarray(X)
             self._select_and_fit(X, Y, _build, omegas, (Xj, *_same_task(codes, codes)),
-                                 lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])))
+                                 lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])),
+                                 subsample_exact=True)
             scores["common_similarity"] = self.best_score_
             self.best_params_["omega"] = self._op_param
             self.X_fit_, self.task_codes_ = Xj, jnp.asarray(codes)
