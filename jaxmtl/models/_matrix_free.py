@@ -15,7 +15,8 @@ default path, and it serves every filter parameter, fold and step at once.
 
 The search is the eigen-path estimators' (:mod:`jaxmtl.models._spectral`): widths median × 4ᵏ,
 k = −2 … 3, refined or extended past an edge (on the exact route refined further, × 2^±1/2 and
-× 2^±1/4 around the best; on the matrix-free route searched so on a random subsample of
+× 2^±1/4 around the best; on the matrix-free route — and on the exact route too where the
+estimator asks, as the multi-task one does — searched so on a random subsample of
 ``WIDTH_SUBSAMPLE`` = 400 rows by the exact route, then only the best width runs on all rows);
 iterative paths evaluated on a geometric step grid (on the matrix-free route half as long by
 default, ``MATRIX_FREE_STEPS``) and continued when their best step is the last; a ``GridEdgeWarning`` when a selected value still

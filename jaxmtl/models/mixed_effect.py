@@ -3,7 +3,9 @@ r"""Mixed-effect multi-task regression ([Din11] ch. 5) as a scikit-learn estimat
 Data in long form (xᵢ, tᵢ, yᵢ); the kernel (5.2) α K̄ + (1 − α) [t = t'] K̃ᵗ; the coefficients of
 (5.4) computed by Algorithm 4 (:mod:`jaxmtl.mixed_effect.centralized`), whose cost grows with the
 number n of *distinct* inputs (O(Σⱼ ℓⱼ³ + n³)) rather than the number ℓ of examples (O(ℓ³)):
-recommender data, where many users rate the same items, have n ≪ ℓ. Predictions are the sum
+recommender data, where many users rate the same items, have n ≪ ℓ. Where ℓ is not much larger
+than n, the (α, λ) grid is scored on a λ path instead, one ℓ × ℓ eigendecomposition per α
+(:func:`~jaxmtl.mixed_effect.centralized.solve_path`), whichever costs less. Predictions are the sum
 ḡ + g̃ₜ of an average task and an individual shift (5.3); a task not seen in ``fit`` gets ḡ.
 
 Example:
@@ -116,8 +118,8 @@ def _path_losses(prep, Y, query, y_val, s_val, alphas, lams, fit_intercept: bool
 
 def _path_pays_off(prep, n_examples: int, n_lams: int) -> bool:
     """Whether the λ path (one ℓ × ℓ eigendecomposition per α, ~ℓ³) costs less than Algorithm 4
-    at every λ (~Σⱼ Lⱼ³ + n³ each, Lⱼ the padded task sizes): measured on this library's CPU
-    runs, the two constants agree within 30 %."""
+    at every λ (~Σⱼ Lⱼ³ + n³ each, Lⱼ the padded task sizes): on a 2-core CPU in float32 (ℓ = 800,
+    two tasks, n = 196 and 515 distinct inputs) the two constants agreed within 30 %."""
     per_point = prep.C.shape[0] ** 3 + sum(b.Kt.shape[0] * b.Kt.shape[1] ** 3 for b in prep.buckets)
     return n_lams > 1 and float(n_examples) ** 3 <= n_lams * float(per_point)
 
@@ -133,7 +135,9 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
       fit_intercept: an unpenalized bias b shared by all tasks (the thesis's "parametric bias
         term"); False solves (5.4) exactly.
       alphas, lams: the grids searched when ``alpha`` / ``lam`` is None (default: 15 × 15 of
-        [Din11] §5.4); every pair is evaluated in one compiled call.
+        [Din11] §5.4); every pair is evaluated in one compiled call — one eigendecomposition per
+        α and every λ from it, or Algorithm 4 per pair where the examples far outnumber the
+        distinct inputs.
       validation_fraction: share of the examples held out to score the grid.
       random_state: seed of the hold-out split.
       matmul_precision: None or 'highest' (full float32 matrix products, the default), 'high' /

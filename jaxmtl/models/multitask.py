@@ -12,7 +12,9 @@ Data in long form (xᵢ, tᵢ, yᵢ). Two families, selected on the same folds w
 
 In the common-similarity family Q is not a Kronecker product: up to
 ``EXACT_MAX_UNKNOWNS`` rows it is materialised and eigendecomposed per ω (every filter, LOO and
-GCV; :mod:`jaxmtl.paths.dense`), above that the path is matrix-free (:mod:`jaxmtl.paths.scan`):
+GCV; :mod:`jaxmtl.paths.dense`; the default widths searched on a random subsample of 400 rows
+above that many, as on the matrix-free route, then only the best width on all rows), above
+that the path is matrix-free (:mod:`jaxmtl.paths.scan`):
 Q_ω C = ωKC + (1−ω)(K∘S)C with the same-task part K∘S stored once as per-task blocks
 (:class:`~jaxmtl.operators.TaskBlocks`), the ω grid vmapped (stacked right-hand sides), steps
 scanned.
