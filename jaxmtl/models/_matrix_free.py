@@ -112,9 +112,11 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
         full, report, index = _path_params(filt, path_params)
         report = None if report is None else jnp.asarray(report)
         ps = pj if omega is None else pj[omega:omega + 1]
-        # exact route: kernels in padded batches of KERNEL_BATCH, one compilation per search;
+        # exact route: kernels in batches of KERNEL_BATCH, a shorter list padded to its own length
+        # (a compilation per batch size, at most KERNEL_BATCH, rather than an eigendecomposition of
+        # every operator parameter per padding kernel: one width on all rows pads to itself);
         # matrix-free: one kernel per call (a padded batch would run whole duplicate paths)
-        batch = KERNEL_BATCH if route == "exact" else 1
+        batch = min(KERNEL_BATCH, len(kerns)) if route == "exact" else 1
         padded = kerns + kerns[-1:] * (-len(kerns) % batch)
         out = np.concatenate([score_batch(_stack(padded[i:i + batch]), ps, full, report)
                               for i in range(0, len(padded), batch)])[: len(kerns)]
