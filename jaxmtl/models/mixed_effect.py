@@ -33,8 +33,7 @@ from .._checks import as_float_array, check_bool, check_fraction, check_random_s
 from ..errors import ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..mixed_effect.centralized import (build_query, merge_repeats, predict_query, prepare, solve, solve_path,
-                                        task_layout,
-                                        unique_inputs)
+                                        task_layout, unique_inputs)
 from ..mixed_effect.kernel import check_alpha, check_lam, check_kernel, resolve_task_kernel
 from ..operators.tasks import check_tasks
 from ._base import BaseEstimator, RegressorMixin
