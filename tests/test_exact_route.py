@@ -166,3 +166,43 @@ def test_structured_benchmark_parts_report_consistent_rows():
     field = structured.fields(1, ("field_2",))["rows"][0]
     assert field["ratio"] == pytest.approx(field["ours_angular"] / field["tuned_angular"])
     assert 0 < field["ours_angular"] < 1.0
+
+
+def test_exact_route_searches_widths_on_a_subsample_as_brute_force_on_it(monkeypatch):
+    """Above WIDTH_SUBSAMPLE rows the multi-task exact route searches the default widths on a
+    random subsample as the matrix-free route does: the width chosen is the argmin of hold-out
+    losses computed by dense solves on that subsample, over every width the coarse-to-fine search
+    can reach (median × 2^(j/4)); then (ω, λ) are chosen on all rows at that width, again as
+    dense solves on all rows choose them."""
+    from jaxmtl.kernels.scalar import median_heuristic
+
+    x, y, t = small_multitask(10)  # 40 rows, 4 tasks
+    monkeypatch.setattr(_matrix_free, "WIDTH_SUBSAMPLE", 28)
+    omegas, lams = [0.0, 0.5, 1.0], [1e-1, 1e-2, 1e-3]
+    kw = dict(omegas=omegas, filter="tikhonov", lambdas=lams, family="common_similarity")
+    m = MultiTaskRegressor(**kw).fit(x, y, t)
+    assert m.route_ == "exact" and m.kernel_widths_.shape == (1,) and m.cv_scores_.shape == (1, 3, 3)
+    yc = y - y.mean()
+
+    def holdout(rows, width):
+        """(Ω, Λ) hold-out MSE of dense Tikhonov solves on ``rows`` (λ relative to the unit diagonal)."""
+        train = m._masks(len(rows))[0]
+        xs, ts, ys = x[rows], t[rows], yc[rows]
+        out = np.empty((len(omegas), len(lams)))
+        for io, om in enumerate(omegas):
+            Q = multitask_gram(xs, ts, xs, ts, width, om)
+            for il, lam in enumerate(sorted(lams, reverse=True)):
+                c = np.linalg.solve(Q[np.ix_(train, train)] + train.sum() * lam * np.eye(train.sum()), ys[train])
+                out[io, il] = np.mean((Q[np.ix_(~train, train)] @ c - ys[~train]) ** 2)
+        return out
+
+    rows = m._subsample_rows(len(y), 28)
+    lattice = median_heuristic(x) * 2.0 ** (np.arange(-24, 33) / 4)
+    sub = np.array([holdout(rows, w).min() for w in lattice])
+    width = m.best_params_["kernel_width"]
+    assert width == pytest.approx(lattice[int(np.argmin(sub))], rel=1e-9)
+    assert 0 < int(np.argmin(sub)) < len(lattice) - 1  # an interior minimum: the comparison discriminates
+    full = holdout(np.arange(len(y)), width)
+    np.testing.assert_allclose(m.cv_scores_[0], full, rtol=1e-7)
+    io, il = np.unravel_index(int(np.argmin(full)), full.shape)
+    assert (m.best_params_["omega"], m.best_params_["param"]) == (omegas[io], sorted(lams, reverse=True)[il])

@@ -260,3 +260,41 @@ def test_a_position_dependent_task_kernel_sees_the_inputs_as_given():
     c = np.linalg.solve(K(X, t, X, t) + 0.1 * np.eye(len(y)), y)
     np.testing.assert_allclose(m.predict(Xq, tq), K(Xq, tq, X, t) @ c, rtol=1e-8, atol=1e-8)
     assert m._input_offset_ is None
+
+
+def test_lambda_path_grid_equals_dense_solves_of_5_4(monkeypatch):
+    """With few repeats the grid is scored on the λ path (one eigendecomposition per α, every λ
+    from it): its weighted validation MSE equals dense solves of (5.4) bordered with the bias, the
+    kernel (5.5) built entry by entry, at every grid point; Algorithm 4 per point agrees."""
+    from jaxmtl.models import mixed_effect as me
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(50, 2))
+    X[40:] = X[:10]                                          # a few repeated inputs
+    t = rng.integers(0, 3, 50)
+    y = np.sin(X[:, 0]) + 0.3 * t + 0.1 * rng.normal(size=50)
+    s = rng.uniform(0.5, 2.0, 50)                            # sample weights: wᵢ of (5.4) = 1/sᵢ
+    alphas, lams = [0.0, 0.3, 1.0], [1e-3, 1e-1, 1.0]
+    kw = dict(kernel=KBAR, task_kernel=KTIL, alphas=alphas, lams=lams, random_state=5)
+
+    def per_point_only(*args, **kwargs):
+        raise AssertionError("the λ path was expected")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(me, "_grid_losses", per_point_only)
+        m = MixedEffectRegressor(**kw).fit(X, y, t, sample_weight=s)
+    val = np.zeros(50, bool)
+    val[np.random.default_rng(5).permutation(50)[:10]] = True
+    tr = ~val
+    for i, a in enumerate(alphas):
+        for j, lam in enumerate(lams):
+            K = dense_K(X[tr], t[tr], X[tr], t[tr], a) + lam * np.diag(1.0 / s[tr])
+            n = tr.sum()
+            sol = np.linalg.solve(np.block([[K, np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]]),
+                                  np.r_[y[tr], 0.0])
+            pred = dense_K(X[val], t[val], X[tr], t[tr], a) @ sol[:-1] + sol[-1]
+            mse = np.sum(s[val] * (pred - y[val]) ** 2) / np.sum(s[val])
+            assert m.cv_scores_[i, j] == pytest.approx(mse, rel=1e-8)
+    monkeypatch.setattr(me, "_path_pays_off", lambda *args: False)
+    np.testing.assert_allclose(MixedEffectRegressor(**kw).fit(X, y, t, sample_weight=s).cv_scores_, m.cv_scores_,
+                               rtol=1e-8)

@@ -15,7 +15,8 @@ default path, and it serves every filter parameter, fold and step at once.
 
 The search is the eigen-path estimators' (:mod:`jaxmtl.models._spectral`): widths median × 4ᵏ,
 k = −2 … 3, refined or extended past an edge (on the exact route refined further, × 2^±1/2 and
-× 2^±1/4 around the best; on the matrix-free route searched so on a random subsample of
+× 2^±1/4 around the best; on the matrix-free route — and on the exact route too where the
+estimator asks, as the multi-task one does — searched so on a random subsample of
 ``WIDTH_SUBSAMPLE`` = 400 rows by the exact route, then only the best width runs on all rows);
 iterative paths evaluated on a geometric step grid (on the matrix-free route half as long by
 default, ``MATRIX_FREE_STEPS``) and continued when their best step is the last; a ``GridEdgeWarning`` when a selected value still
@@ -111,9 +112,11 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
         full, report, index = _path_params(filt, path_params)
         report = None if report is None else jnp.asarray(report)
         ps = pj if omega is None else pj[omega:omega + 1]
-        # exact route: kernels in padded batches of KERNEL_BATCH, one compilation per search;
+        # exact route: kernels in batches of KERNEL_BATCH, a shorter list padded to its own length
+        # (a compilation per batch size, at most KERNEL_BATCH, rather than an eigendecomposition of
+        # every operator parameter per padding kernel: one width on all rows pads to itself);
         # matrix-free: one kernel per call (a padded batch would run whole duplicate paths)
-        batch = KERNEL_BATCH if route == "exact" else 1
+        batch = min(KERNEL_BATCH, len(kerns)) if route == "exact" else 1
         padded = kerns + kerns[-1:] * (-len(kerns) % batch)
         out = np.concatenate([score_batch(_stack(padded[i:i + batch]), ps, full, report)
                               for i in range(0, len(padded), batch)])[: len(kerns)]
@@ -139,11 +142,11 @@ class _MatrixFreeEstimator(_GridSelection):
         return self.route
 
     def _select_and_fit(self, X: np.ndarray, Y: np.ndarray, build: Callable, params: np.ndarray,
-                        data, subset: Callable | None = None, compare_masks: np.ndarray | None = None
-                        ) -> float | None:
+                        data, subset: Callable | None = None, compare_masks: np.ndarray | None = None,
+                        subsample_exact: bool = False) -> float | None:
         """Select on the grid and refit; ``subset(rows)`` gives ``data`` of a subsample (rows
-        (r,) sorted indices), used on the matrix-free route to search widths on
-        ``WIDTH_SUBSAMPLE`` rows by the exact route first.
+        (r,) sorted indices), used on the matrix-free route (and with ``subsample_exact`` on the
+        exact route too) to search widths on ``WIDTH_SUBSAMPLE`` rows by the exact route first.
 
         With ``compare_masks`` (k, n) returns the validation loss on those folds of the selected
         kernel and operator parameter, least over the path (the selection's own loss when they
@@ -181,7 +184,7 @@ class _MatrixFreeEstimator(_GridSelection):
                 f"{len(masks)} fold(s), {route}")
         search_grid = widths
         if widths is not None and self.width_factors is None:
-            if route == "matrix_free" and subset is not None and named and n > WIDTH_SUBSAMPLE:
+            if (route == "matrix_free" or subsample_exact) and subset is not None and named and n > WIDTH_SUBSAMPLE:
                 # widths on a random subsample by the exact route, then the best one on all rows
                 rows = self._subsample_rows(n, WIDTH_SUBSAMPLE)
                 sub = _scorer("exact", build, subset(rows), Yj[rows], self._masks(WIDTH_SUBSAMPLE), filt, pj, mode)

@@ -12,7 +12,9 @@ Data in long form (xᵢ, tᵢ, yᵢ). Two families, selected on the same folds w
 
 In the common-similarity family Q is not a Kronecker product: up to
 ``EXACT_MAX_UNKNOWNS`` rows it is materialised and eigendecomposed per ω (every filter, LOO and
-GCV; :mod:`jaxmtl.paths.dense`), above that the path is matrix-free (:mod:`jaxmtl.paths.scan`):
+GCV; :mod:`jaxmtl.paths.dense`; the default widths searched on a random subsample of 400 rows
+above that many, as on the matrix-free route, then only the best width on all rows), above
+that the path is matrix-free (:mod:`jaxmtl.paths.scan`):
 Q_ω C = ωKC + (1−ω)(K∘S)C with the same-task part K∘S stored once as per-task blocks
 (:class:`~jaxmtl.operators.TaskBlocks`), the ω grid vmapped (stacked right-hand sides), steps
 scanned.
@@ -217,7 +219,8 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         if family != "independent":
             Xj = jnp.asarray(X)
             self._select_and_fit(X, Y, _build, omegas, (Xj, *_same_task(codes, codes)),
-                                 lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])))
+                                 lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])),
+                                 subsample_exact=True)
             scores["common_similarity"] = self.best_score_
             self.best_params_["omega"] = self._op_param
             self.X_fit_, self.task_codes_ = Xj, jnp.asarray(codes)
