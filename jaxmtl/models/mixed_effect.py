@@ -99,7 +99,8 @@ def _validation_loss(query, y_val, s_val, alpha, c_unique, c, fit_intercept: boo
 def _grid_losses(prep, Y, query, y_val, s_val, grid, fit_intercept: bool, batch_size: int):
     """Weighted validation MSE of Algorithm 4 for every (α, λ) row of ``grid`` (lax.map in batches)."""
     def one(al):
-        return _validation_loss(query, y_val, s_val, al[0], *solve(prep, Y, al[0], al[1]), fit_intercept)
+        c_unique, c = solve(prep, Y, al[0], al[1])
+        return _validation_loss(query, y_val, s_val, al[0], c_unique, c, fit_intercept)
 
     return jax.lax.map(one, grid, batch_size=batch_size)
 
