@@ -78,22 +78,63 @@ def test_per_output_selection_equals_brute_force_refits():
     np.testing.assert_allclose(scaled.predict(X_new), pred, rtol=1e-6, atol=1e-8)
 
 
+def _nested_loss(err, masks, seed):
+    """The cross-fitted loss of errors (d, W, L, k, n): each output's held-out rows dealt to
+    N_PARTS parts; per part, the (width, λ) of least loss on the other parts scores it; the mean
+    over outputs. Explicit loops over outputs and parts."""
+    part = validation_parts(masks, np.zeros(masks.shape[1], int), N_PARTS, seed)
+    expected = 0.0
+    for j in range(len(err)):
+        for v in range(N_PARTS):
+            rest = _fold_loss(np.where((part >= 0) & (part != v), err[j], 0.0), masks)
+            i, l = np.unravel_index(np.argmin(rest), rest.shape)
+            expected += _fold_loss(np.where(part == v, err[j, i, l], 0.0), masks) / len(err)
+    return expected
+
+
 def test_cross_fitted_family_loss_equals_explicit_nested_selection():
-    """Each output's held-out rows dealt to N_PARTS parts; per part, the (width, λ) of least loss on
-    the other parts scores it. Against explicit loops over outputs, parts and candidates."""
     X, Y = _outputs(30, FUNCTIONS, 0.3, 6)
     model = VectorValuedRegressor(filter="tikhonov", n_folds=3, family="independent", width_factors=FACTORS,
                                   lambdas=LAMBDAS, normalize_y=False, random_state=3).fit(X, Y)
     masks = kfold_masks(len(X), 3, 3)
     err = _row_errors(X, Y, masks, _factors_widths(X, FACTORS), LAMBDAS)
-    part = validation_parts(masks, np.zeros(len(X), int), N_PARTS, 3)
-    expected = 0.0
+    np.testing.assert_allclose(model.family_scores_["independent"], _nested_loss(err, masks, 3), rtol=1e-6)
+
+
+def test_default_width_search_on_a_subsample_as_the_coupled_family():
+    """Above 400 rows each output's default width grid is searched on the coupled family's random
+    400-row subsample (its folds there), extended past an edge or refined × 2^±1 around the best;
+    then its best × 2^-1, 1, 2^1 on all rows, where width, λ and both family losses are taken."""
+    n, seed = 420, 4
+    X, Y = _outputs(n, FUNCTIONS[:2], [0.1, 0.3], 7)
+    model = VectorValuedRegressor(filter="tikhonov", n_folds=3, family="independent", lambdas=LAMBDAS,
+                                  normalize_y=False, random_state=seed).fit(X, Y)
+    rows = np.sort(np.random.default_rng(seed).choice(n, 400, replace=False))
+    sub_masks, masks = kfold_masks(400, 3, seed), kfold_masks(n, 3, seed)
+    grid = _factors_widths(X, 4.0 ** np.arange(-2, 4))  # the default grid, from all rows' median distance
+    sub_err = _row_errors(X[rows], Y[rows], sub_masks, grid, LAMBDAS)
+    X_new = np.linspace(-2, 2, 7)[:, None]
+    pred, losses, errors = model.predict(X_new), [], []
     for j in range(Y.shape[1]):
-        for v in range(N_PARTS):
-            rest = _fold_loss(np.where((part >= 0) & (part != v), err[j], 0.0), masks)
-            i, l = np.unravel_index(np.argmin(rest), rest.shape)
-            expected += _fold_loss(np.where(part == v, err[j, i, l], 0.0), masks) / Y.shape[1]
-    np.testing.assert_allclose(model.family_scores_["independent"], expected, rtol=1e-6)
+        sub = _fold_loss(sub_err[j], sub_masks).min(axis=1)  # (W,)
+        best = grid[np.argmin(sub)]
+        extra = best * (np.array([1 / 16, 1 / 4]) if best == grid.min() else
+                        np.array([4.0, 16.0]) if best == grid.max() else np.array([0.5, 2.0]))
+        tried = np.r_[grid, extra]
+        more = _fold_loss(_row_errors(X[rows], Y[rows][:, [j]], sub_masks, extra, LAMBDAS)[0], sub_masks).min(axis=1)
+        widths = tried[np.argmin(np.r_[sub, more])] * np.array([0.5, 1.0, 2.0])
+        err = _row_errors(X, Y[:, [j]], masks, widths, LAMBDAS)  # (1, 3, L, k, n)
+        loss = _fold_loss(err[0], masks)
+        i, l = np.unravel_index(np.argmin(loss), loss.shape)
+        np.testing.assert_allclose(model.output_widths_[j], widths[i], rtol=1e-10)
+        np.testing.assert_allclose(model.output_params_[j], LAMBDAS[l], rtol=1e-10)
+        c = np.linalg.solve(_gram(X, X, widths[i]) + n * LAMBDAS[l] * np.eye(n), Y[:, j] - Y[:, j].mean())
+        np.testing.assert_allclose(pred[:, j], _gram(X_new, X, widths[i]) @ c + Y[:, j].mean(), rtol=1e-6, atol=1e-8)
+        losses.append(loss.min())
+        errors.append(err[0])
+    np.testing.assert_allclose(model.best_score_, np.mean(losses), rtol=1e-6)
+    np.testing.assert_allclose(model.family_scores_["independent"], _nested_loss(np.stack(errors), masks, seed),
+                               rtol=1e-6)
 
 
 def test_family_selection_independent_and_shared_outputs():

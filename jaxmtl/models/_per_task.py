@@ -332,22 +332,10 @@ def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks:
     return fit, float(task_losses.sum()), float(crossed.sum()), task_losses
 
 
-def select_outputs(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params: np.ndarray,
-                   widths: np.ndarray, refine: bool, random_state: int | None = 0):
-    """Select and fit the independent family of a vector-valued regressor: every output its own
-    Gaussian width, filter parameter and mean, on the same rows and folds.
-
-    Args:
-      X: (n, p) inputs; Y: (n, d) outputs centred on their means; masks: (k, n) training masks of
-        the estimator's folds; filt, params, widths, refine, random_state: as
-        :func:`select_independent`.
-
-    Returns:
-      (IndependentFit with coef (n, d) and X (n, p), validation loss of the family, its
-      cross-fitted validation loss): the losses in the units of the coupled family's
-      ``mse_loss``, the held-out squared error averaged over the rows of each fold and the d
-      outputs, then over folds.
-    """
+def _output_scorer(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params: np.ndarray,
+                   random_state: int | None):
+    """``score(grid (W, d))`` → (W, d, P, V) losses of the outputs Y (n, d) on the folds ``masks``
+    (k, n) and their held-out rows in each part (d, V), for :func:`_select`."""
     n, d = Y.shape
     k = len(masks)
     dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
@@ -358,19 +346,52 @@ def select_outputs(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params
     # all outputs as one task: one eigendecomposition per width and fold for all of them
     shared = (Xj[None], Yj[None], jnp.ones((1, n), bool), jnp.asarray(masks[:, None]), jnp.asarray(parts[:, None]))
     # every output a task of its own on the same rows: for widths that differ between outputs
-    Xd, valid = jnp.broadcast_to(Xj, (d,) + Xj.shape), jnp.ones((d, n), bool)
-    apart = (Xd, Yj.T[..., None], valid, jnp.asarray(np.broadcast_to(masks[:, None], (k, d, n))),
+    apart = (jnp.broadcast_to(Xj, (d,) + Xj.shape), Yj.T[..., None], jnp.ones((d, n), bool),
+             jnp.asarray(np.broadcast_to(masks[:, None], (k, d, n))),
              jnp.asarray(np.broadcast_to(parts[:, None], (k, d, n, N_PARTS))))
 
-    def score(grid):  # (W, d) → (W, d, P, V)
+    def score(grid):
         if np.all(grid == grid[:, :1]):
             return np.moveaxis(losses(grid[:, :1], *shared)[:, 0], 2, 1) / d
         return losses(grid, *apart)[:, :, :, 0] / d
 
-    rows = np.broadcast_to((split[..., None] == np.arange(N_PARTS)).sum(axis=(0, 1)), (d, N_PARTS))
+    return score, np.broadcast_to(parts.sum(axis=(0, 1)), (d, N_PARTS))
+
+
+def select_outputs(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params: np.ndarray,
+                   widths: np.ndarray, refine: bool, random_state: int | None = 0,
+                   subsample: tuple[np.ndarray, np.ndarray] | None = None):
+    """Select and fit the independent family of a vector-valued regressor: every output its own
+    Gaussian width, filter parameter and mean, on the same rows and folds.
+
+    Args:
+      X: (n, p) inputs; Y: (n, d) outputs centred on their means; masks: (k, n) training masks of
+        the estimator's folds; filt, params, widths, refine, random_state: as
+        :func:`select_independent`.
+      subsample: None, or (rows (s,), masks (k', s)) as the coupled family's width search
+        (``_width_search_rows``): each output's width is searched (and refined) on those rows
+        and folds first, then its best × 2^−1, 1, 2^1 are scored on all rows, where the width,
+        the filter parameter and both losses are taken.
+
+    Returns:
+      (IndependentFit with coef (n, d) and X (n, p), validation loss of the family, its
+      cross-fitted validation loss): the losses in the units of the coupled family's
+      ``mse_loss``, the held-out squared error averaged over the rows of each fold and the d
+      outputs, then over folds.
+    """
+    d = Y.shape[1]
     grid = np.repeat(np.asarray(widths, float)[:, None], d, 1)
-    widths, chosen, output_losses, crossed = _select(score, grid, params, refine, rows)
-    coef, means = task_coefficients(jnp.asarray(widths, dtype), Xd, Yj.T, valid, filt,
+    if subsample is not None:
+        rows, sub_masks = subsample
+        sub_score, sub_held = _output_scorer(X[rows], Y[rows], sub_masks, filt, params, random_state)
+        best = _select(sub_score, grid, params, refine, sub_held)[0]
+        grid, refine = best[None] * np.array([0.5, 1.0, 2.0])[:, None], False
+    score, held = _output_scorer(X, Y, masks, filt, params, random_state)
+    widths, chosen, output_losses, crossed = _select(score, grid, params, refine, held)
+    dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
+    Xj = jnp.asarray(X, dtype)
+    coef, means = task_coefficients(jnp.asarray(widths, dtype), jnp.broadcast_to(Xj, (d,) + Xj.shape),
+                                     jnp.asarray(Y.T, dtype), jnp.ones((d, len(X)), bool), filt,
                                      jnp.asarray(chosen, jnp.int32 if filt.iterative else dtype))
     fit = IndependentFit(widths, chosen, np.asarray(means), coef.T, Xj)
     return fit, float(output_losses.sum()), float(crossed.sum())

@@ -194,7 +194,8 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         fit, plain, crossed = select_outputs(
             np.asarray(X, dtype), (Y - offset).astype(dtype), self._masks(X.shape[0]), filt,
             independent_params(self, filt), np.array([float(kernels[0].sigma)]) if widths is None else widths,
-            refine=self.kernel is None and self.width_factors is None, random_state=check_random_state(self.random_state))
+            refine=self.kernel is None and self.width_factors is None, random_state=check_random_state(self.random_state),
+            subsample=self._width_search_rows(X.shape[0]))
         return fit, plain, crossed, offset
 
     def _decision(self, X) -> np.ndarray:
