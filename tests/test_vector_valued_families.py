@@ -6,11 +6,17 @@ import tempfile
 
 import numpy as np
 import pytest
+from conftest import FLOAT32_PROMISE, X64
 
 from jaxmtl import Gaussian, Laplacian, VectorValuedRegressor, load, save
 from jaxmtl.errors import ParameterError
 from jaxmtl.models._per_task import N_PARTS, validation_parts
 from jaxmtl.selection import kfold_masks
+
+# against the float64 references: float64 tightly, float32 (JAXMTL_TEST_PRECISION) to its promise;
+# a chosen width to its storage precision
+RTOL, ATOL = (1e-6, 1e-8) if X64 else (FLOAT32_PROMISE["rtol"], FLOAT32_PROMISE["atol"])
+WIDTH_RTOL = 1e-10 if X64 else 1e-6
 
 
 def _outputs(n, functions, noise, seed):
@@ -64,18 +70,18 @@ def test_per_output_selection_equals_brute_force_refits():
     pred = model.predict(X_new)
     for j in range(Y.shape[1]):
         i, l = np.unravel_index(np.argmin(loss[j]), loss[j].shape)
-        np.testing.assert_allclose(model.output_widths_[j], widths[i], rtol=1e-10)
-        np.testing.assert_allclose(model.output_params_[j], LAMBDAS[l], rtol=1e-10)
+        np.testing.assert_allclose(model.output_widths_[j], widths[i], rtol=WIDTH_RTOL)
+        np.testing.assert_allclose(model.output_params_[j], LAMBDAS[l], rtol=WIDTH_RTOL)
         c = np.linalg.solve(_gram(X, X, widths[i]) + len(X) * LAMBDAS[l] * np.eye(len(X)), Y[:, j] - Y[:, j].mean())
-        np.testing.assert_allclose(pred[:, j], _gram(X_new, X, widths[i]) @ c + Y[:, j].mean(), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(pred[:, j], _gram(X_new, X, widths[i]) @ c + Y[:, j].mean(), rtol=RTOL, atol=ATOL)
     # the family's loss in the coupled family's units: the mean over outputs
-    np.testing.assert_allclose(model.best_score_, loss.reshape(3, -1).min(axis=1).mean(), rtol=1e-6)
+    np.testing.assert_allclose(model.best_score_, loss.reshape(3, -1).min(axis=1).mean(), rtol=RTOL)
     # scaling the outputs (normalize_y) changes no output's choice, nor the predictions
     scaled = VectorValuedRegressor(filter="tikhonov", n_folds=3, family="independent", width_factors=FACTORS,
                                    lambdas=LAMBDAS).fit(X, Y)
     np.testing.assert_allclose(scaled.output_widths_, model.output_widths_, rtol=1e-12)
     np.testing.assert_allclose(scaled.output_params_, model.output_params_, rtol=1e-12)
-    np.testing.assert_allclose(scaled.predict(X_new), pred, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(scaled.predict(X_new), pred, rtol=RTOL, atol=ATOL)
 
 
 def _nested_loss(err, masks, seed):
@@ -98,7 +104,7 @@ def test_cross_fitted_family_loss_equals_explicit_nested_selection():
                                   lambdas=LAMBDAS, normalize_y=False, random_state=3).fit(X, Y)
     masks = kfold_masks(len(X), 3, 3)
     err = _row_errors(X, Y, masks, _factors_widths(X, FACTORS), LAMBDAS)
-    np.testing.assert_allclose(model.family_scores_["independent"], _nested_loss(err, masks, 3), rtol=1e-6)
+    np.testing.assert_allclose(model.family_scores_["independent"], _nested_loss(err, masks, 3), rtol=RTOL)
 
 
 def test_default_width_search_on_a_subsample_as_the_coupled_family():
@@ -126,15 +132,15 @@ def test_default_width_search_on_a_subsample_as_the_coupled_family():
         err = _row_errors(X, Y[:, [j]], masks, widths, LAMBDAS)  # (1, 3, L, k, n)
         loss = _fold_loss(err[0], masks)
         i, l = np.unravel_index(np.argmin(loss), loss.shape)
-        np.testing.assert_allclose(model.output_widths_[j], widths[i], rtol=1e-10)
-        np.testing.assert_allclose(model.output_params_[j], LAMBDAS[l], rtol=1e-10)
+        np.testing.assert_allclose(model.output_widths_[j], widths[i], rtol=WIDTH_RTOL)
+        np.testing.assert_allclose(model.output_params_[j], LAMBDAS[l], rtol=WIDTH_RTOL)
         c = np.linalg.solve(_gram(X, X, widths[i]) + n * LAMBDAS[l] * np.eye(n), Y[:, j] - Y[:, j].mean())
-        np.testing.assert_allclose(pred[:, j], _gram(X_new, X, widths[i]) @ c + Y[:, j].mean(), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(pred[:, j], _gram(X_new, X, widths[i]) @ c + Y[:, j].mean(), rtol=RTOL, atol=ATOL)
         losses.append(loss.min())
         errors.append(err[0])
-    np.testing.assert_allclose(model.best_score_, np.mean(losses), rtol=1e-6)
+    np.testing.assert_allclose(model.best_score_, np.mean(losses), rtol=RTOL)
     np.testing.assert_allclose(model.family_scores_["independent"], _nested_loss(np.stack(errors), masks, seed),
-                               rtol=1e-6)
+                               rtol=RTOL)
 
 
 def test_family_selection_independent_and_shared_outputs():
