@@ -36,8 +36,9 @@ optimism of a minimum is small.
 The outputs of a vector-valued regressor are the same machinery on one "task" holding every
 row (:func:`select_outputs`): the outputs share the rows, so a width's masked Gram is
 eigendecomposed once per fold for all outputs (the d output columns ride through the path as
-an identity output matrix, each scored on its own); the refinement's widths differ per output,
-and are scored with every output as a task of its own on the same rows.
+an identity output matrix, each scored on its own); where the outputs' widths differ (the
+refinement), the distinct widths of all outputs are scored so, once each, and every output takes
+the losses of its own.
 
 Example:
     >>> import numpy as np
@@ -337,23 +338,18 @@ def _output_scorer(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params
     """``score(grid (W, d))`` → (W, d, P, V) losses of the outputs Y (n, d) on the folds ``masks``
     (k, n) and their held-out rows in each part (d, V), for :func:`_select`."""
     n, d = Y.shape
-    k = len(masks)
     dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
     split = validation_parts(masks, np.zeros(n, int), N_PARTS, random_state)
     parts = split[..., None] == np.arange(N_PARTS)  # (k, n, V)
     losses = _scorer(filt, params, masks, dtype)
-    Xj, Yj = jnp.asarray(X, dtype), jnp.asarray(Y, dtype)
-    # all outputs as one task: one eigendecomposition per width and fold for all of them
-    shared = (Xj[None], Yj[None], jnp.ones((1, n), bool), jnp.asarray(masks[:, None]), jnp.asarray(parts[:, None]))
-    # every output a task of its own on the same rows: for widths that differ between outputs
-    apart = (jnp.broadcast_to(Xj, (d,) + Xj.shape), Yj.T[..., None], jnp.ones((d, n), bool),
-             jnp.asarray(np.broadcast_to(masks[:, None], (k, d, n))),
-             jnp.asarray(np.broadcast_to(parts[:, None], (k, d, n, N_PARTS))))
+    # all outputs as one task: one eigendecomposition per width and fold serves every output
+    shared = (jnp.asarray(X, dtype)[None], jnp.asarray(Y, dtype)[None], jnp.ones((1, n), bool),
+              jnp.asarray(masks[:, None]), jnp.asarray(parts[:, None]))
 
-    def score(grid):
-        if np.all(grid == grid[:, :1]):
-            return np.moveaxis(losses(grid[:, :1], *shared)[:, 0], 2, 1) / d
-        return losses(grid, *apart)[:, :, :, 0] / d
+    def score(grid):  # the distinct widths of all outputs once, each output's own picked out
+        unique, inverse = np.unique(grid, return_inverse=True)
+        out = np.moveaxis(losses(unique[:, None], *shared)[:, 0], 2, 1) / d  # (U, d, P, V)
+        return out[inverse.reshape(grid.shape), np.arange(d)]
 
     return score, np.broadcast_to(parts.sum(axis=(0, 1)), (d, N_PARTS))
 
