@@ -33,6 +33,13 @@ candidates are placed around the best width on all of them. The coupled families
 not cross-fitted: they choose three numbers for all tasks on all held-out rows, where the
 optimism of a minimum is small.
 
+The outputs of a vector-valued regressor are the same machinery on one "task" holding every
+row (:func:`select_outputs`): the outputs share the rows, so a width's masked Gram is
+eigendecomposed once per fold for all outputs (the d output columns ride through the path as
+an identity output matrix, each scored on its own); where the outputs' widths differ (the
+refinement), the distinct widths of all outputs are scored so, once each, and every output takes
+the losses of its own.
+
 Example:
     >>> import numpy as np
     >>> layout = task_layout(np.array([0, 1, 0, 0]), 2)
@@ -53,12 +60,14 @@ from ..kernels.scalar import Gaussian
 from ..operators.base import SeparableEigh
 from ..operators.tasks import task_block_index
 from ..paths.eigen import filtered_coefficients, spectral_path
-from ._spectral import _path_params
+from ._spectral import DEFAULT_STEPS, STEP_DOUBLINGS, _path_params, _SpectralEstimator, _step_grid
 
+FAMILIES = ("auto", "common_similarity", "independent")  # the ``family`` values of the estimators
 N_PARTS = 5  # parts of the held-out rows in the cross-fitted loss: each part scores a choice made on 80 % of them
 
-__all__ = ["TaskLayout", "task_layout", "task_fold_losses", "task_coefficients", "task_predict",
-           "IndependentFit", "select_independent", "validation_parts", "cross_fitted"]
+__all__ = ["FAMILIES", "TaskLayout", "task_layout", "task_fold_losses", "task_coefficients", "task_predict",
+           "IndependentFit", "select_independent", "select_outputs", "output_predict", "independent_params",
+           "validation_parts", "cross_fitted"]
 
 
 class TaskLayout(NamedTuple):
@@ -82,32 +91,36 @@ def _gather(A: np.ndarray, layout: TaskLayout) -> np.ndarray:
 
 
 def _centred(y, m):
-    """(centred y, mean) of y (r,) on the rows of the mask m (r,) (mean 0 without rows)."""
-    mf = m.astype(y.dtype)
-    mean = jnp.sum(mf * y) / jnp.maximum(jnp.sum(mf), 1.0)
+    """(centred y, means (d,)) of the columns of y (r, d) on the rows of the mask m (r,) (mean 0
+    without rows)."""
+    mf = m.astype(y.dtype)[:, None]
+    mean = jnp.sum(mf * y, axis=0) / jnp.maximum(jnp.sum(mf), 1.0)
     return y - mean, mean
 
 
-def _masked_eigh(K, m):
+def _masked_eigh(K, m, d=1):
+    """Eigensystem of K restricted to the rows m, with the identity output matrix of d outputs."""
     mf = m.astype(K.dtype)
     s, U = jnp.linalg.eigh(K * mf[:, None] * mf[None, :])
-    one = jnp.ones((1,), K.dtype)
-    return SeparableEigh(jnp.maximum(s, 0.0), U, one, one[:, None]), mf
+    return SeparableEigh(jnp.maximum(s, 0.0), U, jnp.ones((d,), K.dtype), jnp.eye(d, dtype=K.dtype)), mf
 
 
 def _part_losses(F, Y, w):
-    """(V,) held-out sums of squared errors of the V parts: w (m, V) their 0/1 row weights."""
-    return jnp.sum(w * (F - Y) ** 2, axis=0)
+    """(d, V) held-out sums of squared errors of each output (F, Y (m, d)) on the V parts: w
+    (m, V) their 0/1 row weights."""
+    return jnp.sum(w[:, None, :] * ((F - Y) ** 2)[:, :, None], axis=0)
 
 
 @partial(jax.jit, static_argnames=("filt",))
 def task_fold_losses(widths, X, y, valid, train, parts, filt, params, report=None):
-    """Held-out sums of squared errors (W, T, k, P, V) of every width × task × fold × filter
-    parameter, on each of V parts of the held-out rows.
+    """Held-out sums of squared errors (W, T, k, P, d, V) of every width × task × fold × filter
+    parameter × output, on each of V parts of the held-out rows.
 
     Args:
       widths: (W, T) Gaussian widths, one column per task.
-      X: (T, r, p) inputs of each task, zero-padded; y: (T, r) outputs; valid: (T, r) genuine rows.
+      X: (T, r, p) inputs of each task, zero-padded; y: (T, r, d) outputs (d columns fitted
+        independently on the task's rows, one eigendecomposition for all); valid: (T, r)
+        genuine rows.
       train: (k, T, r) training masks of the folds restricted to each task (True = training).
       parts: (k, T, r, V) bool, the held-out rows of each part (see :func:`validation_parts`).
       filt: the filter (static); params: (P,) λ values, or the steps 1..T_max of an iterative
@@ -121,13 +134,13 @@ def task_fold_losses(widths, X, y, valid, train, parts, filt, params, report=Non
             m = m & v_t
             w = (a & (v_t & ~m)[:, None]).astype(y_t.dtype)  # (r, V)
             yc, _ = _centred(y_t, m)
-            eig, mf = _masked_eigh(K, m)
+            eig, mf = _masked_eigh(K, m, y_t.shape[1])
             n = jnp.sum(mf)
-            losses = spectral_path(eig, (yc * mf)[:, None], filt, params, K_eval=K * mf[None, :],
-                                   Y_eval=yc[:, None], w_eval=w, n=jnp.maximum(n, 1.0), output="loss",
+            losses = spectral_path(eig, yc * mf[:, None], filt, params, K_eval=K * mf[None, :],
+                                   Y_eval=yc, w_eval=w, n=jnp.maximum(n, 1.0), output="loss",
                                    loss=_part_losses, report=report)
             # a fold with no training row of the task predicts its (zero) mean
-            return jnp.where(n > 0, losses, jnp.sum(w * yc[:, None] ** 2, axis=0))
+            return jnp.where(n > 0, losses, _part_losses(jnp.zeros_like(yc), yc, w))
 
         return jax.vmap(one_fold)(folds, split)
 
@@ -188,10 +201,10 @@ def task_coefficients(widths, X, y, valid, filt, params):
     """
 
     def one_task(width, X_t, y_t, v_t, p):
-        yc, mean = _centred(y_t, v_t)
+        yc, mean = _centred(y_t[:, None], v_t)
         eig, mf = _masked_eigh(Gaussian(width)(X_t, X_t), v_t)
-        C = filtered_coefficients(filt, eig, (yc * mf)[:, None], p, n=jnp.maximum(jnp.sum(mf), 1.0))
-        return C[:, 0] * mf, mean
+        C = filtered_coefficients(filt, eig, yc * mf[:, None], p, n=jnp.maximum(jnp.sum(mf), 1.0))
+        return C[:, 0] * mf, mean[0]
 
     return jax.vmap(one_task)(widths, X, y, valid, params)
 
@@ -203,7 +216,8 @@ def _task_predict(widths, X_fit, coef, means, X_new):
 
 class IndependentFit(NamedTuple):
     """A fitted independent family: per task its width (T,), parameter (T,), mean (T,) and its
-    coefficients (T, r) on its inputs (T, r, p) (zero-padded)."""
+    coefficients (T, r) on its inputs (T, r, p) (zero-padded); of outputs (:func:`select_outputs`)
+    the coefficients (n, d) on the shared inputs (n, p)."""
 
     widths: np.ndarray
     params: np.ndarray
@@ -225,6 +239,63 @@ def task_predict(fit: IndependentFit, X_new: np.ndarray, codes: np.ndarray) -> n
     return out[:-1]
 
 
+def independent_params(estimator, filt) -> np.ndarray:
+    """Filter parameters each task (or output) of an estimator chooses from: the default
+    iterative path at the eigen path's continued length (2^STEP_DOUBLINGS × 300 ν-method steps
+    on the geometric step grid — a recurrence on one task's eigenvalues costs little), else the
+    estimator's steps or λ grid (λ relative to a Gaussian's unit diagonal)."""
+    if filt.iterative and estimator.n_steps is None:
+        return _step_grid(DEFAULT_STEPS.get(filt.name, 150) * 2**STEP_DOUBLINGS)
+    return _SpectralEstimator._resolve_params(estimator, filt, 1.0)
+
+
+def _scorer(filt, params: np.ndarray, masks: np.ndarray, dtype):
+    """``score(widths (W, T), X, y, valid, train, parts)`` → (W, T, P, d, V): each task's and
+    output's share of the family's validation loss on each part (:func:`task_fold_losses` summed
+    over each fold's held-out rows, divided by the fold's held-out count, averaged over folds)."""
+    full, report, index = _path_params(filt, params)
+    fj = jnp.asarray(full, jnp.int32 if filt.iterative else dtype)
+    rj = None if report is None else jnp.asarray(report)
+    held = np.maximum((~masks).sum(axis=1), 1)  # (k,) held-out rows of each fold
+
+    def score(widths, *data):
+        sse = np.asarray(task_fold_losses(jnp.asarray(widths, dtype), *data, filt, fj, rj))
+        sse = sse if index is None else sse[:, :, :, index]
+        return (sse / held[None, None, :, None, None, None]).mean(axis=2)
+
+    return score
+
+
+def _select(score, grid: np.ndarray, params: np.ndarray, refine: bool, rows: np.ndarray):
+    """Per unit (task or output) the width and parameter of least validation loss.
+
+    Args:
+      score: widths (W, T) → (W, T, P, V) losses of every unit on each part.
+      grid: (W, T) the widths every unit starts from; params: (P,) the filter parameters.
+      refine: then score, per unit, × 2^±1 around its best width (× 4^±1, 4^±2 past an edge of
+        the grid) and choose among all.
+      rows: (T, V) held-out rows of each unit in each part (over all folds).
+
+    Returns: widths (T,), parameters (T,), each unit's validation loss (T,) and its
+    cross-fitted validation loss (T,).
+    """
+    T = grid.shape[1]
+    scores = score(grid)
+    if refine:
+        best = grid[np.argmin(scores.sum(axis=3).min(axis=2), axis=0), np.arange(T)]
+        low, high = best <= grid.min(axis=0), best >= grid.max(axis=0)
+        factors = np.where(low[None], np.array([1 / 16, 1 / 4])[:, None],
+                           np.where(high[None], np.array([4.0, 16.0])[:, None], np.array([0.5, 2.0])[:, None]))
+        extra = best[None] * factors
+        grid, scores = np.concatenate([grid, extra]), np.concatenate([scores, score(extra)])
+    W, _, P, _ = scores.shape
+    by_part = np.transpose(scores, (1, 0, 2, 3)).reshape(T, W * P, N_PARTS)
+    flat = by_part.sum(axis=2)
+    pick = np.argmin(flat, axis=1)
+    iw, ip = np.divmod(pick, P)
+    return grid[iw, np.arange(T)], np.asarray(params)[ip], flat[np.arange(T), pick], cross_fitted(by_part, rows)
+
+
 def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks: int, masks: np.ndarray,
                        filt, params: np.ndarray, widths: np.ndarray, refine: bool, random_state: int | None = 0):
     """Select and fit the independent family.
@@ -235,8 +306,7 @@ def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks:
       filt, params: the filter and its parameters (see :func:`task_fold_losses`; steps listed
         as the grid to evaluate).
       widths: (W,) Gaussian widths every task starts from.
-      refine: then score, per task, × 2^±1 around its best width (× 4^±1, 4^±2 past an edge of
-        the grid) and choose among all.
+      refine: then refine each task's width around its best (see :func:`_select`).
       random_state: seed of the :func:`validation_parts`.
 
     Returns:
@@ -252,36 +322,79 @@ def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks:
     split = validation_parts(masks, codes, N_PARTS, random_state)
     onehot = split[..., None] == np.arange(N_PARTS)  # (k, N, V)
     parts = jnp.asarray(np.stack([_gather(a, layout) for a in onehot]))
-    held = np.maximum((~masks).sum(axis=1), 1)  # (k,) held-out rows of each fold
-    full, report, index = _path_params(filt, params)
-    fj = jnp.asarray(full, jnp.int32 if filt.iterative else dtype)
-    rj = None if report is None else jnp.asarray(report)
-
-    def score(widths):  # (W, T) → (W, T, P, V) each task's share of the family's validation loss, per part
-        sse = np.asarray(task_fold_losses(jnp.asarray(widths, dtype), Xt, yt, valid, train, parts, filt, fj, rj))
-        sse = sse if index is None else sse[..., index, :]
-        return (sse / held[None, None, :, None, None]).mean(axis=2)
-
+    losses = _scorer(filt, params, masks, dtype)
+    rows = np.stack([np.bincount(codes, (split == v).sum(axis=0), n_tasks) for v in range(N_PARTS)], axis=1)
     grid = np.repeat(np.asarray(widths, float)[:, None], n_tasks, 1)
-    scores = score(grid)
-    if refine:
-        best = grid[np.argmin(scores.sum(axis=3).min(axis=2), axis=0), np.arange(n_tasks)]
-        low, high = best <= grid.min(axis=0), best >= grid.max(axis=0)
-        factors = np.where(low[None], np.array([1 / 16, 1 / 4])[:, None],
-                           np.where(high[None], np.array([4.0, 16.0])[:, None], np.array([0.5, 2.0])[:, None]))
-        extra = best[None] * factors
-        grid, scores = np.concatenate([grid, extra]), np.concatenate([scores, score(extra)])
-    W, _, P, _ = scores.shape
-    by_part = np.transpose(scores, (1, 0, 2, 3)).reshape(n_tasks, W * P, N_PARTS)
-    flat = by_part.sum(axis=2)
-    pick = np.argmin(flat, axis=1)
-    iw, ip = np.divmod(pick, P)
-    widths = grid[iw, np.arange(n_tasks)]
-    chosen = np.asarray(params)[ip]
+    widths, chosen, task_losses, crossed = _select(
+        lambda w: losses(w, Xt, yt[..., None], valid, train, parts)[:, :, :, 0], grid, params, refine, rows)
     coef, means = task_coefficients(jnp.asarray(widths, dtype), Xt, yt, valid, filt,
                                      jnp.asarray(chosen, jnp.int32 if filt.iterative else dtype))
-    task_losses = flat[np.arange(n_tasks), pick]
-    rows = np.stack([np.bincount(codes, (split == v).sum(axis=0), n_tasks) for v in range(N_PARTS)], axis=1)
-    crossed = cross_fitted(by_part, rows)
     fit = IndependentFit(widths, chosen, np.asarray(means), coef, Xt)
     return fit, float(task_losses.sum()), float(crossed.sum()), task_losses
+
+
+def _output_scorer(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params: np.ndarray,
+                   random_state: int | None):
+    """``score(grid (W, d))`` → (W, d, P, V) losses of the outputs Y (n, d) on the folds ``masks``
+    (k, n) and their held-out rows in each part (d, V), for :func:`_select`."""
+    n, d = Y.shape
+    dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
+    split = validation_parts(masks, np.zeros(n, int), N_PARTS, random_state)
+    parts = split[..., None] == np.arange(N_PARTS)  # (k, n, V)
+    losses = _scorer(filt, params, masks, dtype)
+    # all outputs as one task: one eigendecomposition per width and fold serves every output
+    shared = (jnp.asarray(X, dtype)[None], jnp.asarray(Y, dtype)[None], jnp.ones((1, n), bool),
+              jnp.asarray(masks[:, None]), jnp.asarray(parts[:, None]))
+
+    def score(grid):  # the distinct widths of all outputs once, each output's own picked out
+        unique, inverse = np.unique(grid, return_inverse=True)
+        out = np.moveaxis(losses(unique[:, None], *shared)[:, 0], 2, 1) / d  # (U, d, P, V)
+        return out[inverse.reshape(grid.shape), np.arange(d)]
+
+    return score, np.broadcast_to(parts.sum(axis=(0, 1)), (d, N_PARTS))
+
+
+def select_outputs(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params: np.ndarray,
+                   widths: np.ndarray, refine: bool, random_state: int | None = 0,
+                   subsample: tuple[np.ndarray, np.ndarray] | None = None):
+    """Select and fit the independent family of a vector-valued regressor: every output its own
+    Gaussian width, filter parameter and mean, on the same rows and folds.
+
+    Args:
+      X: (n, p) inputs; Y: (n, d) outputs centred on their means; masks: (k, n) training masks of
+        the estimator's folds; filt, params, widths, refine, random_state: as
+        :func:`select_independent`.
+      subsample: None, or (rows (s,), masks (k', s)) as the coupled family's width search
+        (``_width_search_rows``): each output's width is searched (and refined) on those rows
+        and folds first, then its best × 2^−1, 1, 2^1 are scored on all rows, where the width,
+        the filter parameter and both losses are taken.
+
+    Returns:
+      (IndependentFit with coef (n, d) and X (n, p), validation loss of the family, its
+      cross-fitted validation loss): the losses in the units of the coupled family's
+      ``mse_loss``, the held-out squared error averaged over the rows of each fold and the d
+      outputs, then over folds.
+    """
+    d = Y.shape[1]
+    grid = np.repeat(np.asarray(widths, float)[:, None], d, 1)
+    if subsample is not None:
+        rows, sub_masks = subsample
+        sub_score, sub_held = _output_scorer(X[rows], Y[rows], sub_masks, filt, params, random_state)
+        best = _select(sub_score, grid, params, refine, sub_held)[0]
+        grid, refine = best[None] * np.array([0.5, 1.0, 2.0])[:, None], False
+    score, held = _output_scorer(X, Y, masks, filt, params, random_state)
+    widths, chosen, output_losses, crossed = _select(score, grid, params, refine, held)
+    dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
+    Xj = jnp.asarray(X, dtype)
+    coef, means = task_coefficients(jnp.asarray(widths, dtype), jnp.broadcast_to(Xj, (d,) + Xj.shape),
+                                     jnp.asarray(Y.T, dtype), jnp.ones((d, len(X)), bool), filt,
+                                     jnp.asarray(chosen, jnp.int32 if filt.iterative else dtype))
+    fit = IndependentFit(widths, chosen, np.asarray(means), coef.T, Xj)
+    return fit, float(output_losses.sum()), float(crossed.sum())
+
+
+@jax.jit
+def output_predict(widths, X_fit, coef, X_new):
+    """(m, d) Σ_i K_{σ_j}(x, x_i) coef[i, j] of every output j at X_new (m, p): widths (d,),
+    X_fit (n, p), coef (n, d)."""
+    return jax.vmap(lambda w, c: Gaussian(w)(X_new, X_fit) @ c, out_axes=1)(widths, coef.T)

@@ -292,6 +292,15 @@ class _GridSelection(BaseEstimator):
         rng = np.random.default_rng(check_random_state(self.random_state))
         return np.sort(rng.choice(n, size, replace=False))
 
+    def _width_search_rows(self, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(rows, masks) of the subsample the default width grid is searched on first — with
+        ``kernel`` and ``width_factors`` None, a named selection and n > ``WIDTH_SUBSAMPLE`` rows:
+        :meth:`_subsample_rows` and the selection's training masks on them — else None."""
+        if self.kernel is None and self.width_factors is None and n > WIDTH_SUBSAMPLE \
+                and isinstance(self.selection, str):
+            return self._subsample_rows(n, WIDTH_SUBSAMPLE), self._masks(WIDTH_SUBSAMPLE)
+        return None
+
     def _n_repeats(self, n: int) -> int:
         """Partitions of a k-fold selection on n rows: ``n_repeats`` (1 for estimators without the
         parameter); None: ⌈REPEAT_PREDICTIONS / n⌉, at most ``MAX_REPEATS`` (3 partitions at
@@ -449,9 +458,9 @@ class _SpectralEstimator(_GridSelection):
         grid = f"{len(a)} ω × {len(params)} {'steps' if filt.iterative else 'λ'} × {len(masks)} folds"
         search_grid = widths
         if widths is not None and self.width_factors is None:
-            if n > WIDTH_SUBSAMPLE and isinstance(self.selection, str):  # widths on a subsample first, then the 3 around the best on all rows
-                rows = self._subsample_rows(n, WIDTH_SUBSAMPLE)
-                sub_masks = self._masks(WIDTH_SUBSAMPLE)
+            subsample = self._width_search_rows(n)
+            if subsample is not None:  # widths on a subsample first, then the 3 around the best on all rows
+                rows, sub_masks = subsample
 
                 def score_sub(kerns):
                     return score(kerns, params, rows, sub_masks)

@@ -51,12 +51,9 @@ from ..operators.tasks import (
 )
 from ._base import RegressorMixin
 from ._matrix_free import _MatrixFreeEstimator
-from ._per_task import IndependentFit, select_independent, task_predict
-from ._spectral import DEFAULT_STEPS, STEP_DOUBLINGS, _SpectralEstimator, _step_grid
+from ._per_task import FAMILIES, IndependentFit, independent_params, select_independent, task_predict
 
 __all__ = ["MultiTaskRegressor"]
-
-FAMILIES = ("auto", "common_similarity", "independent")
 
 
 def _same_task(rows, cols):
@@ -174,14 +171,6 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
             return "common_similarity"
         return "common_similarity" if closed_form else self.family
 
-    def _independent_params(self, filt) -> np.ndarray:
-        """Filter parameters each task chooses from: the default iterative path at the eigen path's
-        continued length (2^STEP_DOUBLINGS × 300 ν-method steps on the geometric step grid — a
-        recurrence on a task's eigenvalues costs little), else the estimator's steps or λ grid."""
-        if filt.iterative and self.n_steps is None:
-            return _step_grid(DEFAULT_STEPS.get(filt.name, 150) * 2**STEP_DOUBLINGS)
-        return _SpectralEstimator._resolve_params(self, filt, 1.0)
-
     def fit(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike) -> "MultiTaskRegressor":
         """Fit on long-form data.
 
@@ -227,7 +216,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         if family != "common_similarity":
             kernels, widths = self._resolve_kernels(X)
             fit, independent_score, scores["independent"], _ = select_independent(
-                np.asarray(X, dtype), Y[:, 0], codes, len(labels), masks, filt, self._independent_params(filt),
+                np.asarray(X, dtype), Y[:, 0], codes, len(labels), masks, filt, independent_params(self, filt),
                 np.array([float(cast(Gaussian, kernels[0]).sigma)]) if widths is None else widths,
                 refine=self.kernel is None and self.width_factors is None,
                 random_state=check_random_state(self.random_state))

@@ -1,16 +1,36 @@
-r"""VectorValuedRegressor: f: ℝᵖ → ℝᵈ with Γ(x, x') = K(x, x')·A and a spectral filter ([BRBV11] §2–4)."""
+r"""VectorValuedRegressor: f: ℝᵖ → ℝᵈ with Γ(x, x') = K(x, x')·A and a spectral filter ([BRBV11] §2–4).
+
+Two families, selected on the same folds with the same loss (``family='auto'``): the coupled
+family of ``output`` (A_ω = ω11ᵀ + (1−ω)I by default: one width and one filter parameter for
+all outputs, ω chosen), and the independent family (:mod:`jaxmtl.models._per_task`): every
+output its own Gaussian width, filter parameter and mean — KernelRidge tuned per output, all
+outputs in one compiled call. As in :class:`~jaxmtl.MultiTaskRegressor`, the independent family
+is compared by its cross-fitted validation loss.
+
+Example:
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).uniform(-2, 2, (80, 1))
+    >>> Y = np.c_[np.sin(4 * X[:, 0]), 5 * X[:, 0] ** 2]
+    >>> model = VectorValuedRegressor(n_steps=50).fit(X, Y)
+    >>> model.family_ in ("common_similarity", "independent"), model.predict(X[:2]).shape
+    (True, (2, 2))
+"""
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._checks import check_outputs
-from ..filters.spectral import SpectralFilter
-from ..kernels.scalar import Kernel
+from .._checks import check_bool, check_outputs, check_random_state
+from ..errors import ParameterError, ShapeError
+from ..filters.spectral import SpectralFilter, get_filter
+from ..kernels.scalar import Gaussian, Kernel
 from ._base import RegressorMixin
 from ._gradient_search import check_search
 from ._output_scale import output_scales, unscale_fitted
+from ._per_task import FAMILIES, independent_params, output_predict, select_outputs
 from ._spectral import _SpectralEstimator
 from .approximate import ApproximationMixin
 from .predictors import PredictorMixin
@@ -68,13 +88,26 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         'float64': the precision of fit and predict, whatever the global setting and without
         changing it (``jax.enable_x64`` scoped to the call). float64 reaches the small
         regularization a noiseless problem needs (see docs/defaults.md); float32 halves memory.
+      family: 'auto' (default): the coupled family of ``output`` and the independent family
+        (every output its own Gaussian width, filter parameter and mean), the one of lower
+        validation loss on the same folds kept — the independent family by its cross-fitted
+        loss (see :mod:`jaxmtl.models._per_task`); 'auto' keeps the coupled family for a single
+        output, and where the independent family does not apply: a kernel other than
+        None or a Gaussian of one width, ``output`` other than 'common_similarity', selection
+        'loo' / 'gcv', an approximation or ``search='gradient'``. 'common_similarity': the coupled
+        family alone; 'independent' the independent family alone (an error in those settings).
 
     Attributes (after fit):
+      family_, family_scores_ ({family: the loss compared, in the units of ``best_score_``}),
       coef_ (n, d), output_matrix_ (d, d), kernel_, filter_, best_params_, best_score_,
       cv_scores_ (n_kernels, n_omegas, n_params) validation losses (of the scaled outputs when
       ``normalize_y``), path_params_, omegas_, kernel_widths_, y_mean_, y_scale_ (d,) (ones
       without ``normalize_y``), n_features_in_, approximate_. With an approximation: coef_ (D, d)
-      on the features ``feature_map_``, cv_scores_ (n_omegas, n_params).
+      on the features ``feature_map_``, cv_scores_ (n_omegas, n_params). With the independent
+      family: output_widths_, output_params_ (d,) each output's width and steps or λ,
+      coef_[:, j] output j's coefficients on its kernel, output_matrix_ diag(y_scale_²),
+      best_params_ with per-output arrays (kernel and omega None), kernel_ None; the coupled
+      family's search attributes stay when 'auto' fitted both.
     """
 
     def __init__(self, kernel: Kernel | None = None, output: str | ArrayLike = "common_similarity",
@@ -85,7 +118,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
                  verbose: bool = False, approximation: str | None = None, n_components: int | None = None,
                  search: str = "grid", dtype: DTypeLike | None = None, normalize_y: bool = True,
                  n_repeats: int | None = None,
-                 matmul_precision: str | None = None) -> None:
+                 matmul_precision: str | None = None, family: str = "auto") -> None:
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.normalize_y = normalize_y
@@ -95,6 +128,30 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         self.search = search
         self.dtype = dtype
         self.matmul_precision = matmul_precision
+        self.family = family
+
+    def _family(self, d: int) -> str:
+        """The family or families to fit: 'auto' falls back to the coupled one where the
+        independent family does not apply; an explicit 'independent' there is an error."""
+        if not isinstance(self.family, str) or self.family not in FAMILIES:
+            raise ParameterError(f"family must be one of {FAMILIES}; received {self.family!r}.")
+        if self.family == "common_similarity":
+            return self.family
+        closed_form = isinstance(self.selection, str) and self.selection in ("loo", "gcv")
+        gaussian = self.kernel is None or (isinstance(self.kernel, Gaussian) and np.ndim(self.kernel.sigma) == 0)
+        blocked = [(closed_form, f"selects on folds: selection must be 'kfold', 'holdout' or masks; received "
+                                 f"{self.selection!r}"),
+                   (not gaussian, f"fits a Gaussian kernel per output: kernel must be None or a Gaussian with one "
+                                  f"width; received {self.kernel!r}"),
+                   (not (isinstance(self.output, str) and self.output == "common_similarity"),
+                    f"replaces the output matrix: output must be 'common_similarity'; received {self.output!r}"),
+                   (self.approximation is not None, "fits the exact kernel: approximation must be None; received "
+                                                    f"{self.approximation!r}"),
+                   (self.search != "grid", f"selects on its grid: search must be 'grid'; received {self.search!r}")]
+        reasons = [why for hit, why in blocked if hit]
+        if self.family == "independent" and reasons:
+            raise ParameterError(f"family='independent' {reasons[0]}.")
+        return "common_similarity" if self.family == "auto" and (reasons or d == 1) else self.family
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "VectorValuedRegressor":
         """Select the hyperparameters on the path and fit on all data.
@@ -102,14 +159,65 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         Args:
           X: (n, p) inputs (array, list or DataFrame); y: (n, d) or (n,) outputs.
         """
+        self._family(2)  # the family's name and settings, before anything is traced
         X = self._validate_fit_inputs(X)
         Y, self._y_1d = check_outputs(y, X.shape[0], "y")
         Y = Y.astype(X.dtype)
         check_search(self)
+        family = self._family(Y.shape[1])
         scales = output_scales(Y, self.normalize_y)
-        self._fit_exact_or_approximate(X, (Y / scales).astype(Y.dtype))
+        Ys = (Y / scales).astype(Y.dtype)
+        scores = {}
+        if family != "independent":
+            self._fit_exact_or_approximate(X, Ys)
+            scores["common_similarity"] = self.best_score_
+        if family != "common_similarity":
+            fit, plain, scores["independent"], offset = self._select_outputs(X, Ys)
+        self.family_ = min(scores, key=lambda f: scores[f]) if family == "auto" else family
+        self.family_scores_ = scores
+        if self.family_ == "independent":
+            dtype = fit.coef.dtype
+            self.coef_, self.X_fit_, self.kernel_ = fit.coef, fit.X, None
+            self.output_matrix_ = jnp.eye(Y.shape[1], dtype=dtype)
+            self.output_widths_, self.output_params_ = fit.widths, fit.params
+            self.y_mean_ = (offset + fit.means).astype(Ys.dtype)
+            self.filter_, self.n_outputs_, self.approximate_ = get_filter(self.filter), Y.shape[1], False
+            self.best_params_ = {"kernel": None, "kernel_width": fit.widths, "omega": None, "param": fit.params}
+            self.best_score_ = plain
         unscale_fitted(self, scales)
         return self
+
+    def _select_outputs(self, X: np.ndarray, Y: np.ndarray):
+        """The independent family on the estimator's folds: (IndependentFit, validation loss,
+        cross-fitted validation loss, the outputs' means (d,) it was centred on)."""
+        if X.shape[0] < 2:
+            raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={X.shape[0]}.")
+        offset = Y.mean(axis=0) if check_bool(self.fit_intercept, "fit_intercept") else np.zeros(Y.shape[1], Y.dtype)
+        dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
+        filt = get_filter(self.filter)
+        kernels, widths = self._resolve_kernels(X)
+        fit, plain, crossed = select_outputs(
+            np.asarray(X, dtype), (Y - offset).astype(dtype), self._masks(X.shape[0]), filt,
+            independent_params(self, filt), np.array([float(kernels[0].sigma)]) if widths is None else widths,
+            refine=self.kernel is None and self.width_factors is None, random_state=check_random_state(self.random_state),
+            subsample=self._width_search_rows(X.shape[0]))
+        return fit, plain, crossed, offset
+
+    def _decision(self, X) -> np.ndarray:
+        if getattr(self, "family_", "common_similarity") != "independent":  # files saved before families
+            return super()._decision(X)
+        X = self._validate_predict_inputs(X)
+        G = output_predict(jnp.asarray(self.output_widths_, self.X_fit_.dtype), self.X_fit_, self.coef_,
+                           jnp.asarray(X, self.X_fit_.dtype))
+        return np.asarray(G @ self.output_matrix_) + self.y_mean_
+
+    def predictor(self):
+        """The fitted prediction function as a pytree (the coupled family; see ``PredictorMixin``)."""
+        if getattr(self, "family_", None) == "independent":
+            raise ParameterError("predictor() needs one kernel for all outputs; this VectorValuedRegressor chose "
+                                 "the independent family (a width per output): predict instead, or fit with "
+                                 "family='common_similarity'.")
+        return super().predictor()
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, d) predictions ((m,) if fitted on 1-D outputs)."""

@@ -1,0 +1,203 @@
+"""VectorValuedRegressor's families: per-output selection against brute-force per-output refits,
+the choice between the independent and the coupled (A_ω) family, and bad family input."""
+
+import os
+import tempfile
+
+import numpy as np
+import pytest
+from conftest import FLOAT32_PROMISE, X64
+
+from jaxmtl import Gaussian, Laplacian, VectorValuedRegressor, load, save
+from jaxmtl.errors import ParameterError
+from jaxmtl.models._per_task import N_PARTS, validation_parts
+from jaxmtl.selection import kfold_masks
+
+# against the float64 references: float64 tightly, float32 (JAXMTL_TEST_PRECISION) to its promise;
+# a chosen width to its storage precision
+RTOL, ATOL = (1e-6, 1e-8) if X64 else (FLOAT32_PROMISE["rtol"], FLOAT32_PROMISE["atol"])
+WIDTH_RTOL = 1e-10 if X64 else 1e-6
+
+
+def _outputs(n, functions, noise, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, (n, 1))
+    Y = np.stack([f(X[:, 0]) for f in functions], axis=1)
+    return X, Y + np.resize(noise, len(functions)) * rng.normal(size=Y.shape)
+
+
+def _gram(A, B, w):
+    return np.exp(-(A - B.T) ** 2 / (2 * w**2))
+
+
+def _row_errors(X, Y, masks, widths, lambdas):
+    """(d, W, L, k, n) squared errors of every held-out row of every fold (0 on training rows), by
+    explicit loops over outputs, widths, λ and folds of dense Tikhonov solves (K + n λ I) c = y − mean
+    on the fold's training rows."""
+    Y = Y - Y.mean(axis=0)
+    err = np.zeros((Y.shape[1], len(widths), len(lambdas)) + masks.shape)
+    for j in range(Y.shape[1]):
+        for i, w in enumerate(widths):
+            for l, lam in enumerate(lambdas):
+                for f, tr in enumerate(masks):
+                    te, mu = ~tr, Y[tr, j].mean()
+                    c = np.linalg.solve(_gram(X[tr], X[tr], w) + tr.sum() * lam * np.eye(tr.sum()), Y[tr, j] - mu)
+                    err[j, i, l, f, te] = (_gram(X[te], X[tr], w) @ c + mu - Y[te, j]) ** 2
+    return err
+
+
+def _fold_loss(err, masks):
+    """(…,) the loss of errors (…, k, n): per fold the sum over held-out rows over their count, averaged."""
+    return (err.sum(axis=-1) / (~masks).sum(axis=1)).mean(axis=-1)
+
+
+def _factors_widths(X, factors):
+    d = np.abs(X - X.T)[np.triu_indices(len(X), 1)]
+    return np.median(d) * factors
+
+
+FACTORS, LAMBDAS = np.array([0.5, 1.0, 2.0]), np.array([1e-1, 1e-2, 1e-3])
+FUNCTIONS = [np.sin, lambda x: x**2, lambda x: np.cos(3 * x)]
+
+
+def test_per_output_selection_equals_brute_force_refits():
+    X, Y = _outputs(30, FUNCTIONS, [0.1, 0.3, 0.05], 0)
+    model = VectorValuedRegressor(filter="tikhonov", n_folds=3, family="independent", width_factors=FACTORS,
+                                  lambdas=LAMBDAS, normalize_y=False).fit(X, Y)
+    masks, widths = kfold_masks(len(X), 3, 0), _factors_widths(X, FACTORS)
+    loss = _fold_loss(_row_errors(X, Y, masks, widths, LAMBDAS), masks)  # (d, W, L)
+    X_new = np.linspace(-2, 2, 7)[:, None]
+    pred = model.predict(X_new)
+    for j in range(Y.shape[1]):
+        i, l = np.unravel_index(np.argmin(loss[j]), loss[j].shape)
+        np.testing.assert_allclose(model.output_widths_[j], widths[i], rtol=WIDTH_RTOL)
+        np.testing.assert_allclose(model.output_params_[j], LAMBDAS[l], rtol=WIDTH_RTOL)
+        c = np.linalg.solve(_gram(X, X, widths[i]) + len(X) * LAMBDAS[l] * np.eye(len(X)), Y[:, j] - Y[:, j].mean())
+        np.testing.assert_allclose(pred[:, j], _gram(X_new, X, widths[i]) @ c + Y[:, j].mean(), rtol=RTOL, atol=ATOL)
+    # the family's loss in the coupled family's units: the mean over outputs
+    np.testing.assert_allclose(model.best_score_, loss.reshape(3, -1).min(axis=1).mean(), rtol=RTOL)
+    # scaling the outputs (normalize_y) changes no output's choice, nor the predictions
+    scaled = VectorValuedRegressor(filter="tikhonov", n_folds=3, family="independent", width_factors=FACTORS,
+                                   lambdas=LAMBDAS).fit(X, Y)
+    np.testing.assert_allclose(scaled.output_widths_, model.output_widths_, rtol=1e-12)
+    np.testing.assert_allclose(scaled.output_params_, model.output_params_, rtol=1e-12)
+    np.testing.assert_allclose(scaled.predict(X_new), pred, rtol=RTOL, atol=ATOL)
+
+
+def _nested_loss(err, masks, seed):
+    """The cross-fitted loss of errors (d, W, L, k, n): each output's held-out rows dealt to
+    N_PARTS parts; per part, the (width, λ) of least loss on the other parts scores it; the mean
+    over outputs. Explicit loops over outputs and parts."""
+    part = validation_parts(masks, np.zeros(masks.shape[1], int), N_PARTS, seed)
+    expected = 0.0
+    for j in range(len(err)):
+        for v in range(N_PARTS):
+            rest = _fold_loss(np.where((part >= 0) & (part != v), err[j], 0.0), masks)
+            i, l = np.unravel_index(np.argmin(rest), rest.shape)
+            expected += _fold_loss(np.where(part == v, err[j, i, l], 0.0), masks) / len(err)
+    return expected
+
+
+def test_cross_fitted_family_loss_equals_explicit_nested_selection():
+    X, Y = _outputs(30, FUNCTIONS, 0.3, 6)
+    model = VectorValuedRegressor(filter="tikhonov", n_folds=3, family="independent", width_factors=FACTORS,
+                                  lambdas=LAMBDAS, normalize_y=False, random_state=3).fit(X, Y)
+    masks = kfold_masks(len(X), 3, 3)
+    err = _row_errors(X, Y, masks, _factors_widths(X, FACTORS), LAMBDAS)
+    np.testing.assert_allclose(model.family_scores_["independent"], _nested_loss(err, masks, 3), rtol=RTOL)
+
+
+def test_default_width_search_on_a_subsample_as_the_coupled_family():
+    """Above 400 rows each output's default width grid is searched on the coupled family's random
+    400-row subsample (its folds there), extended past an edge or refined × 2^±1 around the best;
+    then its best × 2^-1, 1, 2^1 on all rows, where width, λ and both family losses are taken."""
+    n, seed = 420, 4
+    X, Y = _outputs(n, FUNCTIONS[:2], [0.1, 0.3], 7)
+    model = VectorValuedRegressor(filter="tikhonov", n_folds=3, family="independent", lambdas=LAMBDAS,
+                                  normalize_y=False, random_state=seed).fit(X, Y)
+    rows = np.sort(np.random.default_rng(seed).choice(n, 400, replace=False))
+    sub_masks, masks = kfold_masks(400, 3, seed), kfold_masks(n, 3, seed)
+    grid = _factors_widths(X, 4.0 ** np.arange(-2, 4))  # the default grid, from all rows' median distance
+    sub_err = _row_errors(X[rows], Y[rows], sub_masks, grid, LAMBDAS)
+    X_new = np.linspace(-2, 2, 7)[:, None]
+    pred, losses, errors = model.predict(X_new), [], []
+    for j in range(Y.shape[1]):
+        sub = _fold_loss(sub_err[j], sub_masks).min(axis=1)  # (W,)
+        best = grid[np.argmin(sub)]
+        extra = best * (np.array([1 / 16, 1 / 4]) if best == grid.min() else
+                        np.array([4.0, 16.0]) if best == grid.max() else np.array([0.5, 2.0]))
+        tried = np.r_[grid, extra]
+        more = _fold_loss(_row_errors(X[rows], Y[rows][:, [j]], sub_masks, extra, LAMBDAS)[0], sub_masks).min(axis=1)
+        widths = tried[np.argmin(np.r_[sub, more])] * np.array([0.5, 1.0, 2.0])
+        err = _row_errors(X, Y[:, [j]], masks, widths, LAMBDAS)  # (1, 3, L, k, n)
+        loss = _fold_loss(err[0], masks)
+        i, l = np.unravel_index(np.argmin(loss), loss.shape)
+        np.testing.assert_allclose(model.output_widths_[j], widths[i], rtol=WIDTH_RTOL)
+        np.testing.assert_allclose(model.output_params_[j], LAMBDAS[l], rtol=WIDTH_RTOL)
+        c = np.linalg.solve(_gram(X, X, widths[i]) + n * LAMBDAS[l] * np.eye(n), Y[:, j] - Y[:, j].mean())
+        np.testing.assert_allclose(pred[:, j], _gram(X_new, X, widths[i]) @ c + Y[:, j].mean(), rtol=RTOL, atol=ATOL)
+        losses.append(loss.min())
+        errors.append(err[0])
+    np.testing.assert_allclose(model.best_score_, np.mean(losses), rtol=RTOL)
+    np.testing.assert_allclose(model.family_scores_["independent"], _nested_loss(np.stack(errors), masks, seed),
+                               rtol=RTOL)
+
+
+def test_family_selection_independent_and_shared_outputs():
+    # outputs of their own length scale, level and noise: one width and step count for all is worse
+    X, Y = _outputs(120, [lambda x: 3 * np.sin(5 * x), lambda x: 0.3 * x + 5, lambda x: np.cos(x / 2)],
+                    [0.1, 0.5, 0.02], 2)
+    m = VectorValuedRegressor(omegas=[0.0, 0.5, 1.0]).fit(X, Y)
+    assert m.family_ == "independent", m.family_scores_
+    assert m.output_widths_[0] < m.output_widths_[2]
+    # the same function observed with independent noise: coupling averages the noise away
+    X, Y = _outputs(40, [np.sin] * 4, 0.3, 2)
+    m = VectorValuedRegressor(omegas=[0.0, 0.5, 1.0]).fit(X, Y)
+    assert m.family_ == "common_similarity", m.family_scores_
+    assert m.best_params_["omega"] >= 0.5
+    assert set(m.family_scores_) == {"independent", "common_similarity"}
+
+
+def test_independent_family_persists_and_refuses_a_predictor():
+    X, Y = _outputs(30, FUNCTIONS, 0.1, 1)
+    m = VectorValuedRegressor(family="independent", n_steps=40).fit(X, Y)
+    assert m.kernel_ is None and m.family_scores_.keys() == {"independent"}
+    path = os.path.join(tempfile.mkdtemp(), "model.npz")
+    save(m, path)
+    np.testing.assert_array_equal(load(path).predict(X), m.predict(X))
+    with pytest.raises(ParameterError, match="independent family"):
+        m.predictor()
+    one = VectorValuedRegressor(n_steps=40).fit(X, Y[:, 0])  # a single output: the families coincide
+    assert one.family_ == "common_similarity" and one.predict(X).shape == (30,)
+
+
+def test_independent_family_float32():
+    import jax
+
+    X, Y = _outputs(40, FUNCTIONS, 0.05, 3)
+    with jax.enable_x64(False):
+        m = VectorValuedRegressor(family="independent", n_steps=60).fit(X.astype(np.float32), Y.astype(np.float32))
+        pred = m.predict(X.astype(np.float32))
+    assert m.coef_.dtype == np.float32 and np.all(np.isfinite(pred))
+    assert np.all(np.mean((pred - Y) ** 2, axis=0) < 0.1 * np.var(Y, axis=0))
+    f64 = VectorValuedRegressor(family="independent", n_steps=60, dtype="float64").fit(X, Y)
+    np.testing.assert_allclose(m.output_params_, f64.output_params_)
+    np.testing.assert_allclose(pred, f64.predict(X), atol=1e-3 * np.abs(Y).max())
+
+
+def test_family_arguments_checked_before_fitting():
+    X, Y = _outputs(12, FUNCTIONS[:2], 0.05, 5)
+    bad = np.full_like(X, np.nan)  # the family is refused before the inputs are even read
+    with pytest.raises(ParameterError, match=r"family must be one of .*'independent'.*received 'shared'"):
+        VectorValuedRegressor(family="shared").fit(bad, Y)
+    for kwargs, match in [({"selection": "loo"}, "selects on folds.*'loo'"),
+                          ({"kernel": Laplacian(1.0)}, "Gaussian kernel per output"),
+                          ({"output": "independent"}, "output must be 'common_similarity'"),
+                          ({"approximation": "nystrom"}, "approximation must be None"),
+                          ({"search": "gradient"}, "search must be 'grid'")]:
+        with pytest.raises(ParameterError, match=match):
+            VectorValuedRegressor(family="independent", **kwargs).fit(bad, Y)
+        if "kernel" not in kwargs and "search" not in kwargs:  # 'auto' keeps the coupled family there
+            assert VectorValuedRegressor(n_steps=10, **kwargs).fit(X, Y).family_ == "common_similarity"
+    m = VectorValuedRegressor(kernel=Gaussian(1.0), n_steps=10, family="independent").fit(X, Y)
+    np.testing.assert_array_equal(m.output_widths_, [1.0, 1.0])
