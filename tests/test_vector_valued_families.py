@@ -57,6 +57,8 @@ def _factors_widths(X, factors):
 
 
 FACTORS, LAMBDAS = np.array([0.5, 1.0, 2.0]), np.array([1e-1, 1e-2, 1e-3])
+# n_repeats=None: ⌈1000 / n⌉ shuffles of the k-fold partition, at most 3 — 3 at every n of these tests
+REPEATS = 3
 FUNCTIONS = [np.sin, lambda x: x**2, lambda x: np.cos(3 * x)]
 
 
@@ -64,7 +66,7 @@ def test_per_output_selection_equals_brute_force_refits():
     X, Y = _outputs(30, FUNCTIONS, [0.1, 0.3, 0.05], 0)
     model = VectorValuedRegressor(filter="tikhonov", n_folds=3, family="independent", width_factors=FACTORS,
                                   lambdas=LAMBDAS, normalize_y=False).fit(X, Y)
-    masks, widths = kfold_masks(len(X), 3, 0), _factors_widths(X, FACTORS)
+    masks, widths = kfold_masks(len(X), 3, 0, REPEATS), _factors_widths(X, FACTORS)
     loss = _fold_loss(_row_errors(X, Y, masks, widths, LAMBDAS), masks)  # (d, W, L)
     X_new = np.linspace(-2, 2, 7)[:, None]
     pred = model.predict(X_new)
@@ -102,7 +104,7 @@ def test_cross_fitted_family_loss_equals_explicit_nested_selection():
     X, Y = _outputs(30, FUNCTIONS, 0.3, 6)
     model = VectorValuedRegressor(filter="tikhonov", n_folds=3, family="independent", width_factors=FACTORS,
                                   lambdas=LAMBDAS, normalize_y=False, random_state=3).fit(X, Y)
-    masks = kfold_masks(len(X), 3, 3)
+    masks = kfold_masks(len(X), 3, 3, REPEATS)
     err = _row_errors(X, Y, masks, _factors_widths(X, FACTORS), LAMBDAS)
     np.testing.assert_allclose(model.family_scores_["independent"], _nested_loss(err, masks, 3), rtol=RTOL)
 
@@ -116,7 +118,7 @@ def test_default_width_search_on_a_subsample_as_the_coupled_family():
     model = VectorValuedRegressor(filter="tikhonov", n_folds=3, family="independent", lambdas=LAMBDAS,
                                   normalize_y=False, random_state=seed).fit(X, Y)
     rows = np.sort(np.random.default_rng(seed).choice(n, 400, replace=False))
-    sub_masks, masks = kfold_masks(400, 3, seed), kfold_masks(n, 3, seed)
+    sub_masks, masks = kfold_masks(400, 3, seed, REPEATS), kfold_masks(n, 3, seed, REPEATS)
     grid = _factors_widths(X, 4.0 ** np.arange(-2, 4))  # the default grid, from all rows' median distance
     sub_err = _row_errors(X[rows], Y[rows], sub_masks, grid, LAMBDAS)
     X_new = np.linspace(-2, 2, 7)[:, None]

@@ -18,6 +18,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import cast
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -198,7 +200,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         kernels, widths = self._resolve_kernels(X)
         fit, plain, crossed = select_outputs(
             np.asarray(X, dtype), (Y - offset).astype(dtype), self._masks(X.shape[0]), filt,
-            independent_params(self, filt), np.array([float(kernels[0].sigma)]) if widths is None else widths,
+            independent_params(self, filt), np.array([float(cast(Gaussian, kernels[0]).sigma)]) if widths is None else widths,
             refine=self.kernel is None and self.width_factors is None, random_state=check_random_state(self.random_state),
             subsample=self._width_search_rows(X.shape[0]))
         return fit, plain, crossed, offset
