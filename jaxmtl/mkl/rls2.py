@@ -159,16 +159,18 @@ def _solve(stack, Y, lam, A, w, d0, C0, tol, max_iter, solver, smo_tol, smo_max_
                    rows=rows)
 
     def cond(s):
-        _, _, it, res = s
+        _, _, _, it, res = s
         return (res > tol) & (it < max_iter)
 
     def body(s):
-        d, C, it, _ = s
-        d, C, res = step(d, C0=C)
-        return d, C, it + 1, res
+        d, C, _, it, _ = s
+        d_new, C, res = step(d, C0=C)
+        return d_new, C, d, it + 1, res
 
-    d, C, it, res = jax.lax.while_loop(cond, body, (d0, C0, jnp.asarray(0), jnp.asarray(jnp.inf, Y.dtype)))
-    C = _c_step(stack, d, Y, A, lam, w, C, solver, rows)  # c*(d) for the returned d
+    start = (d0, C0, jnp.full_like(d0, jnp.nan), jnp.asarray(0), jnp.asarray(jnp.inf, Y.dtype))
+    d, C, d_prev, it, res = jax.lax.while_loop(cond, body, start)
+    # c*(d) for the returned d: C already is when the last d-step left d unchanged (one factorisation saved)
+    C = jax.lax.cond(jnp.all(d == d_prev), lambda: C, lambda: _c_step(stack, d, Y, A, lam, w, C, solver, rows))
     return RLS2Result(d, C, it, res, res <= tol)
 
 
