@@ -66,6 +66,7 @@ def test_demo_runs_on_a_bundled_mulan_set(capsys):
     out = capsys.readouterr().out
     assert "test R^2" in out and f"trained on          the {result['n_train']} training rows" in out
     assert np.isfinite(result["test_aRRMSE"]) and result["test_aRRMSE"] < 1.0
+    assert ("one model per target" in out) == (result["family"] == "independent")
 
 
 def test_predefined_validation_mask_scores_equal_one_refit_on_its_training_rows():
