@@ -72,7 +72,7 @@ def test_ard_finds_the_relevant_features_and_beats_the_isotropic_grid(ard_fits):
 def test_gradient_result_no_worse_than_its_start_on_validation(ard_fits):
     """The learned (widths, ω, λ) against the start, both scored by an explicit NumPy k-fold."""
     X, Y, _, _, _, ard = ard_fits
-    masks = kfold_masks(X.shape[0], 5, 0)
+    masks = kfold_masks(X.shape[0], 5, 0, 3)  # n_repeats=None: ⌈1000 / 100⌉ partitions, at most 3
     start = ard.search_start_
     Y = Y / np.std(Y, axis=0)  # the criterion is that of the standardised outputs (normalize_y)
     before = kfold_reference(X, Y, np.asarray(start["kernel"].sigma), start["omega"], start["lambda"], masks)
