@@ -246,3 +246,16 @@ def test_relative_regularisation_of_the_mixed_effects_is_lambda_over_the_weighte
     sq = np.sum(X ** 2, axis=1)
     expected = 0.05 / np.sum(s * (0.3 * sq + 0.7 * np.where(tasks == 1, sq, 1.0)))
     assert relative_regularisation(model) == pytest.approx(expected, rel=1e-5)
+
+
+@pytest.mark.parametrize("filt,expected", [("nu_method", 1 / 400.0**2), ("landweber", 1 / 400.0), ("tikhonov", 1e-4)])
+def test_per_output_parameters_give_the_least_regularised_output(filt, expected):
+    """One parameter per output (the per-output family): ρ is that of the least regularised output —
+    the most steps of an iterative filter, the smallest λ of Tikhonov (kernel trace / n = 1 here)."""
+    from types import SimpleNamespace
+
+    from jaxmtl.filters import get_filter
+
+    params = {"nu_method": [16, 400], "landweber": [16, 400], "tikhonov": [1e-2, 1e-4]}[filt]
+    fitted = SimpleNamespace(filter_=get_filter(filt), best_params_={"param": np.array(params)}, kernel_=None)
+    assert relative_regularisation(fitted) == pytest.approx(expected)

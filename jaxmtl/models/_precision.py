@@ -142,9 +142,10 @@ def relative_regularisation(estimator: Any) -> float | None:
     """
     filt, params = getattr(estimator, "filter_", None), getattr(estimator, "best_params_", None)
     if filt is not None and isinstance(params, dict) and params.get("param") is not None:
-        param = float(np.min(np.asarray(params["param"], np.float64)))
-        if filt.iterative:
-            return 1.0 / param ** (2 if filt.name == "nu_method" else 1)
+        values = np.asarray(params["param"], np.float64)
+        if filt.iterative:  # the most steps are the least regularisation
+            return 1.0 / float(np.max(values)) ** (2 if filt.name == "nu_method" else 1)
+        param = float(np.min(values))
         kernel, X = getattr(estimator, "kernel_", None), getattr(estimator, "X_fit_", None)
         mu, scale = param, (kernel_trace(kernel, X) / len(X) if kernel is not None and X is not None else 1.0)
     elif callable(getattr(estimator, "_ridge_system", None)) and hasattr(estimator, "X_fit_"):

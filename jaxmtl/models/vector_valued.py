@@ -35,7 +35,7 @@ from ._output_scale import output_scales, unscale_fitted
 from ._per_task import FAMILIES, independent_params, output_predict, select_outputs
 from ._spectral import _SpectralEstimator
 from .approximate import ApproximationMixin
-from .predictors import PredictorMixin
+from .predictors import PredictorMixin, SeparablePredictor
 
 __all__ = ["VectorValuedRegressor"]
 
@@ -213,7 +213,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
                            jnp.asarray(X, self.X_fit_.dtype))
         return np.asarray(G @ self.output_matrix_) + self.y_mean_
 
-    def predictor(self):
+    def predictor(self) -> SeparablePredictor:
         """The fitted prediction function as a pytree (the coupled family; see ``PredictorMixin``)."""
         if getattr(self, "family_", None) == "independent":
             raise ParameterError("predictor() needs one kernel for all outputs; this VectorValuedRegressor chose "

@@ -27,6 +27,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Callable
+
 import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
@@ -153,7 +155,7 @@ def tridiagonal_path(
     filt: SpectralFilter = Tikhonov(),
     n: ArrayLike | None = None,
     output: str = "predictions",
-    loss=mse_loss,
+    loss: Callable = mse_loss,
 ) -> Array:
     """The Tikhonov (or iterated Tikhonov) path of K ⊗ A with one n × n matrix in memory.
 
