@@ -187,12 +187,16 @@ def test_vector_field_fits_float32_inputs_under_x64(route):
     np.testing.assert_allclose(p32, p64, atol=1e-4)
 
 
-def test_vector_field_two_stage_selection_equals_brute_force_refits():
+def test_vector_field_two_stage_selection_equals_brute_force_refits(monkeypatch):
     """Default widths: the width stage's losses are, for every width it tried, the 5-fold dense
     Tikhonov losses at γ ∈ {0, ½, 1} (the grid's least, middle, largest), its width is their least;
     the path stage's losses at that width are the 10-fold losses at every γ, and the selected
-    (γ, λ) is their least — every loss from an explicit loop of dense solves."""
+    (γ, λ) is their least — every loss from an explicit loop of dense solves. (The two stages are
+    the default above JOINT_MAX_UNKNOWNS; lowered here to keep the dense loops small.)"""
     from jaxmtl.kernels.scalar import median_heuristic
+    from jaxmtl.models import fields
+
+    monkeypatch.setattr(fields, "JOINT_MAX_UNKNOWNS", 0)
     from jaxmtl.selection.criteria import kfold_masks
 
     X = grid_2d(12)
