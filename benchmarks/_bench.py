@@ -303,6 +303,18 @@ def report(name: str, quick: bool, rows: list[dict], columns: list[str], targets
     return path
 
 
+def pop_only(argv: list[str]) -> tuple[list[str] | None, list[str]]:
+    """(the comma-separated names after ``--only``, or None; argv without that option): the rows to
+    rerun, the others kept from the last results file."""
+    argv = list(argv)
+    if "--only" not in argv:
+        return None, argv
+    i = argv.index("--only")
+    only = argv[i + 1].split(",")
+    del argv[i:i + 2]
+    return only, argv
+
+
 def parse_args(doc: str, worker, argv=None, float32: bool = False):
     """Common command line of the perf scripts; runs ``worker`` and returns None in worker mode.
 

@@ -39,7 +39,7 @@ import json
 import sys
 from pathlib import Path
 
-from _bench import RESULTS, parse_args, set_threads
+from _bench import RESULTS, parse_args, pop_only, set_threads
 
 set_threads()  # before numpy / jax: one BLAS/XLA thread per process by default
 
@@ -113,12 +113,7 @@ def _product(n: int, cols: int, seconds: float) -> dict:
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
-    only = None
-    if "--only" in argv:  # rerun these kinds; the other rows come from the last results file
-        i = argv.index("--only")
-        only = argv[i + 1].split(",")
-        del argv[i:i + 2]
+    only, argv = pop_only(sys.argv[1:] if argv is None else argv)  # rerun these kinds alone
     args = parse_args(__doc__, worker, argv)
     if args is None:  # worker mode
         return

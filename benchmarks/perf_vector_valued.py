@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from _bench import parse_args, set_threads  # noqa: E402
+from _bench import parse_args, pop_only, set_threads  # noqa: E402
 
 THREADS = set_threads()  # before numpy / jax: one BLAS/XLA thread per process by default
 
@@ -204,12 +204,7 @@ def worker(task: dict) -> dict:
 
 
 def main(argv=None) -> dict:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    only = None
-    if "--only" in argv:  # rerun these methods; the other rows come from the last results file
-        i = argv.index("--only")
-        only = argv[i + 1].split(",")
-        del argv[i:i + 2]
+    only, argv = pop_only(sys.argv[1:] if argv is None else argv)  # rerun these methods alone
     args = parse_args(__doc__, worker, argv, float32=True)
     if args is None:  # worker mode
         return {}

@@ -236,6 +236,22 @@ def load_mnist():
     return table[:, :-1] / 255.0, table[:, -1].astype(int)
 
 
+def timed_fit(make, X_tr, y_tr, X_te, y_te) -> tuple[dict, object]:
+    """({accuracy, fit_wall_s, fit_cpu_s, load_before, load_after[, best_params]}, the fitted model) of
+    ``make().fit`` on the training rows, warnings silenced, scored on the test rows."""
+    load_before = os.getloadavg()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wall, cpu = time.perf_counter(), time.process_time()
+        fitted = make().fit(X_tr, y_tr)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    row = {"accuracy": float(np.mean(fitted.predict(X_te) == y_te)), "fit_wall_s": wall, "fit_cpu_s": cpu,
+           "load_before": load_before, "load_after": os.getloadavg()}
+    if hasattr(fitted, "best_params_"):
+        row["best_params"] = {k: v for k, v in fitted.best_params_.items() if k != "kernel"}
+    return row, fitted
+
+
 def pixels(n_train, n_test):
     """Raw-pixel digits: accuracy, fit wall / CPU seconds and load average of the three default models."""
     from sklearn.model_selection import train_test_split
@@ -246,16 +262,7 @@ def pixels(n_train, n_test):
                                               random_state=0)
     out = {"n_train": n_train, "n_test": n_test}
     for key, make in (("okl", OutputKernelClassifier), ("multiclass", MultiClassClassifier), ("svc", SVC)):
-        load_before = os.getloadavg()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            wall, cpu = time.perf_counter(), time.process_time()
-            fitted = make().fit(X_tr, y_tr)
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        out[key] = {"accuracy": float(np.mean(fitted.predict(X_te) == y_te)), "fit_wall_s": wall, "fit_cpu_s": cpu,
-                    "load_before": load_before, "load_after": os.getloadavg()}
-        if key != "svc":
-            out[key]["best_params"] = {k: v for k, v in fitted.best_params_.items() if k != "kernel"}
+        out[key], _ = timed_fit(make, X_tr, y_tr, X_te, y_te)
         print(f"pixels {key}: {out[key]}", flush=True)
     return out
 
@@ -292,16 +299,8 @@ def usps(n_train, n_test):
                                                                       fit_intercept=False)),
               ("svc", SVC))
     for key, make in models:
-        load_before = os.getloadavg()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            wall, cpu = time.perf_counter(), time.process_time()
-            fitted = make().fit(X_tr, y_tr)
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        out[key] = {"accuracy": float(np.mean(fitted.predict(X_te) == y_te)), "fit_wall_s": wall, "fit_cpu_s": cpu,
-                    "load_before": load_before, "load_after": os.getloadavg()}
+        out[key], fitted = timed_fit(make, X_tr, y_tr, X_te, y_te)
         if key != "svc":
-            out[key]["best_params"] = {k: v for k, v in fitted.best_params_.items() if k != "kernel"}
             out[key]["top_similar_pairs"] = similar_pairs(np.asarray(fitted.output_kernel_))
         print(f"usps {key}: {out[key]}", flush=True)
     return out
