@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> dict:
         "fit_seconds_including_compilation": fit_time,
     }
     print(f"data set            {args.data}: {len(train)} train / {n_test} test, targets {list(targets)}")
-    print(f"trained on          the {len(train)} training rows (5-fold CV on them, then refit on all of them)")
+    print(f"trained on          the {len(train)} training rows (k-fold CV on them, then refit on all of them)")
     print(f"filter              {args.filter}")
     param = "steps" if model.filter_.iterative else "lambda"
     if model.family_ == "independent":  # one model per target (the per-output family won the 5-fold comparison)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from _reference import dense_filter_coefficients, gaussian_gram, problem
-from jaxmtl.errors import ParameterError, ShapeError
+from jaxmtl.errors import JaxmtlError, ParameterError, ShapeError
 from jaxmtl.filters import IteratedTikhonov, NuMethod, Tikhonov, TruncatedSVD
 from jaxmtl.operators import separable_eigh
 from jaxmtl.paths import mse_loss, spectral_path, tridiagonal_path
@@ -73,6 +73,9 @@ def test_bad_input_is_refused():
         tridiagonal_path(K, Y, jnp.ones(2), filt=TruncatedSVD(), output="coefficients")
     with pytest.raises(ParameterError, match="NuMethod"):
         tridiagonal_path(K, Y, jnp.ones(2), filt=NuMethod(), output="coefficients")
+    for bad in ([0.1, 0.0], [np.nan], "x"):
+        with pytest.raises(JaxmtlError, match="params"):
+            tridiagonal_path(K, Y, bad)
     with pytest.raises(ParameterError, match="output"):
         tridiagonal_path(K, Y, jnp.ones(2), output="curve")
     with pytest.raises(ShapeError, match="K_eval"):

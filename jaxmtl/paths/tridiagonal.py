@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
+from .._checks import check_positive_array
 from ..errors import ParameterError, ShapeError
 from ..filters.spectral import IteratedTikhonov, SpectralFilter, Tikhonov
 from .eigen import mse_loss
@@ -178,7 +179,8 @@ def tridiagonal_path(
       loss: ``loss(F, Y, w)`` for 'loss'.
 
     Raises:
-      ParameterError: another filter or output; ShapeError: inconsistent shapes.
+      ParameterError: another filter or output, or λ not finite and positive;
+      ShapeError: inconsistent shapes.
 
     Example:
         >>> K = jnp.array([[2.0, 1.0], [1.0, 2.0]]); Y = jnp.ones((2, 1))
@@ -186,6 +188,9 @@ def tridiagonal_path(
         [0.25, 0.25]
     """
     _orders(filt)
+    K, Y = jnp.asarray(K), jnp.asarray(Y)
+    if not isinstance(params, jax.core.Tracer):  # concrete λ are checked; traced ones are the caller's
+        params = check_positive_array(params, "params")
     if output not in ("coefficients", "predictions", "loss"):
         raise ParameterError(f"output must be 'coefficients', 'predictions' or 'loss'; received {output!r}.")
     n_rows, d = Y.shape
