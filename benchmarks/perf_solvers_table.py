@@ -12,10 +12,12 @@ test decision values.
 Data (inputs standardised on the training rows; γ = γ₀·k with γ₀ = 1/p, scikit-learn's 'scale'):
 IDA banana, image, titanic (train + test rows of the first realisation pooled, then split),
 scikit-learn's digits (even vs odd) and make_classification; SVR on the bundled Parkinson's
-telemonitoring set (total_UPDRS) and scikit-learn's make_friedman1. The training size is
-``--n`` or all a set has less a held-out part, whichever is smaller.
+telemonitoring set (total_UPDRS) and scikit-learn's make_friedman1. The training size is each of
+``--n`` or all a set has less a held-out part, whichever is smaller; above 2000 rows only the
+generated sets, which reach any size, run (make_classification, make_hastie_10_2 and
+make_friedman1: 8 configurations), since the real sets hold fewer rows.
 
-Usage: python benchmarks/perf_solvers_table.py [--quick] [--n 2000] [--repeats 3] [--threads N]
+Usage: python benchmarks/perf_solvers_table.py [--quick] [--n 2000 10000] [--repeats 3] [--threads N]
 Writes benchmarks/results/perf_solvers_table.json (``_quick`` with --quick); ``--markdown`` prints
 the table of docs/solvers.md from it.
 """
@@ -33,7 +35,8 @@ import _bench  # noqa: E402
 
 PARSER = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 PARSER.add_argument("--quick", action="store_true", help="n = 300, 4 configurations, 2 repeats")
-PARSER.add_argument("--n", type=int, default=2000, help="training rows (at most; a set may have fewer)")
+PARSER.add_argument("--n", type=int, nargs="+", default=[2000, 10000],
+                    help="training sizes (at most; a set may have fewer)")
 PARSER.add_argument("--repeats", type=int, default=3)
 PARSER.add_argument("--threads", type=int, default=1, help="BLAS / XLA threads (0: library defaults)")
 PARSER.add_argument("--markdown", action="store_true", help="print the table of the last results as Markdown, run nothing")
@@ -43,6 +46,10 @@ TOL, EPS = 1e-3, 0.1
 CONFIGS = tuple((name, "svm", C, k) for name in ("banana", "image", "titanic", "digits", "make_classification")
                 for C, k in ((1.0, 1.0), (10.0, 1.0), (1.0, 4.0))) + \
     tuple((name, "svr", C, k) for name in ("parkinsons", "friedman1") for C, k in ((1.0, 1.0), (10.0, 1.0)))
+# above SMALL rows: the generated sets only
+SMALL = 2000
+LARGE = tuple(c for c in CONFIGS if c[0] in ("make_classification", "friedman1")) + \
+    tuple(("hastie", "svm", C, k) for C, k in ((1.0, 1.0), (10.0, 1.0), (1.0, 4.0)))
 QUICK = (("banana", "svm", 1.0, 1.0), ("digits", "svm", 10.0, 1.0), ("parkinsons", "svr", 1.0, 1.0),
          ("friedman1", "svr", 10.0, 1.0))
 
@@ -64,6 +71,8 @@ def dataset(name: str, n: int, seed: int = 0):
         X, t = skd.make_classification(n_samples=3 * n // 2, n_features=20, n_informative=8, flip_y=0.05,
                                        random_state=seed)
         y = 2.0 * t - 1
+    elif name == "hastie":
+        X, y = skd.make_hastie_10_2(n_samples=3 * n // 2, random_state=seed)
     elif name == "parkinsons":
         d = load_parkinsons()
         X, y = d.X, d.y
@@ -142,14 +151,14 @@ def main(argv=None):
         print(markdown(json.loads((_bench.RESULTS / "perf_solvers_table.json").read_text())))
         return
     _bench.set_threads(["--threads", str(args.threads)])
-    n = 300 if args.quick else args.n
     repeats = 2 if args.quick else args.repeats
-    configs = QUICK if args.quick else CONFIGS
+    plan = [(300, QUICK)] if args.quick else [(n, CONFIGS if n <= SMALL else LARGE) for n in args.n]
     rows = []
     start = time.perf_counter()
-    for cfg in configs:
-        rows.append(run(cfg, n, repeats))
-        print(_bench.table(rows[-1:], list(rows[-1])), flush=True)
+    for n, configs in plan:
+        for cfg in configs:
+            rows.append({"size": n, **run(cfg, n, repeats)})
+            print(_bench.table(rows[-1:], list(rows[-1])), flush=True)
     cols = ["data", "task", "n", "C", "gamma", "ours_s", "libsvm_s", "ratio", "ours_metric", "libsvm_metric",
             "max_decision_diff", "ours_iter", "libsvm_iter"]
     print(_bench.table(rows, cols))
@@ -159,10 +168,15 @@ def main(argv=None):
                "no ratio above 3 (issue 30)": {"max_ratio": max(ratios), "above_3": sum(r > 3 for r in ratios),
                                               "met": bool(max(ratios) <= 3)},
                "configurations ≥ 12": {"count": len(rows), "met": len(rows) >= 12}}
+    for n, _ in plan:
+        part = [r["ratio"] for r in rows if r["size"] == n]
+        targets[f"n = {n}: median ratio ≤ 1.5, none above 3"] = {
+            "median_ratio": statistics.median(part), "max_ratio": max(part), "count": len(part),
+            "met": bool(statistics.median(part) <= 1.5 and max(part) <= 3)}
     for k, t in targets.items():
         print(f"target {k}: {'MET' if t['met'] else 'NOT MET'} {t}")
     name = "perf_solvers_table" + ("_quick" if args.quick else "")
-    command = "python benchmarks/perf_solvers_table.py" + (" --quick" if args.quick else f" --n {args.n} --repeats {args.repeats}")
+    command = "python benchmarks/perf_solvers_table.py" + (" --quick" if args.quick else f" --n {' '.join(map(str, args.n))} --repeats {args.repeats}")
     path = _bench.write(name, {"command": command, "dtype": "ours float32 (JAX default), libsvm float64",
                                "tol": TOL, "epsilon": EPS, "repeats": repeats,
                                "threads": _bench.os.environ.get("JAXMTL_BENCH_THREADS"),

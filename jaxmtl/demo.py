@@ -58,9 +58,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--data", default="school", choices=("school",) + tuple(mulan_names()), metavar="NAME",
                         help="'school' (multi-task regression; default) or a bundled Mulan multi-target set: "
                              + ", ".join(mulan_names()))
-    parser.add_argument("--filter", default="nu_method", metavar="FILTER",
-                        help="spectral filter for a Mulan set: nu_method (default), landweber, tikhonov, "
-                             "iterated_tikhonov or tsvd (School always uses the ν-method)")
+    parser.add_argument("--filter", default=None, metavar="FILTER",
+                        help="spectral filter for a Mulan set: nu_method, landweber, tikhonov, iterated_tikhonov "
+                             "or tsvd (default: the estimator's, the ν-method for the coupled family and Tikhonov "
+                             "per target; School always uses the ν-method)")
     parser.add_argument("--seed", type=int, default=0, metavar="N",
                         help="seed of the split: School train / validation / test, Mulan train / test (default 0)")
     parser.add_argument("--steps", type=_positive_int, default=150, metavar="T",
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> dict:
         "n_train": int(len(train)),
         "n_test": int(n_test),
         "targets": list(targets),
-        "filter": args.filter,
+        "filter": model.filter_.name,
         "family": model.family_,
         "kernel_width": np.asarray(model.best_params_["kernel_width"]).tolist(),
         "omega": model.best_params_["omega"],
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> dict:
     }
     print(f"data set            {args.data}: {len(train)} train / {n_test} test, targets {list(targets)}")
     print(f"trained on          the {len(train)} training rows (k-fold CV on them, then refit on all of them)")
-    print(f"filter              {args.filter}")
+    print(f"filter              {model.filter_.name}")
     param = "steps" if model.filter_.iterative else "lambda"
     if model.family_ == "independent":  # one model per target (the per-output family won the 5-fold comparison)
         widths = ", ".join(f"{w:.4g}" for w in result["kernel_width"])

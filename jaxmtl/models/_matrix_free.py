@@ -33,13 +33,13 @@ import numpy as np
 from .._checks import check_bool
 from .._progress import StageReporter, reporting
 from ..errors import DivergenceError, ParameterError
-from ..filters.spectral import get_filter
 from ..kernels.scalar import Gaussian
 from ..paths.dense import dense_coefficients, dense_grid_losses
 from ..paths.eigen import mse_loss
 from ..paths.scan import grid_path_losses, path_scan, raise_divergence
 from ..selection.criteria import fold_sizes
 from ._spectral import (
+    resolve_filter,
     KERNEL_BATCH,
     SELECTIONS,
     WIDTH_SUBSAMPLE,
@@ -153,7 +153,7 @@ class _MatrixFreeEstimator(_GridSelection):
         are its folds): what a comparison with another family on the same folds needs."""
         n, d = Y.shape
         route = self._route(n * d)
-        filt = get_filter(self.filter)
+        filt = resolve_filter(self.filter)
         allowed = SELECTIONS if route == "exact" else ("kfold", "holdout")
         if isinstance(self.selection, str) and self.selection not in allowed:
             raise ParameterError(

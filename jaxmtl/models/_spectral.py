@@ -80,6 +80,22 @@ REPEAT_PREDICTIONS = 1000
 MAX_REPEATS = 3
 
 
+def resolve_filter(spec: Any, independent: bool = False) -> SpectralFilter:
+    """The filter a family runs: ``spec`` (a :class:`~jaxmtl.filters.SpectralFilter` or its name)
+    for every family, or for ``spec=None`` the ν-method in the coupled families (their path scales
+    matrix-free) and Tikhonov in the independent one (``independent=True``): there every task or
+    output is its own KernelRidge, the baseline that family must contain, and its
+    eigendecomposition makes every λ free.
+
+    Example:
+        >>> resolve_filter(None).name, resolve_filter(None, independent=True).name
+        ('nu_method', 'tikhonov')
+    """
+    if spec is None:
+        return get_filter("tikhonov" if independent else "nu_method")
+    return get_filter(spec)
+
+
 def _stack(kernels: list[Kernel]) -> Kernel:
     """Stack same-class kernels into one pytree with a leading batch axis (NumPy leaves: stacking
     them is no compiled call)."""
@@ -419,7 +435,7 @@ class _SpectralEstimator(_GridSelection):
         n, d = Y.shape
         if n < 2:
             raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={n}.")
-        filt = get_filter(self.filter)
+        filt = resolve_filter(self.filter)
         kernels, widths = self._resolve_kernels(X)
         a, V, omegas = self._resolve_output(d)
         scale = float(np.mean(np.asarray(kernels[0].diag(jnp.asarray(X)))))

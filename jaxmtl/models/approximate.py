@@ -42,7 +42,6 @@ from numpy.typing import ArrayLike
 from .._checks import check_bool, check_int, check_outputs, check_random_state
 from .._progress import StageReporter
 from ..errors import DivergenceError, ParameterError, ShapeError
-from ..filters.spectral import get_filter
 from ..kernels.scalar import Gaussian, Kernel, Laplacian, Matern
 from ..operators.blocked import pad_rows
 from ..operators.nystrom import (
@@ -59,6 +58,7 @@ from ._base import RegressorMixin
 from ._output_scale import output_scales, unscale_fitted
 from .predictors import PredictorMixin, SeparablePredictor
 from ._spectral import (
+    resolve_filter,
     _best_index,
     _path_params,
     _refine_widths,
@@ -201,7 +201,7 @@ class ApproximationMixin(_MixinBase):
             raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={n}.")
         approx, m, sampling, block = self._approximation_settings(n)
         self.n_components_ = m
-        filt = get_filter(self.filter)
+        filt = resolve_filter(self.filter)
         kernels, widths = self._resolve_kernels(X)
         if approx == "random_features":
             _unit_kernel(kernels[0])

@@ -39,7 +39,6 @@ from numpy.typing import ArrayLike
 
 from .._checks import check_bool, check_outputs, check_random_state, check_unit_interval
 from ..errors import ParameterError, ShapeError, TaskError
-from ..filters.spectral import get_filter
 from ..kernels.scalar import Gaussian, Kernel
 from ..operators.tasks import (
     CommonSimilarityTaskOperator,
@@ -52,6 +51,7 @@ from ..operators.tasks import (
 from ._base import RegressorMixin
 from ._matrix_free import _MatrixFreeEstimator
 from ._per_task import FAMILIES, IndependentFit, independent_params, select_independent, task_predict
+from ._spectral import resolve_filter
 
 __all__ = ["MultiTaskRegressor"]
 
@@ -86,8 +86,10 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
       kernel: scalar kernel; None selects a Gaussian width from median × 4ᵏ, k = −2 … 3,
         refined around the best (or ``median × width_factors`` when given).
       omegas: ω grid in [0, 1] (default 0, 0.1, …, 1): ω = 0 independent tasks, 1 pooled.
-      filter: 'nu_method' (default), 'landweber'; on the exact route also 'tikhonov', 'tsvd',
-        'iterated_tikhonov' (or an instance).
+      filter: for both families 'nu_method', 'landweber'; on the exact route and in the
+        independent family also 'tikhonov', 'tsvd', 'iterated_tikhonov' (or an instance). None
+        (default): the ν-method in the common-similarity family and Tikhonov in the independent
+        one — KernelRidge per task, the baseline that family must contain (docs/defaults.md).
       n_steps: path length (default 300 for the ν-method, 3000 for Landweber, evaluated on a
         geometric grid and continued when the best step is the last).
       selection: 'holdout', 'kfold' (folds vmapped), on the exact route also 'loo' and 'gcv'
@@ -132,7 +134,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
     common-similarity search, path_params_, tasks_ (task labels), n_features_in_.
     """
 
-    def __init__(self, kernel: Kernel | None = None, omegas: Any = None, filter: Any = "nu_method",
+    def __init__(self, kernel: Kernel | None = None, omegas: Any = None, filter: Any = None,
                  n_steps: int | None = None, selection: str = "holdout", n_folds: int = 5,
                  validation_fraction: float = 0.25, width_factors: Any = None,
                  fit_intercept: bool = True, random_state: int = 0, lambdas: Any = None,
@@ -202,7 +204,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         y_mean = float(Y.mean()) if check_bool(self.fit_intercept, "fit_intercept") else 0.0
         dtype = jax.dtypes.canonicalize_dtype(X.dtype)
         Y = (Y - y_mean).astype(dtype)
-        filt = get_filter(self.filter)
+        filt = resolve_filter(self.filter, independent=True)
         masks = self._masks(X.shape[0])  # the folds of every family: like is compared with like
         scores = {}
         if family != "independent":

@@ -27,13 +27,13 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import check_bool, check_outputs, check_random_state
 from ..errors import ParameterError, ShapeError
-from ..filters.spectral import SpectralFilter, get_filter
+from ..filters.spectral import SpectralFilter
 from ..kernels.scalar import Gaussian, Kernel
 from ._base import RegressorMixin
 from ._gradient_search import check_search
 from ._output_scale import output_scales, unscale_fitted
 from ._per_task import FAMILIES, independent_params, output_predict, select_outputs
-from ._spectral import _SpectralEstimator
+from ._spectral import _SpectralEstimator, resolve_filter
 from .approximate import ApproximationMixin
 from .predictors import PredictorMixin, SeparablePredictor
 
@@ -48,7 +48,10 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         ``median_distance × width_factors``.
       output: 'common_similarity' (ω chosen on ``omegas``, [BRBV11] eq. 18), 'independent'
         (A = I), or a (d, d) symmetric PSD matrix (see :mod:`jaxmtl.outputs`).
-      filter: a :class:`~jaxmtl.filters.SpectralFilter` or its name.
+      filter: a :class:`~jaxmtl.filters.SpectralFilter` or its name, for both families; None
+        (default): the ν-method in the coupled family and Tikhonov in the independent one —
+        KernelRidge per output, the baseline that family must contain, every λ free on its
+        eigendecomposition (see docs/defaults.md).
       selection: 'kfold', 'loo' (closed form), 'gcv', 'holdout', or a predefined split given as
         boolean training masks of shape (k, n) (or (n,) for one validation set).
       n_folds: folds for 'kfold'.
@@ -113,7 +116,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
     """
 
     def __init__(self, kernel: Kernel | None = None, output: str | ArrayLike = "common_similarity",
-                 filter: str | SpectralFilter = "nu_method", selection: str | ArrayLike = "kfold",
+                 filter: str | SpectralFilter | None = None, selection: str | ArrayLike = "kfold",
                  n_folds: int | None = 5, n_steps: int | None = None, lambdas: ArrayLike | None = None,
                  omegas: ArrayLike | None = None, width_factors: ArrayLike | None = None,
                  validation_fraction: float = 0.2, fit_intercept: bool = True, random_state: int | None = 0,
@@ -183,7 +186,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
             self.output_matrix_ = jnp.eye(Y.shape[1], dtype=dtype)
             self.output_widths_, self.output_params_ = fit.widths, fit.params
             self.y_mean_ = (offset + fit.means).astype(Ys.dtype)
-            self.filter_, self.n_outputs_, self.approximate_ = get_filter(self.filter), Y.shape[1], False
+            self.filter_, self.n_outputs_, self.approximate_ = resolve_filter(self.filter, True), Y.shape[1], False
             self.best_params_ = {"kernel": None, "kernel_width": fit.widths, "omega": None, "param": fit.params}
             self.best_score_ = plain
         unscale_fitted(self, scales)
@@ -196,7 +199,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
             raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={X.shape[0]}.")
         offset = Y.mean(axis=0) if check_bool(self.fit_intercept, "fit_intercept") else np.zeros(Y.shape[1], Y.dtype)
         dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
-        filt = get_filter(self.filter)
+        filt = resolve_filter(self.filter, independent=True)
         kernels, widths = self._resolve_kernels(X)
         fit, plain, crossed = select_outputs(
             np.asarray(X, dtype), (Y - offset).astype(dtype), self._masks(X.shape[0]), filt,
