@@ -4,6 +4,7 @@ the choice between the independent and the coupled (A_ω) family, and bad family
 import os
 import tempfile
 
+import jax
 import numpy as np
 import pytest
 from conftest import FLOAT32_PROMISE, X64
@@ -160,21 +161,32 @@ def test_family_selection_independent_and_shared_outputs():
     assert set(m.family_scores_) == {"independent", "common_similarity"}
 
 
-def test_independent_family_persists_and_refuses_a_predictor():
+def test_independent_family_persists_and_gives_a_per_output_predictor():
     X, Y = _outputs(30, FUNCTIONS, 0.1, 1)
     m = VectorValuedRegressor(family="independent", n_steps=40).fit(X, Y)
     assert m.kernel_ is None and m.family_scores_.keys() == {"independent"}
     path = os.path.join(tempfile.mkdtemp(), "model.npz")
     save(m, path)
     np.testing.assert_array_equal(load(path).predict(X), m.predict(X))
-    with pytest.raises(ParameterError, match="independent family"):
-        m.predictor()
+    f = m.predictor()  # a width per output, as a pytree: jit, and gradients through the widths
+    assert type(f).__name__ == "PerOutputPredictor"
+    np.testing.assert_allclose(jax.jit(lambda model, x: model(x))(f, X), m.predict(X), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(f(X[0]), m.predict(X[:1])[0], rtol=RTOL, atol=ATOL)
+    # each column is a Gaussian-kernel expansion with its own width: the dense sum, column by column
+    Xc = X - (0 if f.input_offset is None else np.asarray(f.input_offset))
+    Xf = np.asarray(f.X_fit)
+    for j, w in enumerate(np.asarray(f.widths)):
+        G = np.exp(-((Xc[:, None] - Xf[None]) ** 2).sum(-1) / (2 * w**2))
+        c, s, b = np.asarray(f.coef)[:, j], np.asarray(f.output_matrix)[j, j], np.asarray(f.offset)[j]
+        size = np.abs(G) @ np.abs(c) * abs(s) + abs(b)  # rounding of the sum scales with its terms
+        assert np.all(np.abs(m.predict(X)[:, j] - (G @ c * s + b)) <= RTOL * size + ATOL)
+    grad = jax.grad(lambda model: model(X).sum())(f)
+    assert grad.widths.shape == (Y.shape[1],) and np.all(np.isfinite(grad.widths))
     one = VectorValuedRegressor(n_steps=40).fit(X, Y[:, 0])  # a single output: the families coincide
     assert one.family_ == "common_similarity" and one.predict(X).shape == (30,)
 
 
 def test_independent_family_float32():
-    import jax
 
     X, Y = _outputs(40, FUNCTIONS, 0.05, 3)
     with jax.enable_x64(False):

@@ -30,11 +30,11 @@ from .multiclass import MultiClassClassifier
 from .multitask import MultiTaskRegressor
 from .output_kernel import OutputKernelClassifier, OutputKernelRegressor
 from .rls2 import RLS2Classifier, RLS2Regressor
-from .predictors import SeparablePredictor
+from .predictors import PerOutputPredictor, SeparablePredictor
 from .vector_valued import VectorValuedRegressor
 
 __all__ = ["VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor", "VectorFieldRegressor",
-           "angular_error", "SeparablePredictor", "MixedEffectRegressor",
+           "angular_error", "PerOutputPredictor", "SeparablePredictor", "MixedEffectRegressor",
            "KernelMachine", "KernelMachineClassifier", "RLS2Regressor", "RLS2Classifier",
            "ApproximateKernelRegressor", "OutputKernelRegressor", "OutputKernelClassifier"]
 

@@ -35,7 +35,7 @@ from ._output_scale import output_scales, unscale_fitted
 from ._per_task import FAMILIES, independent_params, output_predict, select_outputs
 from ._spectral import _SpectralEstimator, resolve_filter
 from .approximate import ApproximationMixin
-from .predictors import PredictorMixin, SeparablePredictor
+from .predictors import PerOutputPredictor, PredictorMixin, SeparablePredictor
 
 __all__ = ["VectorValuedRegressor"]
 
@@ -216,13 +216,12 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
                            jnp.asarray(X, self.X_fit_.dtype))
         return np.asarray(G @ self.output_matrix_) + self.y_mean_
 
-    def predictor(self) -> SeparablePredictor:
-        """The fitted prediction function as a pytree (the coupled family; see ``PredictorMixin``)."""
-        if getattr(self, "family_", None) == "independent":
-            raise ParameterError("predictor() needs one kernel for all outputs; this VectorValuedRegressor chose "
-                                 "the independent family (a width per output): predict instead, or fit with "
-                                 "family='common_similarity'.")
-        return super().predictor()
+    def predictor(self) -> SeparablePredictor | PerOutputPredictor:
+        """The fitted prediction function as a pytree: a :class:`SeparablePredictor` for the
+        coupled family, a :class:`PerOutputPredictor` (a width per output) for the independent one."""
+        if getattr(self, "family_", None) != "independent":
+            return super().predictor()
+        return PerOutputPredictor(jnp.asarray(self.output_widths_, self.X_fit_.dtype), *self._leaves())
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, d) predictions ((m,) if fitted on 1-D outputs)."""
