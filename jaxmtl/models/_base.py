@@ -41,6 +41,7 @@ import numpy as np
 
 from .._checks import check_inputs, narrow
 from ..errors import NotFittedError, ParameterError, RangeError, ShapeError
+from ..filters.spectral import SpectralFilter, get_filter
 from ._precision import PrecisionMixin
 
 try:  # scikit-learn is optional: use its base classes when it is installed
@@ -60,7 +61,7 @@ except ImportError:  # pragma: no cover - exercised only without scikit-learn
         _estimator_type = "classifier"
 
 
-__all__ = ["BaseEstimator", "RegressorMixin", "ClassifierMixin", "HAVE_SKLEARN"]
+__all__ = ["BaseEstimator", "RegressorMixin", "ClassifierMixin", "HAVE_SKLEARN", "resolve_filter"]
 
 
 def _feature_names(X: Any) -> np.ndarray | None:
@@ -345,3 +346,19 @@ class ClassifierMixin(_SklearnClassifierMixin):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
         return tags
+
+
+def resolve_filter(spec: Any, independent: bool = False) -> SpectralFilter:
+    """The filter a family runs: ``spec`` (a :class:`~jaxmtl.filters.SpectralFilter` or its name)
+    for every family, or for ``spec=None`` the ν-method in the coupled families (their path scales
+    matrix-free) and Tikhonov in the independent one (``independent=True``): there every task or
+    output is its own KernelRidge, the baseline that family must contain, and its
+    eigendecomposition makes every λ free.
+
+    Example:
+        >>> resolve_filter(None).name, resolve_filter(None, independent=True).name
+        ('nu_method', 'tikhonov')
+    """
+    if spec is None:
+        return get_filter("tikhonov" if independent else "nu_method")
+    return get_filter(spec)

@@ -38,8 +38,8 @@ from ..paths.dense import dense_coefficients, dense_grid_losses
 from ..paths.eigen import mse_loss
 from ..paths.scan import grid_path_losses, path_scan, raise_divergence
 from ..selection.criteria import fold_sizes
+from ._base import resolve_filter
 from ._spectral import (
-    resolve_filter,
     KERNEL_BATCH,
     SELECTIONS,
     WIDTH_SUBSAMPLE,

@@ -45,13 +45,13 @@ from .._checks import (
 )
 from .._progress import StageReporter
 from ..errors import GridEdgeWarning, ParameterError, ShapeError
-from ..filters.spectral import SpectralFilter, get_filter
+from ..filters.spectral import SpectralFilter
 from ..kernels import outputs as _outputs
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..operators.base import SeparableEigh
 from ..paths.eigen import filtered_coefficients, mse_loss
 from ..selection.criteria import fold_indices, gcv_path, kfold_masks, kfold_path, loo_path
-from ._base import BaseEstimator
+from ._base import BaseEstimator, resolve_filter
 from ._gradient_search import check_search, fit_gradient
 from ._precision import in_working_precision
 
@@ -78,22 +78,6 @@ SELECTIONS = ("kfold", "loo", "gcv", "holdout")
 # REPEAT_PREDICTIONS validation predictions per grid point, at most MAX_REPEATS partitions.
 REPEAT_PREDICTIONS = 1000
 MAX_REPEATS = 3
-
-
-def resolve_filter(spec: Any, independent: bool = False) -> SpectralFilter:
-    """The filter a family runs: ``spec`` (a :class:`~jaxmtl.filters.SpectralFilter` or its name)
-    for every family, or for ``spec=None`` the ν-method in the coupled families (their path scales
-    matrix-free) and Tikhonov in the independent one (``independent=True``): there every task or
-    output is its own KernelRidge, the baseline that family must contain, and its
-    eigendecomposition makes every λ free.
-
-    Example:
-        >>> resolve_filter(None).name, resolve_filter(None, independent=True).name
-        ('nu_method', 'tikhonov')
-    """
-    if spec is None:
-        return get_filter("tikhonov" if independent else "nu_method")
-    return get_filter(spec)
 
 
 def _stack(kernels: list[Kernel]) -> Kernel:

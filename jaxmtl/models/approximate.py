@@ -54,11 +54,10 @@ from ..operators.nystrom import (
 )
 from ..operators.random_features import RandomFourierFeatures, spectral_samples
 from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
-from ._base import RegressorMixin
+from ._base import RegressorMixin, resolve_filter
 from ._output_scale import output_scales, unscale_fitted
-from .predictors import PredictorMixin, SeparablePredictor
+from .predictors import Predictor, PredictorMixin
 from ._spectral import (
-    resolve_filter,
     _best_index,
     _path_params,
     _refine_widths,
@@ -296,7 +295,7 @@ class ApproximationMixin(_MixinBase):
             return self._decision_approximate(X)
         return super()._decision(X)
 
-    def predictor(self) -> SeparablePredictor:
+    def predictor(self) -> Predictor:
         """The fitted prediction function as a pytree (exact fits only; see ``PredictorMixin``)."""
         self._check_fitted()
         if getattr(self, "approximate_", False):

@@ -48,10 +48,9 @@ from ..operators.tasks import (
     task_block_index,
     task_blocks,
 )
-from ._base import RegressorMixin
+from ._base import RegressorMixin, resolve_filter
 from ._matrix_free import _MatrixFreeEstimator
 from ._per_task import FAMILIES, IndependentFit, independent_params, select_independent, task_predict
-from ._spectral import resolve_filter
 
 __all__ = ["MultiTaskRegressor"]
 

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 from ..kernels.scalar import Kernel
 from ._per_task import output_predict
 
-__all__ = ["PerOutputPredictor", "SeparablePredictor", "PredictorMixin"]
+__all__ = ["PerOutputPredictor", "Predictor", "SeparablePredictor", "PredictorMixin"]
 
 
 class SeparablePredictor(eqx.Module):
@@ -100,6 +100,10 @@ class PerOutputPredictor(eqx.Module):
         return F[0] if single else F
 
 
+Predictor = SeparablePredictor | PerOutputPredictor
+"""What ``predictor()`` returns: a fitted prediction function (m, p) → (m, d) as a pytree."""
+
+
 class _SeparableFit(Protocol):
     """What :meth:`PredictorMixin.predictor` reads from a fitted estimator."""
 
@@ -115,7 +119,7 @@ class _SeparableFit(Protocol):
 class PredictorMixin:
     """Adds :meth:`predictor` to estimators fitted with a separable kernel."""
 
-    def predictor(self: _SeparableFit) -> SeparablePredictor:
+    def predictor(self: _SeparableFit) -> Predictor:
         """The fitted prediction function as a pytree (decision scores for classifiers)."""
         return SeparablePredictor(self.kernel_, *PredictorMixin._leaves(self))
 

@@ -29,13 +29,13 @@ from .._checks import check_bool, check_outputs, check_random_state
 from ..errors import ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter
 from ..kernels.scalar import Gaussian, Kernel
-from ._base import RegressorMixin
+from ._base import RegressorMixin, resolve_filter
 from ._gradient_search import check_search
 from ._output_scale import output_scales, unscale_fitted
 from ._per_task import FAMILIES, independent_params, output_predict, select_outputs
-from ._spectral import _SpectralEstimator, resolve_filter
+from ._spectral import _SpectralEstimator
 from .approximate import ApproximationMixin
-from .predictors import PerOutputPredictor, PredictorMixin, SeparablePredictor
+from .predictors import PerOutputPredictor, Predictor, PredictorMixin
 
 __all__ = ["VectorValuedRegressor"]
 
@@ -216,7 +216,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
                            jnp.asarray(X, self.X_fit_.dtype))
         return np.asarray(G @ self.output_matrix_) + self.y_mean_
 
-    def predictor(self) -> SeparablePredictor | PerOutputPredictor:
+    def predictor(self) -> Predictor:
         """The fitted prediction function as a pytree: a :class:`SeparablePredictor` for the
         coupled family, a :class:`PerOutputPredictor` (a width per output) for the independent one."""
         if getattr(self, "family_", None) != "independent":
