@@ -3,7 +3,9 @@
 Every estimator is built with its defaults (``Estimator()``) and fitted once, compilation
 included (what a new user waits for), on synthetic data: X ~ N(0, 1) with 2 features, outputs
 sin(x₀) + x₁ (two columns for the output-kernel regressor), labels by the sign of x₀ − median,
-two tasks alternating, the field (sin x₁, −sin x₀) for ``VectorFieldRegressor``.
+two tasks alternating, the field (sin x₁, −sin x₀) for ``VectorFieldRegressor``; one more row,
+``VectorValuedRegressor, 2 outputs``, fits [sin x₀ + x₁, cos x₁], where the default compares its
+two families (with one output they coincide and only the coupled one is fitted).
 
 Each fit runs in its own process. The child reports, around ``fit`` alone, ``cpu_s`` (the
 ``time.process_time()`` delta: user + system seconds of all the process's threads) and ``wall_s``
@@ -48,7 +50,7 @@ import importlib.util, json, sys, time, warnings
 import numpy as np
 spec = importlib.util.spec_from_file_location("rr", {report!r})
 rr = sys.modules["rr"] = importlib.util.module_from_spec(spec); spec.loader.exec_module(rr)
-name, make, fit_args, _ = next(c for c in rr.estimator_cases() if c[0] == {name!r})
+name, make, fit_args, _ = next(c for c in rr.estimator_cases() + {extra} if c[0] == {name!r})
 X = np.random.default_rng(0).normal(size=({n}, 2))
 args = fit_args(X)
 warnings.simplefilter("ignore")
@@ -58,6 +60,12 @@ print(json.dumps({{"cpu_s": time.process_time() - c, "wall_s": time.perf_counter
 """
 
 
+# (name, make, fit_args, predict) beside the reliability report's twelve; evaluated in the child
+EXTRA = ('[("VectorValuedRegressor, 2 outputs", __import__("jaxmtl").VectorValuedRegressor, '
+         'lambda X: (X, np.c_[rr._targets(X)[0], np.cos(X[:, 1])]), None)]')
+EXTRA_NAMES = ["VectorValuedRegressor, 2 outputs"]
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -65,7 +73,7 @@ def _children_cpu() -> float:
 
 def fit_times(name: str, n: int, limit: float, cpu_limit: float) -> dict:
     """``{cpu_s, wall_s, exceeded, cpu_at_stop_s, load_1min}`` of ``name()``'s first fit on n rows."""
-    code = _ONE_FIT.format(report=str(ROOT / "scripts" / "reliability_report.py"), name=name, n=n)
+    code = _ONE_FIT.format(report=str(ROOT / "scripts" / "reliability_report.py"), name=name, n=n, extra=EXTRA)
     soft = int(cpu_limit)
 
     def cap_cpu():  # SIGXCPU at the soft limit, SIGKILL a few seconds later
@@ -101,13 +109,13 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000])
     parser.add_argument("--limit", type=float, default=900.0, help="wall seconds per fit")
     parser.add_argument("--cpu-limit", type=float, default=600.0, help="CPU seconds per fit")
-    parser.add_argument("--only", nargs="*", default=None, help="estimator names (default: all twelve)")
+    parser.add_argument("--only", nargs="*", default=None, help="estimator names (default: all twelve and the two-output row)")
     parser.add_argument("--shared", action="store_true", help="the machine ran other work meanwhile")
     args = parser.parse_args(argv)
     spec = importlib.util.spec_from_file_location("rr", ROOT / "scripts" / "reliability_report.py")
     rr = sys.modules["rr"] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(rr)
-    order = [c[0] for c in rr.estimator_cases()]
+    order = [c[0] for c in rr.estimator_cases()] + EXTRA_NAMES
     names = [name for name in order if args.only is None or name in args.only]
     measured = {}
     for name in names:
