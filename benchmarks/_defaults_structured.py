@@ -254,7 +254,6 @@ def school(n_schools: int | None = None) -> dict:
     if n_schools is None:
         claims.append({"claim": "School: MultiTaskRegressor() default fit ≤ 30 s", "value": row["ours_fit_s"],
                        "pass": bool(row["ours_fit_s"] <= 30.0)})
-        claims.append({"claim": "School: default fit ≤ 1.25 × the common-similarity family alone, same run",
-                       "value": row["ours_fit_s"] / row["common_family_fit_s"],
-                       "pass": bool(row["ours_fit_s"] <= 1.25 * row["common_family_fit_s"])})
+        # the ratio to the common-similarity family is school_speed's claim: there each fit compiles
+        # afresh and is timed in CPU seconds, where here the second fit reuses the first's programs
     return {"rows": [row], "claims": claims}
