@@ -196,7 +196,7 @@ def main(argv=None):
                                "tol": TOL, "epsilon": EPS, "repeats": repeats,
                                "threads": _bench.os.environ.get("JAXMTL_BENCH_THREADS"),
                                "versions": _bench.versions(), "elapsed_s": time.perf_counter() - start,
-                               "statistic": "median wall time after a warm-up fit, the two fits timed alternately",
+                               "statistic": "median wall time after a warm-up fit, the fits timed in turn",
                                "targets": targets, "rows": rows})
     print(f"wrote {path}")
 
