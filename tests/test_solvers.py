@@ -21,7 +21,7 @@ from jaxmtl.solvers import (  # noqa: E402
     fixed_point,
     fixed_point_path,
 )
-from jaxmtl.solvers.coordinate_descent import DenseColumns, LinearColumns, SeparableColumns  # noqa: E402
+from jaxmtl.solvers.coordinate_descent import LinearColumns, SeparableColumns  # noqa: E402
 
 TIGHT = 1e-12
 EPS = 0.1
