@@ -36,7 +36,8 @@ and ``SVC()`` with no arguments, one fit each (the first of its shapes: compilat
 test accuracy, fit wall and CPU seconds, load average around the fit. The paper's USPS figure
 (96.5 %, USPS digits of 16×16 pixels) is shown beside ours, not compared.
 
-USPS (§5.2.1, ``--parts usps``; results in ``repro_okl_usps.json``): the standard split (7291 /
+USPS (§5.2.1, ``--parts usps``; results in ``repro_okl_usps.json``, ``repro_okl_usps_<N>.json`` for
+another ``--usps-train N``): the standard split (7291 /
 2007 images of 16×16 pixels, grey levels in [−1, 1] as the ESL and LIBSVM copies give them) from
 ``benchmarks/data/usps.npz`` (provenance and SHA-256 in ``benchmarks/data/PROVENANCE_usps.txt``,
 checked on load). Trained on a stratified subsample of ``--usps-train`` training images (default
@@ -336,7 +337,8 @@ def usps_main(args, start):
                      best_paper >= PAPER_USPS - 0.01, paper="96.5 %",
                      ours=f"{100 * best_paper:.2f} % (better of the two readings of the width); default "
                           f"{100 * U['okl']['accuracy']:.2f} %", tolerance="at most 1 point below")
-    _repro.finish("repro_okl_usps", args, start,
+    sized = "" if args.quick or args.usps_train == USPS_TRAIN else f"_{args.usps_train}"  # one file per size
+    _repro.finish("repro_okl_usps" + sized, args, start,
                   {"usps": "96.5 % (Gaussian kernel of width 40, standard split)"},
                   {"data": "benchmarks/data/usps.npz / 1000 (grey levels in [-1, 1])", "n_train": U["n_train"],
                    "n_test": U["n_test"], "subsample": "stratified train_test_split, random_state 0",
