@@ -19,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import equinox as eqx
 import jax
@@ -29,6 +29,17 @@ from ..kernels.scalar import Kernel
 from ._per_task import output_predict
 
 __all__ = ["PerOutputPredictor", "Predictor", "SeparablePredictor", "PredictorMixin"]
+
+
+def _evaluate(model: Any, X: jax.Array, expansion: Callable[[jax.Array], jax.Array]) -> jax.Array:
+    """``expansion(X) @ output_matrix + offset`` of a predictor at (m, p) inputs (or one (p,)
+    input → (d,)), the inputs cast to the training dtype and shifted by ``input_offset`` first."""
+    single = X.ndim == 1
+    X = jnp.atleast_2d(X).astype(model.X_fit.dtype)
+    if model.input_offset is not None:
+        X = X - model.input_offset
+    F = expansion(X) @ model.output_matrix + model.offset
+    return F[0] if single else F
 
 
 class SeparablePredictor(eqx.Module):
@@ -53,12 +64,7 @@ class SeparablePredictor(eqx.Module):
 
     def __call__(self, X: jax.Array) -> jax.Array:
         """(m, p) inputs → (m, d) outputs; a single (p,) input → (d,)."""
-        single = X.ndim == 1
-        X = jnp.atleast_2d(X).astype(self.X_fit.dtype)
-        if self.input_offset is not None:
-            X = X - self.input_offset
-        F = self.kernel(X, self.X_fit) @ self.coef @ self.output_matrix + self.offset
-        return F[0] if single else F
+        return _evaluate(self, X, lambda Z: self.kernel(Z, self.X_fit) @ self.coef)
 
 
 class PerOutputPredictor(eqx.Module):
@@ -92,12 +98,7 @@ class PerOutputPredictor(eqx.Module):
 
     def __call__(self, X: jax.Array) -> jax.Array:
         """(m, p) inputs → (m, d) outputs; a single (p,) input → (d,)."""
-        single = X.ndim == 1
-        X = jnp.atleast_2d(X).astype(self.X_fit.dtype)
-        if self.input_offset is not None:
-            X = X - self.input_offset
-        F = output_predict(self.widths, self.X_fit, self.coef, X) @ self.output_matrix + self.offset
-        return F[0] if single else F
+        return _evaluate(self, X, lambda Z: output_predict(self.widths, self.X_fit, self.coef, Z))
 
 
 Predictor = SeparablePredictor | PerOutputPredictor
