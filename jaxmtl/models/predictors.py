@@ -12,7 +12,7 @@ Example:
     >>> import jax, numpy as np
     >>> from jaxmtl import VectorValuedRegressor
     >>> X = np.random.default_rng(0).normal(size=(40, 2)); Y = np.c_[X[:, 0], X[:, 1] ** 2]
-    >>> f = VectorValuedRegressor(n_steps=20, family="common_similarity").fit(X, Y).predictor()
+    >>> f = VectorValuedRegressor(n_steps=20).fit(X, Y).predictor()
     >>> jax.jit(lambda model, x: model(x))(f, X[:3]).shape   # the model is an argument (a pytree)
     (3, 2)
 """
