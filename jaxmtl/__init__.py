@@ -14,14 +14,17 @@ Layout (each folder is one layer of the architecture; see docs/design.md):
   solvers     fixed-point and coordinate-descent solvers for any convex loss (resolvents)
   mkl         RLS2: multiple kernel learning with the square loss, basis-kernel dictionaries
   mixed_effect mixed-effect multi-task kernels, Algorithm 4, the client-server online learner
-  io          save / load fitted estimators (portable .npz, no pickle)
+  io          save / load fitted estimators (portable .npz, no pickle); export a prediction function
   datasets    bundled real data and the papers' synthetic problems
   errors      the exception hierarchy
+  extend      registering a kernel, filter, output family or loss of your own (checks: its validation)
 """
 
 from . import (
+                     checks,
                      datasets,
                      errors,
+                     extend,
                      filters,
                      io,
                      kernels,
@@ -34,7 +37,8 @@ from . import (
                      solvers,
 )
 from .filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
-from .io import load, save
+from .extend import register_filter, register_kernel, register_loss, register_output_family
+from .io import export, load, save
 from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline, outputs
 from .models import (
                      ApproximateKernelRegressor,
@@ -55,8 +59,10 @@ from .paths import spectral_path
 __version__ = "0.2.0"
 
 __all__ = [
+    "checks",
     "datasets",
     "errors",
+    "extend",
     "filters",
     "io",
     "kernels",
@@ -94,5 +100,10 @@ __all__ = [
     "spectral_path",
     "save",
     "load",
+    "export",
+    "register_kernel",
+    "register_filter",
+    "register_output_family",
+    "register_loss",
     "__version__",
 ]

@@ -8,10 +8,67 @@ from __future__ import annotations
 
 from typing import Any
 
+import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-from .errors import DTypeError, NonFiniteError, OutputMatrixError, ParameterError, RangeError, ShapeError
+from .errors import (
+    DTypeError,
+    NonFiniteError,
+    OutputMatrixError,
+    ParameterError,
+    RangeError,
+    ShapeError,
+    TracedArgumentError,
+)
+
+
+def is_traced(x: Any) -> bool:
+    """True when ``x`` or any leaf of the pytree ``x`` is a JAX tracer (inside ``jit``, ``vmap``
+    or ``grad``): its value is abstract, so the plain-Python checks below cannot read it.
+
+    Example:
+        >>> is_traced(1.0), jax.jit(lambda x: jnp.asarray(is_traced(x)))(1.0).item()
+        (False, True)
+    """
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(x))
+
+
+HOST_WAY_OUT = "it is validated on the host, so pass a concrete value (or mark it static)"
+"""The generic way out of the host-side checks below; functions name a more specific one."""
+
+
+def require_concrete(x: Any, name: str, way_out: str) -> None:
+    """Raise TracedArgumentError naming ``name`` and ``way_out`` when ``x`` is traced.
+
+    For an argument a function genuinely needs as a value (a shape, fold sizes, a host-side
+    setting), before JAX would raise its own conversion error.
+
+    Example:
+        >>> jax.jit(lambda n: require_concrete(n, "n_steps", "mark n_steps static"))(3)
+        Traceback (most recent call last):
+        ...
+        jaxmtl.errors.TracedArgumentError: n_steps must be a concrete value, not traced by jit, vmap or grad: mark n_steps static.
+    """
+    if is_traced(x):
+        raise TracedArgumentError(
+            f"{name} must be a concrete value, not traced by jit, vmap or grad: {way_out}."
+        )
+
+
+def traced_check(x: Any, ok: Any, message: str) -> Any:
+    """``x`` unchanged, with a runtime check that every entry of ``ok`` holds (``equinox.error_if``).
+
+    The check of a traced hyperparameter inside ``jit`` / ``vmap`` / ``grad`` (finite, in range):
+    it raises when the compiled program runs (``EQX_ON_ERROR`` selects raise, nan or off; see
+    docs/errors.md). Use the returned value, or the check is dropped as dead code.
+
+    Example:
+        >>> float(jax.jit(lambda w: traced_check(w, (w >= 0) & (w <= 1), "omega must lie in [0, 1]"))(0.5))
+        0.5
+    """
+    return eqx.error_if(x, ~jnp.all(ok), message)
 
 
 def default_float() -> np.dtype:
@@ -77,7 +134,11 @@ def as_float_array(x: Any, name: str, ndim: int | tuple[int, ...] | None = None,
 
     Returns:
       np.ndarray of dtype float32 or float64.
+
+    Raises:
+      TracedArgumentError: ``x`` is traced (a value checked here must be concrete).
     """
+    require_concrete(x, name, HOST_WAY_OUT)
     if x is None:
         raise ShapeError(f"{name}: requires y to be passed, but the target y is None." if name in ("y", "Y")
                          else f"{name} must be array-like of numbers; received None.")
@@ -179,6 +240,7 @@ def check_outputs(Y: Any, n: int, name: str = "Y") -> tuple[np.ndarray, bool]:
 def check_positive(value: Any, name: str, allow_zero: bool = False, squared: bool = False) -> float:
     """A finite positive (or non-negative) scalar in the working precision's range
     (:func:`check_positive_range`; ``squared`` for a value the computation squares, a width)."""
+    require_concrete(value, name, HOST_WAY_OUT)
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -236,6 +298,7 @@ INT32_MAX = 2**31 - 1  # counters of compiled loops are int32 unless x64 is enab
 
 def check_int(value: Any, name: str, minimum: int = 1, maximum: int = INT32_MAX) -> int:
     """An integer in [``minimum``, ``maximum``] (default: what an int32 loop counter holds)."""
+    require_concrete(value, name, f"mark {name} static (a Python int)")
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ParameterError(f"{name} must be an integer >= {minimum}; received {value!r}.")
     if value < minimum:

@@ -12,6 +12,8 @@ exception                   raised when
                             squared differences underflow in it (a NonFiniteError)
 ``DTypeError``              an array has a dtype that cannot be used (strings, complex)
 ``ParameterError``          a hyperparameter is out of its admissible range
+``TracedArgumentError``     an argument that must be concrete was traced (inside ``jit``, ``vmap``
+                            or ``grad``); the message names it and the way out
 ``OutputMatrixError``       an output matrix A is not symmetric positive semidefinite
 ``TaskError``               task ids are unknown, missing, or a task has no examples
 ``LabelError``              class labels are unusable (a single class, say)
@@ -31,6 +33,7 @@ __all__ = [
     "RangeError",
     "DTypeError",
     "ParameterError",
+    "TracedArgumentError",
     "OutputMatrixError",
     "TaskError",
     "LabelError",
@@ -68,6 +71,14 @@ class DTypeError(JaxmtlError, TypeError, ValueError):
 
 class ParameterError(JaxmtlError, ValueError):
     """A hyperparameter lies outside its admissible range."""
+
+
+class TracedArgumentError(ParameterError):
+    """An argument that must be concrete (a static shape, fold masks that define gathered sizes,
+    a host-side setting) was given as a JAX tracer inside ``jit``, ``vmap`` or ``grad``.
+
+    The message names the argument and the way out: pass it static, precompute what it
+    defines (``sizes=fold_sizes(masks)``), or call a function that accepts it traced."""
 
 
 class OutputMatrixError(JaxmtlError, ValueError):

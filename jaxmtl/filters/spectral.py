@@ -38,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import abc
+import inspect
 from typing import Any, Callable, ClassVar
 
 import equinox as eqx
@@ -57,6 +58,8 @@ __all__ = [
     "Landweber",
     "NuMethod",
     "get_filter",
+    "register_filter",
+    "filter_classes",
 ]
 
 Array = jax.Array
@@ -241,7 +244,7 @@ class NuMethod(IterativeFilter):
         return (c_new, c), c_new
 
 
-_FILTERS = {
+_FILTERS: dict[str, type[SpectralFilter]] = {
     "tikhonov": Tikhonov,
     "ridge": Tikhonov,
     "iterated_tikhonov": IteratedTikhonov,
@@ -251,11 +254,12 @@ _FILTERS = {
     "nu_method": NuMethod,
     "nu": NuMethod,
 }
+_BUILTIN = dict(_FILTERS)
 
 
 def get_filter(spec: Any) -> SpectralFilter:
     """A filter from an instance or a name ('tikhonov', 'iterated_tikhonov', 'tsvd',
-    'landweber', 'nu_method').
+    'landweber', 'nu_method', or a name given to :func:`register_filter`).
 
     Example:
         >>> get_filter("nu_method")
@@ -266,5 +270,56 @@ def get_filter(spec: Any) -> SpectralFilter:
     if isinstance(spec, str) and spec.lower() in _FILTERS:
         return _FILTERS[spec.lower()]()
     raise ParameterError(
-        f"filter must be a SpectralFilter or one of {sorted(set(_FILTERS))}; received {spec!r}."
+        f"filter must be a SpectralFilter or one of {sorted(set(_FILTERS))}; received {spec!r}. "
+        "A filter of your own is named with jaxmtl.register_filter(name, cls)."
     )
+
+
+def register_filter(name: str, cls: type[SpectralFilter] | None = None) -> Any:
+    """Give a filter class a name: ``get_filter(name)`` — hence ``filter=name`` in every
+    estimator — builds ``cls()``, and :func:`jaxmtl.save` stores its instances.
+
+    Usable as a call, ``register_filter("my_filter", MyFilter)``, or as a class decorator,
+    ``@register_filter("my_filter")``. The class must be a concrete
+    :class:`SpectralFilter` (or :class:`IterativeFilter`) subclass built by ``cls()`` and by
+    ``cls(**spec)`` from its :meth:`~SpectralFilter.spec` (files store that dict). Names are
+    case-insensitive; the built-in names and the built-in classes' names stay theirs; a name
+    registered again takes the newer class (a redefined class in a notebook).
+
+    Returns:
+      ``cls`` (a decorator returning it when ``cls`` is omitted).
+
+    Example:
+        >>> class Shifted(Tikhonov):
+        ...     def __call__(self, sigma, param, tau=None):
+        ...         return 1.0 / (sigma + 2.0 * param)
+        >>> _ = register_filter("shifted", Shifted)
+        >>> type(get_filter("shifted")).__name__
+        'Shifted'
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ParameterError(f"a filter name must be a Python identifier such as 'my_filter'; received {name!r}.")
+    key = name.lower()
+    if cls is None:
+        return lambda c: register_filter(name, c)
+    if not isinstance(cls, type) or not issubclass(cls, SpectralFilter) or inspect.isabstract(cls):
+        raise ParameterError(f"register_filter({name!r}, cls) needs a concrete jaxmtl.filters.SpectralFilter "
+                             f"subclass implementing __call__ (and init / update for an IterativeFilter); "
+                             f"received {cls!r}.")
+    own = {c.__name__: c for c in _BUILTIN.values()}
+    if _BUILTIN.get(key, cls) is not cls or own.get(cls.__name__, cls) is not cls:
+        raise ParameterError(f"{name!r} / class {cls.__name__} would replace one of jaxmtl's filters "
+                             f"{sorted(_BUILTIN)}: choose another name and class name.")
+    _FILTERS[key] = cls
+    return cls
+
+
+def filter_classes() -> dict[str, type[SpectralFilter]]:
+    """Every filter class :func:`get_filter` knows, built-in and registered, by class name (the
+    name a saved file records).
+
+    Example:
+        >>> sorted(filter_classes())[:2]
+        ['IteratedTikhonov', 'Landweber']
+    """
+    return {cls.__name__: cls for cls in _FILTERS.values()}

@@ -16,8 +16,9 @@ A ZIP archive readable by ``numpy.load(path, allow_pickle=False)``:
 
 Loading never executes code from the file: arrays are read with ``allow_pickle=False``, JSON
 is parsed with the standard library, and kernels, filters and estimators are rebuilt only from
-a fixed registry of jaxmtl's own classes (by class name; nothing is imported or evaluated by a
-name read from the file). Every failure — missing file, truncation, checksum mismatch, another
+a fixed registry of jaxmtl's own classes and of the classes registered in the loading process
+with :func:`jaxmtl.register_kernel` / :func:`jaxmtl.register_filter` (by class name; nothing is
+imported or evaluated by a name read from the file). Every failure — missing file, truncation, checksum mismatch, another
 format or a newer format version, missing or mis-shaped arrays, unknown classes — raises
 :class:`~jaxmtl.errors.PersistenceError` with a message naming what was found.
 
@@ -57,8 +58,8 @@ import numpy as np
 from ..errors import PersistenceError
 from . import registry
 
-__all__ = ["save", "load", "FORMAT_NAME", "FORMAT_VERSION", "write_archive", "read_archive", "kernel_spec",
-           "kernel_from_spec"]
+__all__ = ["save", "load", "FORMAT_NAME", "FORMAT_VERSION", "write_archive", "write_atomically", "read_archive",
+           "kernel_spec", "kernel_from_spec"]
 
 FORMAT_NAME = "jaxmtl-model"
 FORMAT_VERSION = 1
@@ -80,12 +81,15 @@ def _kernel_registry() -> dict[str, type]:
 
 
 def _filter_registry() -> dict[str, type]:
-    from .. import filters
+    """jaxmtl's filter classes by name: the built-in ones and those given to ``register_filter``."""
+    from ..filters.spectral import filter_classes
 
-    return {name: getattr(filters, name) for name in filters.__all__
-            if isinstance(getattr(filters, name), type)
-            and issubclass(getattr(filters, name), filters.SpectralFilter)
-            and name not in ("SpectralFilter", "IterativeFilter")}
+    return filter_classes()
+
+
+# the call that makes a class of one's own known to save and load, by registry field
+_REGISTER = {"kernel": "decorate the class with @jaxmtl.register_kernel",
+             "filter": "register the class with jaxmtl.register_filter(name, cls)"}
 
 
 # --------------------------------------------------------------------------- encoding
@@ -139,7 +143,7 @@ class _Encoder:
             if _filter_registry().get(name) is not type(value):
                 raise PersistenceError(
                     f"cannot save {where}: filter class {type(value).__qualname__} is not one of "
-                    f"jaxmtl's filters {sorted(_filter_registry())}."
+                    f"jaxmtl's filters {sorted(_filter_registry())}; {_REGISTER['filter']}."
                 )
             return {"__filter__": _plain(value.spec())}
         if isinstance(value, jax.Array):
@@ -176,7 +180,7 @@ def kernel_spec(kernel: Any, where: str = "the kernel") -> dict:
     known, cls = _kernel_registry(), type(kernel)
     if known.get(cls.__name__) is not cls:
         raise PersistenceError(f"cannot save {where}: kernel class {cls.__qualname__} is not one of "
-                               f"jaxmtl's kernels {sorted(known)}.")
+                               f"jaxmtl's kernels {sorted(known)}; {_REGISTER['kernel']}.")
     return _plain(kernel.spec())
 
 
@@ -245,7 +249,8 @@ def _rebuild(spec: Any, field: str, registry: dict[str, type], where: str):
     cls = registry.get(spec[field])
     if cls is None:
         raise PersistenceError(
-            f"the file names an unknown {field} {spec[field]!r} at {where}; known: {sorted(registry)}."
+            f"the file names an unknown {field} {spec[field]!r} at {where}; known: {sorted(registry)}. "
+            f"If {spec[field]} is a class of your own, {_REGISTER[field]} before jaxmtl.load."
         )
     kwargs = {k: v for k, v in spec.items() if k != field}
     try:
@@ -277,7 +282,12 @@ def write_archive(meta: dict, arrays: dict[str, np.ndarray], path) -> None:
         zf.comment = b"0" * _TRAILER_LEN
     data = buf.getvalue()
     head = data[:-_TRAILER_LEN]
-    data = head + _TRAILER_PREFIX + hashlib.sha256(head).hexdigest().encode("ascii")
+    write_atomically(head + _TRAILER_PREFIX + hashlib.sha256(head).hexdigest().encode("ascii"), path)
+
+
+def write_atomically(data: bytes, path) -> None:
+    """Write ``data`` to a temporary file beside ``path`` and rename it over ``path`` once complete
+    (an interrupted write never destroys a previous file)."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".jaxmtl-", suffix=".tmp", dir=directory)
@@ -305,7 +315,8 @@ def save(model: Any, path: str | os.PathLike[str]) -> None:
     Raises:
       NotFittedError: the model has not been fitted.
       PersistenceError: the model holds something without a portable representation (labels
-        that are not str/int/float/bool, a user-defined kernel class, …) or is not a jaxmtl
+        that are not str/int/float/bool, a kernel or filter class of your own not registered with
+        :func:`jaxmtl.register_kernel` / :func:`jaxmtl.register_filter`, …) or is not a jaxmtl
         estimator.
 
     A class registered with its own format (:func:`jaxmtl.io.registry.register_format`, e.g. the

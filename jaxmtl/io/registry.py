@@ -12,8 +12,9 @@ the leaf packages of kernels and filters). Two kinds of entries:
   (meta, arrays)`` and ``restore(meta, arrays) -> obj``; the persistence layer adds the envelope
   (format name and version, library version, the arrays' SHA-256) and does all file handling.
 
-Kernels that live outside :mod:`jaxmtl.kernels` (the mixed-effect ``ExponentialDot``) register
-with :func:`register_kernel` so that they can be stored as their ``spec()`` dicts.
+Kernels that live outside :mod:`jaxmtl.kernels` (the mixed-effect ``ExponentialDot``, a user's
+own kernel through the public :func:`jaxmtl.register_kernel`) register with
+:func:`register_kernel` so that they can be stored as their ``spec()`` dicts.
 
 Example:
     >>> from jaxmtl.io import registry
@@ -92,9 +93,48 @@ def register_format(fmt: FileFormat) -> None:
     _FORMATS[fmt.name] = fmt
 
 
-def register_kernel(cls: type) -> None:
-    """Let a kernel class defined outside :mod:`jaxmtl.kernels` be stored as its ``spec()``."""
+def register_kernel(cls: type) -> type:
+    """Let :func:`jaxmtl.save` store a kernel class of your own (and :func:`jaxmtl.load` rebuild it).
+
+    A file records a kernel as its ``spec()`` dict — the class name and its hyperparameters —
+    and loading calls ``cls(**hyperparameters)`` on the class registered under that name: the
+    constructor must accept the keys of ``spec()`` (the default ``spec()`` lists the instance's
+    fields). Nothing is imported by a name read from a file, so a file naming a class that is not
+    registered in the loading process is refused. Usable as a class decorator
+    (``@jaxmtl.register_kernel``); registering a class under the name of another registered class
+    replaces it (a class redefined in a notebook), but never one of jaxmtl's own kernels.
+
+    Args:
+      cls: a concrete subclass of :class:`jaxmtl.kernels.Kernel`.
+
+    Returns:
+      ``cls``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from jaxmtl.kernels import Kernel
+        >>> @register_kernel
+        ... class Constant(Kernel):
+        ...     level: jnp.ndarray
+        ...     def __init__(self, level=1.0):
+        ...         self.level = jnp.asarray(level)
+        ...     def __call__(self, X1, X2):
+        ...         return jnp.full((X1.shape[0], X2.shape[0]), self.level)
+        >>> extra_kernels()["Constant"] is Constant
+        True
+    """
+    import inspect
+
+    from .. import kernels
+
+    if not isinstance(cls, type) or not issubclass(cls, kernels.Kernel) or inspect.isabstract(cls):
+        raise TypeError(f"register_kernel needs a concrete subclass of jaxmtl.kernels.Kernel implementing "
+                        f"__call__; received {cls!r}.")
+    own = getattr(kernels, cls.__name__, None) if cls.__name__ in kernels.__all__ else None
+    if own is not None and own is not cls:
+        raise TypeError(f"kernel class name {cls.__name__!r} is one of jaxmtl's own kernels: rename the class.")
     _KERNELS[cls.__name__] = cls
+    return cls
 
 
 def estimator_class(name: str) -> type[SavedEstimator] | None:

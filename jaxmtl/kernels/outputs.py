@@ -1,7 +1,10 @@
 r"""Output matrices A for separable kernels Γ(x, x') = K(x, x')·A ([BRBV11] §4.1; [MP04]).
 
 Each function validates its arguments in plain Python and returns a symmetric PSD (d, d)
-array in JAX's default float dtype. The RKHS norm of Γ is Σ_{ℓq} A†_{ℓq}⟨f^ℓ, f^q⟩_K
+array in JAX's default float dtype. Every continuous parameter (ω, c, ε₁, ε₂, B, M, a custom
+A) may also be traced — built inside ``jit``, ``vmap`` or ``grad`` — and is then checked
+at run time (``equinox.error_if``: finite, in range, symmetric; docs/errors.md) and
+differentiated through ``jax.numpy``; sizes (``d``) and cluster labels stay concrete. The RKHS norm of Γ is Σ_{ℓq} A†_{ℓq}⟨f^ℓ, f^q⟩_K
 ([BRBV11] Prop. 1), so a regularizer with matrix G gives A = G†.
 
 Example:
@@ -23,8 +26,11 @@ from .._checks import (
     check_positive,
     check_unit_interval,
     default_float,
+    is_traced,
+    traced_check,
 )
 from ..errors import OutputMatrixError, ParameterError, ShapeError
+from ..linalg import clip_psd, eigh
 
 __all__ = [
     "independent",
@@ -69,18 +75,34 @@ def common_similarity(d: int, omega: float) -> jax.Array:
                [1., 1.]], dtype=float32)
     """
     d = check_int(d, "d")
-    omega = _scalar_omega(omega)
-    return _out(omega * np.ones((d, d)) + (1 - omega) * np.eye(d))
+    om = _scalar_omega(omega)
+    return om * jnp.ones((d, d), om.dtype) + (1 - om) * jnp.eye(d, dtype=om.dtype)
 
 
-def _scalar_omega(omega) -> float:
+def _traced(x, name: str, ndim: tuple[int, ...]) -> jax.Array:
+    """A traced parameter as an array of the default float dtype, its rank checked (static)."""
+    arr = jnp.asarray(x)
+    arr = arr.astype(arr.dtype if jnp.issubdtype(arr.dtype, jnp.floating) else default_float())
+    if arr.ndim not in ndim:
+        raise ShapeError(f"{name} must have rank {' or '.join(map(str, ndim))}; received shape {arr.shape}.")
+    return arr
+
+
+def _traced_unit(x, name: str, ndim: tuple[int, ...]) -> jax.Array:
+    om = _traced(x, name, ndim)
+    return traced_check(om, (om >= 0) & (om <= 1), f"{name} must lie in [0, 1].")
+
+
+def _scalar_omega(omega) -> jax.Array:
+    if is_traced(omega):
+        return _traced_unit(omega, "omega", (0,))
     om = check_unit_interval(omega, "omega")
     if om.size != 1:
         raise ParameterError(
             f"omega must be a single number in [0, 1]; received {om.size} values "
             "(use common_similarity_eigh for a grid)."
         )
-    return float(om[0])
+    return jnp.asarray(om[0], default_float())
 
 
 def _mean_basis(d: int) -> np.ndarray:
@@ -113,10 +135,12 @@ def common_similarity_eigh(d: int, omegas: npt.ArrayLike) -> tuple[jax.Array, ja
         ((2, 3), (3, 3))
     """
     d = check_int(d, "d")
-    om = check_unit_interval(omegas, "omegas").astype(np.float64)
-    a = np.repeat((1 - om)[:, None], d, axis=1)
-    a[:, 0] = om * d + (1 - om)
-    return _out(a), _out(_mean_basis(d))
+    if is_traced(omegas):
+        om = jnp.atleast_1d(_traced_unit(omegas, "omegas", (0, 1)))
+    else:
+        om = jnp.asarray(check_unit_interval(omegas, "omegas"), default_float())
+    a = jnp.repeat((1 - om)[:, None], d, axis=1).at[:, 0].set(om * d + (1 - om))
+    return a, _out(_mean_basis(d))
 
 
 def graph_regularization(M: npt.ArrayLike) -> jax.Array:
@@ -134,6 +158,17 @@ def graph_regularization(M: npt.ArrayLike) -> jax.Array:
         >>> graph_regularization(np.array([[0.0, 1.0], [1.0, 0.0]])).shape
         (2, 2)
     """
+    if is_traced(M):
+        Mt = _traced(M, "M", (2,))
+        if Mt.shape[0] != Mt.shape[1]:
+            raise OutputMatrixError(f"M must be a square matrix; received shape {Mt.shape}.")
+        tol = 1e3 * jnp.finfo(Mt.dtype).eps * (1 + jnp.max(jnp.abs(Mt)))
+        Mt = traced_check(Mt, jnp.isfinite(Mt) & (Mt >= 0) & (jnp.abs(Mt - Mt.T) <= tol),
+                          "M must hold finite, non-negative, symmetric weights.")
+        Mt = 0.5 * (Mt + Mt.T)
+        L = jnp.diag(Mt.sum(1) + jnp.diag(Mt)) - Mt
+        Lp = jnp.linalg.pinv(L)
+        return 0.5 * (Lp + Lp.T)
     M = as_float_array(M, "M", ndim=2).astype(np.float64)
     if M.shape[0] != M.shape[1]:
         raise OutputMatrixError(f"M must be a square matrix; received shape {M.shape}.")
@@ -159,7 +194,8 @@ def output_clusters(assignments: npt.ArrayLike, eps1: float, eps2: float) -> jax
       eps2: weight on the cluster means' norms (> 0).
 
     Returns:
-      (d, d) matrix; G is positive definite (eigenvalues ε₁ and ε₂), so A = G⁻¹.
+      (d, d) matrix; G is positive definite (eigenvalues ε₁ and ε₂), so A = G⁻¹ =
+      (I − M)/ε₁ + M/ε₂ (M is a projector).
 
     Example:
         >>> output_clusters([0, 0, 1], 1.0, 0.1).shape
@@ -171,12 +207,17 @@ def output_clusters(assignments: npt.ArrayLike, eps1: float, eps2: float) -> jax
         raise ShapeError(f"assignments could not be read as an array: {exc}") from None
     if labels.ndim != 1 or labels.size == 0:
         raise ShapeError(f"assignments must be a non-empty 1-D array; received shape {labels.shape}.")
-    eps1, eps2 = check_positive(eps1, "eps1"), check_positive(eps2, "eps2")
+    e1, e2 = (_traced_positive(e, name) if is_traced(e) else check_positive(e, name)
+              for e, name in ((eps1, "eps1"), (eps2, "eps2")))
     _, idx = np.unique(labels, return_inverse=True)
     E = np.eye(idx.max() + 1)[idx]
-    M = E @ np.linalg.inv(E.T @ E) @ E.T
-    G = eps1 * np.eye(len(idx)) + (eps2 - eps1) * M
-    return _sym(np.linalg.pinv(G, hermitian=True))
+    M = _sym(E @ np.linalg.inv(E.T @ E) @ E.T)
+    return (jnp.eye(len(idx), dtype=M.dtype) - M) / e1 + M / e2
+
+
+def _traced_positive(x, name: str) -> jax.Array:
+    v = _traced(x, name, (0,))
+    return traced_check(v, jnp.isfinite(v) & (v > 0), f"{name} must be a finite positive number.")
 
 
 def mean_regularized(d: int, c: float) -> jax.Array:
@@ -189,6 +230,10 @@ def mean_regularized(d: int, c: float) -> jax.Array:
         Array(2., dtype=float32)
     """
     d = check_int(d, "d")
+    if is_traced(c):
+        ct = _traced_positive(c, "c")
+        A = jnp.ones((d, d), ct.dtype) / ct**2 + jnp.eye(d, dtype=ct.dtype)
+        return traced_check(A, jnp.isfinite(A), "c is too small: 1/c² overflows.")
     c = check_positive(c, "c")
     with np.errstate(over="ignore"):
         inv_c2 = np.float64(1.0 / c) ** 2  # NumPy: overflow gives inf, not OverflowError
@@ -205,6 +250,11 @@ def low_rank(B: npt.ArrayLike) -> jax.Array:
         >>> low_rank(np.ones((3, 1)))[0, 1]
         Array(1., dtype=float32)
     """
+    if is_traced(B):
+        Bt = _traced(B, "B", (2,))
+        Bt = traced_check(Bt, jnp.isfinite(Bt), "B holds NaN or infinite values; all must be finite.")
+        G = Bt @ Bt.T
+        return 0.5 * (G + G.T)
     B = as_float_array(B, "B", ndim=2).astype(np.float64)
     return _sym(B @ B.T)
 
@@ -215,6 +265,10 @@ def custom(A: npt.ArrayLike, d: int | None = None) -> jax.Array:
     Args:
       A: (d, d) array-like; d: the expected size, or None.
 
+    A traced A (inside ``jit``, ``vmap`` or ``grad``) has its shape checked before tracing and
+    its symmetry and finiteness at run time; positive semidefiniteness, an eigenvalue
+    computation, is then the caller's responsibility (build A from a family of this module).
+
     Raises:
       OutputMatrixError: A is not square (or not d×d), not symmetric, or not PSD.
 
@@ -224,6 +278,14 @@ def custom(A: npt.ArrayLike, d: int | None = None) -> jax.Array:
     """
     if d is not None:
         d = check_int(d, "d")
+    if is_traced(A):
+        At = _traced(A, "A", (2,))
+        if At.shape[0] != At.shape[1] or (d is not None and At.shape[0] != d):
+            raise OutputMatrixError(f"A must be square{'' if d is None else f' ({d}x{d})'}; received shape {At.shape}.")
+        scale = jnp.max(jnp.abs(At))
+        At = traced_check(At, jnp.isfinite(At) & (jnp.abs(At - At.T) <= 1e-6 * scale + 1e-12),
+                          "A must be finite and symmetric.")
+        return 0.5 * (At + At.T)
     return _sym(check_output_matrix(A, d=d, name="A"))
 
 
@@ -246,5 +308,5 @@ def eigh_output(A: npt.ArrayLike) -> tuple[jax.Array, jax.Array]:
     """
     if not isinstance(A, jax.core.Tracer):
         A = _sym(check_output_matrix(A, name="A"))
-    a, V = jnp.linalg.eigh(A)
-    return jnp.maximum(a, 0.0), V
+    a, V = eigh(A)
+    return clip_psd(a), V

@@ -38,8 +38,8 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 from functools import partial
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -50,6 +50,7 @@ from jax.typing import ArrayLike
 from ..errors import ParameterError
 from ..filters.spectral import IterativeFilter, SpectralFilter, Tikhonov
 from ..kernels.scalar import Kernel
+from ..linalg import clip_psd, eigh
 from ..operators.base import (
     GramOperator,
     SeparableEigh,
@@ -215,8 +216,8 @@ def eigen_criterion(K: Array, a: Array, V: Array, Y: Array, param: float | Array
       scalar.
     """
     filt = Tikhonov() if filt is None else filt
-    s, U = jnp.linalg.eigh(K)
-    eig = SeparableEigh(jnp.maximum(s, 0.0), U, a, V)
+    s, U = eigh(K)
+    eig = SeparableEigh(clip_psd(s), U, a, V)
     fn = {"loo": loo_path, "gcv": gcv_path}.get(criterion)
     if fn is None:
         raise ParameterError(f"criterion must be 'loo' or 'gcv'; received {criterion!r}.")

@@ -90,6 +90,7 @@ from jax.typing import ArrayLike
 
 from .._checks import as_float_array, check_int, check_positive
 from ..errors import ParameterError, ShapeError
+from ..linalg import clip_psd, eigh, eigvalsh
 
 __all__ = [
     "OKLResult",
@@ -143,8 +144,8 @@ def okl_objective(K: Array, Y: Array, C: Array, L: Array, lam: ArrayLike) -> Arr
 
 def _sylvester_rotated(s: Array, Yt: Array, L: Array, lam) -> Array:
     """C̃ = UᵀC solving diag(s) C̃ L + λ C̃ = Ỹ (Ỹ = UᵀY), from the eigensystem of L."""
-    a, V = jnp.linalg.eigh(0.5 * (L + L.T))
-    a = jnp.maximum(a, 0.0)
+    a, V = eigh(0.5 * (L + L.T))
+    a = clip_psd(a)
     return ((Yt @ V) / (s[:, None] * a[None, :] + lam)) @ V.T
 
 
@@ -194,12 +195,12 @@ def output_kernel_update(K: Array, C: Array, L_prev: Array, lam: ArrayLike) -> A
 
 def _psd_part(M: Array) -> Array:
     """The PSD matrix nearest to the symmetric part of M (negative eigenvalues set to 0)."""
-    w, V = jnp.linalg.eigh(0.5 * (M + M.T))
+    w, V = eigh(0.5 * (M + M.T))
     return (V * jnp.maximum(w, 0.0)) @ V.T
 
 
 def _l_step(EtE: Array, EtC: Array, L_prev: Array, lam) -> Array:
-    alpha, V = jnp.linalg.eigh(0.5 * (EtE + EtE.T))
+    alpha, V = eigh(0.5 * (EtE + EtE.T))
     alpha = jnp.maximum(alpha, 0.0)
     P = 0.25 * (EtC + EtC.T) - L_prev
     D = V @ ((V.T @ P @ V) / (1.0 + (alpha[:, None] + alpha[None, :]) / (2.0 * lam))) @ V.T
@@ -207,7 +208,7 @@ def _l_step(EtE: Array, EtC: Array, L_prev: Array, lam) -> Array:
     slack = jnp.sqrt(jnp.finfo(D.dtype).eps)  # round-off below this is projected away, not backtracked
 
     def psd(t):
-        ev = jnp.linalg.eigvalsh(L_prev + t * D)
+        ev = eigvalsh(L_prev + t * D)
         return ev[0] >= -slack * jnp.maximum(jnp.max(jnp.abs(ev)), jnp.finfo(D.dtype).tiny)
 
     # the full step when it stays PSD, else halved; when no halving (down to 2⁻⁴⁰) is PSD the
@@ -223,7 +224,7 @@ def _cube_root_step(sC: Array, Ct: Array, L: Array) -> Array:
     """(L G L)^{1/3} with G = ½CᵀKC: the fixed point L = G, exact as λ → 0 (see the module docstring)."""
     G = 0.5 * (Ct.T @ sC)
     M = L @ (0.5 * (G + G.T)) @ L
-    w, V = jnp.linalg.eigh(0.5 * (M + M.T))
+    w, V = eigh(0.5 * (M + M.T))
     return (V * jnp.cbrt(jnp.maximum(w, 0.0))) @ V.T
 
 
@@ -277,8 +278,8 @@ def okl_rotated(s: Array, Yt: Array, lam: ArrayLike, L0: Array, max_iter: int, t
 
 @partial(jax.jit, static_argnames=("max_iter",))
 def _okl_full(K, Y, lam, L0, max_iter, tol):
-    s, U = jnp.linalg.eigh(K)
-    s = jnp.maximum(s, 0.0)
+    s, U = eigh(K)
+    s = clip_psd(s)
     Ct, L, objs, ress, it, conv = okl_rotated(s, U.T @ Y, lam, L0, max_iter, tol)
     return OKLResult(U @ Ct, L, objs, ress, it, conv)
 

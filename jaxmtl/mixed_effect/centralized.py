@@ -55,6 +55,7 @@ from jax.scipy.linalg import cho_factor, cho_solve
 from .._checks import as_float_array, check_inputs
 from ..errors import ParameterError, ShapeError
 from ..kernels.scalar import Kernel
+from ..linalg import eigh
 from ..operators.tasks import check_tasks
 from .kernel import check_alpha, check_lam, resolve_task_kernel
 
@@ -194,7 +195,7 @@ def task_layout(codes: np.ndarray, n_tasks: int, kernel_of: Any) -> Layout:
 def _factor(kernel: Kernel, Xu: jax.Array) -> jax.Array:
     """C = V Λ^{1/2} with Ǩ = K̄(x̌, x̌) = V Λ Vᵀ (line 4), negative round-off eigenvalues clipped."""
     Kc = kernel(Xu, Xu)
-    evals, V = jnp.linalg.eigh(0.5 * (Kc + Kc.T))
+    evals, V = eigh(0.5 * (Kc + Kc.T))
     return V * jnp.sqrt(jnp.clip(evals, 0.0))
 
 
@@ -277,7 +278,7 @@ def solve_path(prep: Prepared, Y: jax.Array, alpha, lams: jax.Array) -> tuple[ja
     Ce = C[inverse]
     r = 1.0 / jnp.sqrt(w)
     S = r[:, None] * (alpha * (Ce @ Ce.T) + (1 - alpha) * K_task) * r[None, :]
-    s, U = jnp.linalg.eigh(0.5 * (S + S.T))
+    s, U = eigh(0.5 * (S + S.T))
     Z = U.T @ (r[:, None] * Y)                                                      # (ℓ, k)
     c = r[None, :, None] * jnp.einsum("ij,ljk->lik", U, Z[None] / (jnp.clip(s, 0.0)[None, :, None]
                                                                      + lams[:, None, None]))

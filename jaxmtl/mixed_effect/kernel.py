@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 from jax.typing import ArrayLike
 
-from .._checks import check_positive, check_unit_interval
+from .._checks import check_positive, check_unit_interval, is_traced, require_concrete, traced_check
 from ..errors import ParameterError, TaskError
 from ..kernels.scalar import Kernel, _checked, _pair
 
@@ -72,7 +72,10 @@ class ExponentialDot(Kernel):
 
 
 def check_alpha(alpha: Any, name: str = "alpha") -> float:
-    """α in [0, 1] as a float, else ParameterError naming ``name``."""
+    """α in [0, 1] as a float, else ParameterError naming ``name`` (TracedArgumentError when traced:
+    the mixed-effect solvers and the server run on the host in float64)."""
+    require_concrete(alpha, name, "the mixed-effect solvers run on the host in float64; pass a number "
+                     "(mixed_effect_gram accepts a traced alpha)")
     if isinstance(alpha, (bool, np.bool_)) or np.ndim(alpha) != 0:
         raise ParameterError(f"{name} must be a number in [0, 1]; received {alpha!r}.")
     return float(check_unit_interval(alpha, name)[0])
@@ -87,7 +90,9 @@ SCALED_WEIGHT_RANGE = (1e-200, 1e200)
 
 
 def check_lam(lam: Any, name: str = "lam") -> float:
-    """λ in :data:`LAM_RANGE` as a float (the thesis's unnormalised regularization parameter)."""
+    """λ in :data:`LAM_RANGE` as a float (the thesis's unnormalised regularization parameter);
+    TracedArgumentError when traced (the solvers run on the host)."""
+    require_concrete(lam, name, "the mixed-effect solvers run on the host in float64; pass a number")
     if isinstance(lam, (bool, np.bool_)) or np.ndim(lam) != 0:
         raise ParameterError(f"{name} must be a positive number; received {lam!r}.")
     lam = check_positive(lam, name)
@@ -99,6 +104,8 @@ def check_lam(lam: Any, name: str = "lam") -> float:
 
 def check_scaled_weight(lam: float, w: float, name: str = "w") -> None:
     """λ·w in :data:`SCALED_WEIGHT_RANGE`, else ParameterError naming ``name``."""
+    require_concrete(lam, "lam", "the mixed-effect solvers run on the host in float64; pass a number")
+    require_concrete(w, name, "the mixed-effect solvers run on the host in float64; pass numbers")
     if not SCALED_WEIGHT_RANGE[0] <= lam * w <= SCALED_WEIGHT_RANGE[1]:
         raise ParameterError(f"{name} = {w!r} makes λ·{name} = {lam * w:.3g}, outside "
                              f"[{SCALED_WEIGHT_RANGE[0]:.0e}, {SCALED_WEIGHT_RANGE[1]:.0e}] where 1/(λ·{name}) "
@@ -143,8 +150,8 @@ def resolve_task_kernel(task_kernel: Any, default: Kernel, name: str = "task_ker
     return lookup, mapping
 
 
-def mixed_effect_gram(X1: npt.ArrayLike, tasks1: npt.ArrayLike, X2: npt.ArrayLike, tasks2: npt.ArrayLike, alpha: float,
-                      kernel: Kernel, task_kernel: Any) -> np.ndarray:
+def mixed_effect_gram(X1: npt.ArrayLike, tasks1: npt.ArrayLike, X2: npt.ArrayLike, tasks2: npt.ArrayLike,
+                      alpha: ArrayLike, kernel: Kernel, task_kernel: Any) -> np.ndarray | jax.Array:
     """Dense mixed-effect kernel matrix (5.2)/(5.5) between (X1, tasks1) and (X2, tasks2).
 
     O(n₁·n₂) memory: for small problems, checks and plots; the solvers never form it.
@@ -154,15 +161,30 @@ def mixed_effect_gram(X1: npt.ArrayLike, tasks1: npt.ArrayLike, X2: npt.ArrayLik
       alpha: α in [0, 1]; kernel: K̄; task_kernel: K̃ (one kernel or a mapping task → kernel).
 
     Returns:
-      (n1, n2) float64 NumPy array α·K̄ + (1 − α)·[t₁ = t₂]·K̃^{t₁}.
+      (n1, n2) float64 NumPy array α·K̄ + (1 − α)·[t₁ = t₂]·K̃^{t₁}; a JAX array (default float
+      dtype, differentiable) when α or a kernel's hyperparameters are traced (inside ``jit``,
+      ``vmap`` or ``grad``; α ∈ [0, 1] is then checked at run time). Inputs and tasks stay concrete.
     """
-    alpha = check_alpha(alpha)
+    traced = is_traced((alpha, kernel, task_kernel))
+    if is_traced(alpha):
+        if jnp.ndim(alpha) != 0:
+            raise ParameterError(f"alpha must be a number in [0, 1]; received shape {jnp.shape(alpha)}.")
+        alpha = traced_check(alpha, (alpha >= 0) & (alpha <= 1), "alpha must lie in [0, 1].")
+    else:
+        alpha = check_alpha(alpha)
     lookup, _ = resolve_task_kernel(task_kernel, kernel)
     X1, X2 = (np.asarray(a, dtype=np.float64) for a in (X1, X2))
     t1, t2 = np.asarray(tasks1), np.asarray(tasks2)
-    out = alpha * np.asarray(kernel(X1, X2), dtype=np.float64)
+    xp: Any = jnp if traced else np
+    dtype = None if traced else np.float64  # traced: JAX's default float dtype
+    common = xp.asarray(kernel(X1, X2), dtype=dtype)
+    individual = xp.zeros_like(common)
     for task in np.unique(np.concatenate([t1, t2])).tolist():
         i, j = np.flatnonzero(t1 == task), np.flatnonzero(t2 == task)
         if len(i) and len(j):
-            out[np.ix_(i, j)] += (1 - alpha) * np.asarray(lookup(task)(X1[i], X2[j]), dtype=np.float64)
-    return out
+            block = xp.asarray(lookup(task)(X1[i], X2[j]), dtype=dtype)
+            if traced:
+                individual = individual.at[np.ix_(i, j)].set(block)
+            else:
+                individual[np.ix_(i, j)] = block
+    return alpha * common + (1 - alpha) * individual

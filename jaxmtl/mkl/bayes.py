@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from jax.typing import ArrayLike
 
+from ..linalg import clip_psd, eigh, eigvalsh
 from .dictionaries import GramStack
 
 __all__ = ["Predictive", "predictive", "degrees_of_freedom", "plot_profiles"]
@@ -61,10 +62,10 @@ class Predictive(NamedTuple):
 
 @jax.jit
 def _predictive(K, Kx, kxx, Y, A, lam):
-    e, U = jnp.linalg.eigh(K)
-    e = jnp.maximum(e, 0.0)
-    a, V = jnp.linalg.eigh(A)
-    a = jnp.maximum(a, 0.0)
+    e, U = eigh(K)
+    e = clip_psd(e)
+    a, V = eigh(A)
+    a = clip_psd(a)
     denom = e[:, None] * a[None, :] + lam                       # (n, T) eigenvalues of K ⊗ A + λI
     Z = U.T @ (Y @ V) / denom                                  # rotated coefficients
     mean = (Kx @ U) @ (Z * a[None, :]) @ V.T
@@ -97,8 +98,8 @@ def predictive(stack: GramStack, cross: GramStack, diag_new: ArrayLike, d: Array
 
 @jax.jit
 def _dof(K, A, lam):
-    e = jnp.maximum(jnp.linalg.eigvalsh(K), 0.0)
-    a = jnp.maximum(jnp.linalg.eigvalsh(A), 0.0)
+    e = jnp.maximum(eigvalsh(K), 0.0)
+    a = jnp.maximum(eigvalsh(A), 0.0)
     ea = e[:, None] * a[None, :]
     return jnp.sum(ea / (ea + lam))
 

@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 from jax.typing import ArrayLike
 
+from .._checks import require_concrete
 from ..operators import separable_solve
 from .dictionaries import GramStack
 from .simplex import simplex_qp
@@ -267,6 +268,9 @@ def kkt_conditions(stack: GramStack, Y: ArrayLike, lam: ArrayLike, d: ArrayLike,
       dict of floats: ``stationarity`` ‖(𝐊(d) ⊗ A + λI)c − y‖/‖y‖; ``alignment_gap``
       (ρ − min_{d_k>0} aₖ)/ρ; ``simplex`` |Σd − 1|; ``negativity`` max(0, −min d).
     """
+    for value, name in ((lam, "lam"), (d, "d")):
+        require_concrete(value, name, "the conditions are reported as Python floats; inside jit, vmap or grad "
+                         "use rls2_objective, which accepts traced lam and d")
     Y, d, C = jnp.asarray(Y), jnp.asarray(d), jnp.asarray(C)
     A = _eye_or(A, Y.shape[1], Y.dtype)
     a = jnp.einsum("kit,is,ts->k", stack.products(C), C, A)
@@ -285,5 +289,6 @@ def linear_coefficients(X: npt.ArrayLike, scale: npt.ArrayLike, d: npt.ArrayLike
 
     Valid for the dictionary of linear kernels on each feature (:func:`linear_dictionary`), in its order.
     """
+    require_concrete(d, "d", "the weights are computed on the host in float64; pass concrete d")
     X, C = np.asarray(X, np.float64), np.asarray(C, np.float64)
     return (np.asarray(d) * np.asarray(scale))[:, None] * (X.T @ C)

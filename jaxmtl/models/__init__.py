@@ -30,11 +30,11 @@ from .multiclass import MultiClassClassifier
 from .multitask import MultiTaskRegressor
 from .output_kernel import OutputKernelClassifier, OutputKernelRegressor
 from .rls2 import RLS2Classifier, RLS2Regressor
-from .predictors import PerOutputPredictor, SeparablePredictor
+from .predictors import PerOutputGaussian, PerOutputPredictor, Predictor, SeparablePredictor
 from .vector_valued import VectorValuedRegressor
 
 __all__ = ["VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor", "VectorFieldRegressor",
-           "angular_error", "PerOutputPredictor", "SeparablePredictor", "MixedEffectRegressor",
+           "angular_error", "Predictor", "PerOutputPredictor", "PerOutputGaussian", "SeparablePredictor", "MixedEffectRegressor",
            "KernelMachine", "KernelMachineClassifier", "RLS2Regressor", "RLS2Classifier",
            "ApproximateKernelRegressor", "OutputKernelRegressor", "OutputKernelClassifier"]
 

@@ -262,8 +262,9 @@ class BaseEstimator(PrecisionMixin, _SklearnBase):
     def _shift_invariant(self) -> bool:
         """Whether the fitted model is unchanged when all inputs move by the same vector.
 
-        True when every kernel the model evaluates on the inputs — ``kernel`` and, where the
-        estimator has one, ``task_kernel`` (one kernel or a mapping task → kernel) — is
+        True when every kernel the model evaluates on the inputs — ``kernel`` (one kernel or a list
+        to choose from) and, where the estimator has one, ``task_kernel`` (one kernel or a mapping
+        task → kernel) — is
         translation-invariant (Gaussian, Laplacian, Matérn: they depend on x − x' only) or the
         default (None: a Gaussian); False when any is Linear, Polynomial, SobolevSpline or a kernel
         this library does not know, whose inputs are used as given.
@@ -272,7 +273,8 @@ class BaseEstimator(PrecisionMixin, _SklearnBase):
 
         from ..kernels.scalar import Gaussian, Laplacian, Matern
 
-        kernels = [getattr(self, "kernel", None)]
+        kernel = getattr(self, "kernel", None)
+        kernels = list(kernel) if isinstance(kernel, (list, tuple)) else [kernel]
         task_kernel = getattr(self, "task_kernel", None)
         kernels += list(task_kernel.values()) if isinstance(task_kernel, Mapping) else [task_kernel]
         return all(k is None or isinstance(k, (Gaussian, Laplacian, Matern)) for k in kernels)

@@ -48,8 +48,8 @@ from ._spectral import (
     _GridSelection,
     _path_params,
     _refine_widths,
+    _score_kernels,
     _SpectralEstimator,
-    _stack,
     _step_grid,
     _warn_on_edges,
 )
@@ -116,10 +116,8 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
         # (a compilation per batch size, at most KERNEL_BATCH, rather than an eigendecomposition of
         # every operator parameter per padding kernel: one width on all rows pads to itself);
         # matrix-free: one kernel per call (a padded batch would run whole duplicate paths)
-        batch = min(KERNEL_BATCH, len(kerns)) if route == "exact" else 1
-        padded = kerns + kerns[-1:] * (-len(kerns) % batch)
-        out = np.concatenate([score_batch(_stack(padded[i:i + batch]), ps, full, report)
-                              for i in range(0, len(padded), batch)])[: len(kerns)]
+        out = _score_kernels(kerns, lambda stacked: score_batch(stacked, ps, full, report),
+                             KERNEL_BATCH if route == "exact" else 1, shrink=True)
         out = np.where(np.isnan(out), np.inf, out)
         return out if index is None else out[:, :, index]
 

@@ -57,10 +57,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..kernels.scalar import Gaussian
+from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
 from ..operators.tasks import task_block_index
 from ..paths.eigen import filtered_coefficients, spectral_path
-from ._spectral import DEFAULT_STEPS, STEP_DOUBLINGS, _path_params, _SpectralEstimator, _step_grid
+from ._spectral import (
+    DEFAULT_STEPS,
+    STEP_DOUBLINGS,
+    _path_params,
+    _SpectralEstimator,
+    _step_grid,
+)
 
 FAMILIES = ("auto", "common_similarity", "independent")  # the ``family`` values of the estimators
 N_PARTS = 5  # parts of the held-out rows in the cross-fitted loss: each part scores a choice made on 80 % of them
@@ -101,8 +108,8 @@ def _centred(y, m):
 def _masked_eigh(K, m, d=1):
     """Eigensystem of K restricted to the rows m, with the identity output matrix of d outputs."""
     mf = m.astype(K.dtype)
-    s, U = jnp.linalg.eigh(K * mf[:, None] * mf[None, :])
-    return SeparableEigh(jnp.maximum(s, 0.0), U, jnp.ones((d,), K.dtype), jnp.eye(d, dtype=K.dtype)), mf
+    s, U = eigh(K * mf[:, None] * mf[None, :])
+    return SeparableEigh(clip_psd(s), U, jnp.ones((d,), K.dtype), jnp.eye(d, dtype=K.dtype)), mf
 
 
 def _part_losses(F, Y, w):

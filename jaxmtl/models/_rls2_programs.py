@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..linalg import clip_psd, eigh
 from ..mkl.rls2 import _c_step, _path_jit, path_predict
 
 
@@ -57,8 +58,8 @@ def _single_kernel_paths(stack, idx, Y, grid, A, W, R, mus):
     (𝐊ᵏ ⊗ A + λI) c = y on the fold's rows, the c-step (4.2) at d = e_k, in the eigenbases of the
     fold's r × r Gram and of A: one ``eigh`` per kernel and fold, then every λ at O(nrT). ``lax.map``
     over the kernels, ``vmap`` over the folds and the grid."""
-    a, V = jnp.linalg.eigh(A)
-    a = jnp.maximum(a, 0.0)
+    a, V = eigh(A)
+    a = clip_psd(a)
 
     def one_kernel(i):
         K = stack.combine(jax.nn.one_hot(i, stack.shape[0], dtype=Y.dtype))
@@ -66,10 +67,10 @@ def _single_kernel_paths(stack, idx, Y, grid, A, W, R, mus):
         def one_fold(mu, w, rows):
             wr = w[rows]
             Kc = K[:, rows] * wr[None, :]
-            s, U = jnp.linalg.eigh(Kc[rows] * wr[:, None])
+            s, U = eigh(Kc[rows] * wr[:, None])
             Yt = U.T @ (((Y[rows] - mu) * wr[:, None]) @ V)
             KU = Kc @ U
-            return jax.vmap(lambda lam: KU @ (Yt * (jnp.maximum(s, 0.0)[:, None] * a[None, :] + lam) ** -1)
+            return jax.vmap(lambda lam: KU @ (Yt * (clip_psd(s)[:, None] * a[None, :] + lam) ** -1)
                             @ (V.T @ A) + mu)(grid)
 
         return jax.vmap(one_fold)(mus, W, R)

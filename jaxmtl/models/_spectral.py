@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import warnings
 from functools import partial
 from typing import Any
 
@@ -44,23 +43,31 @@ from .._checks import (
     check_unit_interval,
 )
 from .._progress import StageReporter
-from ..errors import GridEdgeWarning, ParameterError, ShapeError
+from ..errors import ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter
 from ..kernels import outputs as _outputs
+from ..kernels.families import family_eigh, family_names, output_family
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
+from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
 from ..paths.eigen import filtered_coefficients, mse_loss
-from ..selection.criteria import fold_indices, gcv_path, kfold_masks, kfold_path, loo_path
+from ..selection.criteria import (
+    fold_indices,
+    gcv_path,
+    kfold_masks,
+    kfold_path,
+    loo_path,
+)
 from ._base import BaseEstimator, resolve_filter
 from ._gradient_search import check_search, fit_gradient
+from ._grid_search import _best_index, _refine_widths, _warn_on_edges
 from ._precision import in_working_precision
 
 __all__: list[str] = []
 
 # Default Gaussian widths: median distance × 4^k, k = −2 … 3 (1/16 … 64), then refined around the
-# best (× 2^±1) or extended past an edge (× 4^±1, 4^±2) up to WIDTH_EXTENSIONS times.
+# best (× 2^±1) or extended past an edge (× 4^±1, 4^±2; see ._grid_search.WIDTH_EXTENSIONS).
 DEFAULT_WIDTH_FACTORS = tuple(4.0 ** np.arange(-2, 4))
-WIDTH_EXTENSIONS = 2
 # Above this many rows the width grid is searched on a random subsample of this size first.
 WIDTH_SUBSAMPLE = 400
 MAX_STEPS = 1_000_000  # longest path: its (steps, …) arrays must fit in memory
@@ -86,8 +93,28 @@ def _stack(kernels: list[Kernel]) -> Kernel:
     return jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *kernels)
 
 
-def _index(tree, i):
-    return jax.tree_util.tree_map(lambda x: x[i], tree)
+def _score_kernels(kernels: list[Kernel], score_stacked, batch: int, shrink: bool = False) -> np.ndarray:
+    """``score_stacked(stacked kernels)`` for every kernel of a list, in its order.
+
+    Kernels of one class and leaf shapes (a pytree structure) are stacked in batches of ``batch``
+    (of at most their number with ``shrink``), the last batch padded by repeating its last kernel:
+    one compilation per structure and batch size. A kernel without array leaves (Linear) is
+    scored once per structure.
+    """
+    groups: dict[Any, list[int]] = {}
+    for i, k in enumerate(kernels):
+        leaves, treedef = jax.tree_util.tree_flatten(k)
+        groups.setdefault((treedef, tuple(np.shape(v) for v in leaves)), []).append(i)
+    out: list[Any] = [None] * len(kernels)
+    for (treedef, shapes), members in groups.items():
+        ks = [kernels[i] for i in members]
+        size = min(batch, len(ks)) if shrink else batch
+        ks = ks + ks[-1:] * (-len(ks) % size)
+        rows = np.concatenate([np.asarray(score_stacked(_stack(ks[j:j + size]))) for j in range(0, len(ks), size)])
+        rows = np.repeat(rows[:1], len(members), axis=0) if treedef.num_leaves == 0 else rows
+        for i, row in zip(members, rows):
+            out[i] = row
+    return np.stack(out)
 
 
 def _step_grid(T: int) -> np.ndarray:
@@ -147,8 +174,8 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
         if selection in ("kfold", "holdout", "masks"):  # hold-out is one masked fold
             losses = kfold_path(K, Y, a, V, filt, params, folds, loss=loss, report=report)
             return with_standard_error(jnp.mean(losses, axis=0), losses)
-        s, U = jnp.linalg.eigh(K)
-        eig = SeparableEigh(jnp.maximum(s, 0.0), U, a, V)
+        s, U = eigh(K)
+        eig = SeparableEigh(clip_psd(s), U, a, V)
         if selection == "loo":
             scores = loo_path(eig, Y, filt, params, loss=loss, report=report)
             return with_standard_error(scores, scores[None])
@@ -164,61 +191,14 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
 @partial(jax.jit, static_argnames=("filt",))
 def _refit(kern, X, Y, a, V, filt, param):
     K = kern(X, X)
-    s, U = jnp.linalg.eigh(K)
-    eig = SeparableEigh(jnp.maximum(s, 0.0), U, a, V)
+    s, U = eigh(K)
+    eig = SeparableEigh(clip_psd(s), U, a, V)
     return filtered_coefficients(filt, eig, Y, param)
 
 
 @jax.jit
 def _predict(kern, X_new, X_fit, C, A):
     return kern(X_new, X_fit) @ C @ A
-
-
-def _best_index(scores: np.ndarray, tolerance: float = 0.01) -> tuple[int, ...]:
-    """The grid point of least validation loss (an index per grid axis).
-
-    For (W, Ω, P, 2 or 3) code losses (squared loss, misclassification rate[, standard error
-    over folds of the squared loss]): among the points whose squared loss is within one standard
-    error of the least (the one-standard-error rule), and at least within ``tolerance``
-    (relative), the one with the fewest validation errors, then the least squared loss.
-    """
-    if scores.ndim == 3:
-        return tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
-    sq, err = scores[..., 0], scores[..., 1]
-    best = np.min(sq)
-    se = scores[..., 2].ravel()[int(np.argmin(sq))] if scores.shape[-1] > 2 else 0.0
-    near = sq <= best + max(tolerance * abs(best), se) if np.isfinite(best) else np.isfinite(sq)
-    order = np.lexsort((sq.ravel(), np.where(near.ravel(), err.ravel(), np.inf)))
-    return tuple(int(i) for i in np.unravel_index(int(order[0]), sq.shape))
-
-
-def _refine_widths(kernels, widths, scores, score):
-    """Coarse-to-fine width search: extend the grid past an edge where the best width lies
-    (× 4^±1, 4^±2), else refine around the best (× 2^±1); at most ``WIDTH_EXTENSIONS`` + 1 rounds.
-
-    ``score(kernels)`` returns the validation losses of a list of kernels. Returns the kernels,
-    widths and scores of every width tried, in increasing order of width.
-    """
-    refined = False
-    for _ in range(WIDTH_EXTENSIONS + 1):
-        best = widths[_best_index(scores)[0]]
-        if best == widths.min():
-            new = best * np.array([1 / 16, 1 / 4])
-        elif best == widths.max():
-            new = best * np.array([4.0, 16.0])
-        elif not refined:
-            new = best * np.array([0.5, 2.0])
-            refined = True
-        else:
-            break
-        new = np.array([w for w in new if not np.any(np.isclose(w, widths))])
-        if new.size == 0:
-            break
-        extra = [Gaussian(float(w)) for w in new]
-        kernels, widths = kernels + extra, np.concatenate([widths, new])
-        scores = np.concatenate([scores, score(extra)])
-    order = np.argsort(widths)
-    return [kernels[i] for i in order], widths[order], scores[order]
 
 
 def _continue_path(kernels, steps, scores, score):
@@ -240,27 +220,11 @@ def _continue_path(kernels, steps, scores, score):
     return kernels, longer, padded
 
 
-def _warn_on_edges(width, grid, params, ip, filt, defaults: bool) -> None:
-    """Warn (GridEdgeWarning) when a selected value lies on the edge of its grid."""
-    if width is not None and len(grid) > 1 and (width <= grid.min() or width >= grid.max()):
-        side = "smallest" if width <= grid.min() else "largest"
-        warnings.warn(f"the selected kernel width {width:.4g} is the {side} of the grid "
-                      f"{grid.min():.3g} … {grid.max():.3g}"
-                      + (" after extending it" if defaults else "")
-                      + "; pass a kernel or width_factors reaching further.", GridEdgeWarning, stacklevel=4)
-    if len(params) > 1 and ip == len(params) - 1:
-        what = f"step {int(params[ip])} (the last of the path)" if filt.iterative \
-            else f"λ = {params[ip]:.3g} (the smallest of the grid)"
-        hint = "n_steps" if filt.iterative else "lambdas"
-        warnings.warn(f"the selected {what} lies on the edge of its grid"
-                      + (" after continuing the path" if defaults and filt.iterative else "")
-                      + f"; pass a larger {hint} range.", GridEdgeWarning, stacklevel=4)
-
-
 class _GridSelection(BaseEstimator):
     """Kernel-width grids and fold masks shared by every estimator that selects on a path.
 
-    Reads the attributes ``kernel``, ``width_factors``, ``selection``, ``n_folds`` (None: the
+    ``kernel`` is a kernel, None (a Gaussian of every width of the grid) or, where the class sets
+    ``_kernel_lists``, a list of kernels scored as the widths are. Reads the attributes ``kernel``, ``width_factors``, ``selection``, ``n_folds`` (None: the
     class's ``_default_n_folds``, at most one fold per sample), ``n_repeats`` (a class default of
     1; see :meth:`_n_repeats`), ``validation_fraction`` and ``random_state``.
     """
@@ -268,6 +232,7 @@ class _GridSelection(BaseEstimator):
     _default_width_factors = DEFAULT_WIDTH_FACTORS
     _default_n_folds = 5
     n_repeats: int | None = 1  # one k-fold partition, unless an estimator takes ``n_repeats`` as a parameter
+    _kernel_lists = False  # whether ``kernel`` may be a list of kernels to choose from by the selection
 
     def _resolve_kernels(self, X: np.ndarray) -> tuple[list[Kernel], np.ndarray | None]:
         if self.kernel is None:
@@ -280,11 +245,17 @@ class _GridSelection(BaseEstimator):
                 base = 1.0
             widths = base * factors
             return [Gaussian(float(w)) for w in widths], widths
-        if not isinstance(self.kernel, Kernel):
+        kernels = list(self.kernel) if isinstance(self.kernel, (list, tuple)) else [self.kernel]
+        many = type(self)._kernel_lists and getattr(self, "approximation", None) is None
+        if not kernels or not all(isinstance(k, Kernel) for k in kernels) or (len(kernels) > 1 and not many):
             raise ParameterError(
-                f"kernel must be a jaxmtl.kernels.Kernel or None; received {self.kernel!r}."
+                "kernel must be a jaxmtl.kernels.Kernel, None"
+                + (", or a non-empty list of kernels to choose from" if many else
+                   f" (a list of kernels is searched on the exact path only: {type(self).__name__} "
+                   + ("with approximation=None)" if type(self)._kernel_lists else "takes one kernel)"))
+                + f"; received {self.kernel!r}."
             )
-        return [in_working_precision(self.kernel)], None
+        return [in_working_precision(k) for k in kernels], None
 
     def _subsample_rows(self, n: int, size: int) -> np.ndarray:
         """(size,) sorted random rows of n (size ≤ n), from ``random_state``: where the default
@@ -349,10 +320,11 @@ class _SpectralEstimator(_GridSelection):
     """Shared fit machinery: grids, selection and refit on the eigen path."""
 
     _loss = staticmethod(mse_loss)
+    _kernel_lists = True
 
     def __init__(
         self,
-        kernel: Kernel | None = None,
+        kernel: Kernel | list[Kernel] | None = None,
         output: Any = "common_similarity",
         filter: Any = "nu_method",
         selection: Any = "kfold",
@@ -380,8 +352,14 @@ class _SpectralEstimator(_GridSelection):
         self.random_state = random_state
         self.verbose = verbose
 
+    def _output_family(self) -> str:
+        """The name of the coupled family ``output`` gives: 'common_similarity' (its ω = 0 member
+        for 'independent'), 'custom' for a matrix, or a registered family's name."""
+        return self.output if isinstance(self.output, str) and self.output != "independent" else \
+            "common_similarity" if isinstance(self.output, str) else "custom"
+
     def _resolve_output(self, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(a (Ω, d), V (d, d), omegas or None)."""
+        """(a (Ω, d), V (d, d), omegas or None); a registered family's parameters as omegas."""
         out = self.output
         if isinstance(out, str) and out == "common_similarity":
             omegas = np.linspace(0.0, 1.0, 11) if self.omegas is None else self.omegas
@@ -393,10 +371,13 @@ class _SpectralEstimator(_GridSelection):
         if isinstance(out, str) and out == "independent":
             return np.ones((1, d)), np.eye(d), None
         if isinstance(out, str):
-            raise ParameterError(
-                "output must be 'common_similarity', 'independent' or a (d, d) symmetric PSD "
-                f"matrix; received {out!r}."
-            )
+            family = output_family(out)
+            if family is None:
+                raise ParameterError(
+                    "output must be 'common_similarity', 'independent', a (d, d) symmetric PSD matrix or "
+                    f"the name of a family given to jaxmtl.register_output_family {family_names()}; received {out!r}."
+                )
+            return family_eigh(family, d, self.omegas)
         A = check_output_matrix(out, d, name="output")
         a, V = np.linalg.eigh(A.astype(np.float64))
         return np.maximum(a, 0.0)[None, :], V, None
@@ -413,6 +394,9 @@ class _SpectralEstimator(_GridSelection):
     # ----------------------------------------------------------------- fit / predict
     def _fit_coded(self, X: np.ndarray, Y: np.ndarray):
         if check_search(self) == "gradient":  # the grid's choice is where the gradient starts
+            if isinstance(self.output, str) and output_family(self.output) is not None:
+                raise ParameterError(f"search='gradient' learns ω of the common-similarity family; output "
+                                     f"{self.output!r} is a registered family: pass search='grid'.")
             return fit_gradient(self, X, Y)
         if isinstance(self.selection, str) and self.selection not in SELECTIONS:
             raise ParameterError(f"selection must be one of {SELECTIONS}; received {self.selection!r}.")
@@ -422,7 +406,7 @@ class _SpectralEstimator(_GridSelection):
         filt = resolve_filter(self.filter)
         kernels, widths = self._resolve_kernels(X)
         a, V, omegas = self._resolve_output(d)
-        scale = float(np.mean(np.asarray(kernels[0].diag(jnp.asarray(X)))))
+        scale = max(float(np.mean(np.asarray(k.diag(jnp.asarray(X))))) for k in kernels)  # λ relative to it
         params = self._resolve_params(filt, scale if scale > 0 else 1.0)
         if filt.iterative and self.n_steps is None:
             params = _step_grid(int(params[-1]))
@@ -448,10 +432,7 @@ class _SpectralEstimator(_GridSelection):
             # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
             # serves every call of a width search, whatever the number of widths it adds; a
             # continuation (one kernel, one ω) is a program of its own and is not padded
-            batch = KERNEL_BATCH if omega is None else 1
-            padded = kerns + kerns[-1:] * (-len(kerns) % batch)
-            out = np.concatenate([np.asarray(_score_grid(_stack(padded[i:i + batch]), *args))
-                                  for i in range(0, len(padded), batch)])[: len(kerns)]
+            out = _score_kernels(kerns, lambda stacked: _score_grid(stacked, *args), KERNEL_BATCH if omega is None else 1)
             return out if index is None else out[:, :, index]
 
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))

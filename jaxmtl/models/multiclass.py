@@ -156,7 +156,7 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
 
     def _resolve_output(self, d: int):
         a, V, omegas = super()._resolve_output(d)
-        if omegas is not None:  # ω cannot change a decision (see the class docstring)
+        if omegas is not None and self._output_family() == "common_similarity":  # ω cannot change a decision (see the class docstring)
             omegas = np.zeros(1)
             a, V = (np.asarray(m) for m in _outputs.common_similarity_eigh(d, omegas))
         return a, V, omegas

@@ -82,7 +82,8 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
     """Multi-task kernel regression with the common-similarity kernel and an iterative filter.
 
     Args:
-      kernel: scalar kernel; None selects a Gaussian width from median × 4ᵏ, k = −2 … 3,
+      kernel: scalar kernel, or a list of kernels (yours too) to choose from with ω and the filter
+        parameter on the same folds; None selects a Gaussian width from median × 4ᵏ, k = −2 … 3,
         refined around the best (or ``median × width_factors`` when given).
       omegas: ω grid in [0, 1] (default 0, 0.1, …, 1): ω = 0 independent tasks, 1 pooled.
       filter: for both families 'nu_method', 'landweber'; on the exact route and in the
@@ -133,7 +134,9 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
     common-similarity search, path_params_, tasks_ (task labels), n_features_in_.
     """
 
-    def __init__(self, kernel: Kernel | None = None, omegas: Any = None, filter: Any = None,
+    _kernel_lists = True
+
+    def __init__(self, kernel: Kernel | list[Kernel] | None = None, omegas: Any = None, filter: Any = None,
                  n_steps: int | None = None, selection: str = "holdout", n_folds: int = 5,
                  validation_fraction: float = 0.25, width_factors: Any = None,
                  fit_intercept: bool = True, random_state: int = 0, lambdas: Any = None,

@@ -72,6 +72,7 @@ from .._progress import StageReporter
 from ..errors import GridEdgeWarning, ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel
 from ..learning.output_kernel import okl_path, output_basis, output_kernel_learning
+from ..linalg import clip_psd, eigh
 from ..paths.eigen import code_losses, mse_loss
 from ..selection.criteria import fold_rows, fold_sizes
 from ._base import ClassifierMixin, RegressorMixin
@@ -110,7 +111,7 @@ def _score_grid(kernels, X, Y, lambdas, masks, offset, max_iter, tol, rank, loss
 
         def one_fold(m):
             tr, held, vt, vh = fold_rows(m, sizes, K.dtype)
-            s, U = jnp.linalg.eigh(K[tr][:, tr] * vt[:, None] * vt[None, :])
+            s, U = eigh(K[tr][:, tr] * vt[:, None] * vt[None, :])
             Ym = Y[tr] * vt[:, None]
             if rank is None:
                 back, Yr = None, Ym
@@ -118,7 +119,7 @@ def _score_grid(kernels, X, Y, lambdas, masks, offset, max_iter, tol, rank, loss
                 back = output_basis(Ym, rank)
                 Yr = Ym @ back
             emit = lambda F: loss((F if back is None else F @ back.T) + offset, Y[held] + offset, vh / jnp.sum(vh))
-            return okl_path(jnp.maximum(s, 0.0), U, Yr, lams, K[held][:, tr] * vt[None, :], max_iter, tol,
+            return okl_path(clip_psd(s), U, Yr, lams, K[held][:, tr] * vt[None, :], max_iter, tol,
                             emit=emit)
 
         return jnp.mean(jax.vmap(one_fold)(masks), axis=0), lams

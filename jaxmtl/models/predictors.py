@@ -1,12 +1,41 @@
 """Fitted models as pytrees: pass a fitted estimator's prediction function into jitted code.
 
-:meth:`predictor` of :class:`~jaxmtl.VectorValuedRegressor` and :class:`~jaxmtl.MultiClassClassifier`
-returns a :class:`SeparablePredictor`, an equinox Module holding the kernel, the training inputs,
-the coefficients, the output matrix and the output offset as array leaves; a
-``VectorValuedRegressor`` that chose the independent family returns a :class:`PerOutputPredictor`
-(a Gaussian width per output in place of one kernel). It is a pure function
-of its inputs, so it works under ``jax.jit``, ``jax.vmap`` and ``jax.grad`` (gradients with respect
-to the inputs, or to the leaves: the kernel width, the coefficients) in user code.
+:meth:`predictor` of :class:`~jaxmtl.VectorValuedRegressor`, :class:`~jaxmtl.MultiClassClassifier`,
+:class:`~jaxmtl.OutputKernelRegressor`, :class:`~jaxmtl.OutputKernelClassifier` and an exact
+:class:`~jaxmtl.ApproximateKernelRegressor` returns a :class:`Predictor`: an equinox Module of
+the same fields whatever the data selected,
+
+    f(x) = Σᵢ k(x − s, xᵢ) cᵢ · A + b        (m, p) inputs → (m, d) outputs
+
+==================  =========================================================================
+field               leaf
+==================  =========================================================================
+``kernel``          the kernel k (a pytree: its widths are leaves)
+``X_fit``           (n, p) training inputs xᵢ (centred by ``input_offset``)
+``coef``            (n, d) coefficients C
+``output_matrix``   (d, d) output matrix A
+``offset``          (d,) output offset b (the training mean when an intercept is fitted)
+``input_offset``    (p,) shift s subtracted from the inputs first, or None
+``dtype``           the precision it was fitted in, ``'float32'`` or ``'float64'`` (static)
+==================  =========================================================================
+
+Two subclasses differ only in what ``kernel`` is: a :class:`SeparablePredictor` holds one scalar
+kernel (the coupled family, the classifiers: Γ(x, x') = k(x, x')·A); a :class:`PerOutputPredictor`
+holds a :class:`PerOutputGaussian`, a Gaussian of one width per output (the independent family
+of ``VectorValuedRegressor``: output j is Σᵢ k_{σⱼ}(x, xᵢ) C[i, j] · A[j, j] + b_j). So code that
+differentiates a fitted model reads ``f.kernel.sigma``, ``f.coef``, … under the same names for
+both. Classifiers' predictors return the (m, n_classes) coded class scores (the argmax is
+``predict``'s class; a two-class ``decision_function`` is column 1 minus column 0).
+
+A predictor is a pure function of its inputs and its leaves, so it works under ``jax.jit``,
+``jax.vmap``, ``jax.grad`` and ``jax.jacfwd`` (with respect to the inputs, or to the leaves).
+A single (p,) input gives (d,) outputs, and ``jax.jacfwd(f)(x)`` the d × p Jacobian.
+
+Precision (docs/precision.md): a predictor computes in the precision it was fitted in, with its
+inputs cast to it. A float64 predictor called where JAX computes in float32 (``jax_enable_x64``
+off) refuses with a :class:`~jaxmtl.errors.DTypeError` naming the two ways out — call it inside
+``with jax.enable_x64(True):``, or convert it once with ``f.astype('float32')`` — rather than
+letting JAX truncate its leaves at every operation. A float32 predictor runs anywhere in float32.
 
 Example:
     >>> import jax, numpy as np
@@ -15,94 +44,250 @@ Example:
     >>> f = VectorValuedRegressor(n_steps=20).fit(X, Y).predictor()
     >>> jax.jit(lambda model, x: model(x))(f, X[:3]).shape   # the model is an argument (a pytree)
     (3, 2)
+    >>> jax.jacfwd(f)(X[0]).shape   # d × p Jacobian at one input
+    (2, 2)
+    >>> f.dtype, f.astype("float32").coef.dtype
+    ('float32', dtype('float32'))
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+import abc
+from typing import Any, Protocol
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from ..kernels.scalar import Kernel
+from ..errors import DTypeError, ParameterError, ShapeError
+from ..kernels.scalar import Gaussian, Kernel
 from ._per_task import output_predict
 
-__all__ = ["PerOutputPredictor", "Predictor", "SeparablePredictor", "PredictorMixin"]
+__all__ = ["Predictor", "SeparablePredictor", "PerOutputPredictor", "PerOutputGaussian", "PredictorMixin",
+           "x64_enabled"]
+
+FIELDS = ("kernel", "X_fit", "coef", "output_matrix", "offset", "input_offset")  # the leaves, in order
 
 
-def _evaluate(model: Any, X: jax.Array, expansion: Callable[[jax.Array], jax.Array]) -> jax.Array:
-    """``expansion(X) @ output_matrix + offset`` of a predictor at (m, p) inputs (or one (p,)
-    input → (d,)), the inputs cast to the training dtype and shifted by ``input_offset`` first."""
-    single = X.ndim == 1
-    X = jnp.atleast_2d(X).astype(model.X_fit.dtype)
-    if model.input_offset is not None:
-        X = X - model.input_offset
-    F = expansion(X) @ model.output_matrix + model.offset
-    return F[0] if single else F
+def x64_enabled() -> bool:
+    """True where JAX computes in float64 (``jax_enable_x64`` on, globally or in a
+    ``jax.enable_x64(True)`` block); float64 arrays would be truncated to float32 otherwise.
+
+    Example:
+        >>> x64_enabled()   # a fresh session: JAX's default
+        False
+    """
+    return jnp.dtype(jax.dtypes.canonicalize_dtype(jnp.float64)) == jnp.float64
 
 
-class SeparablePredictor(eqx.Module):
-    """f(x) = Σᵢ K(x, xᵢ) A cᵢ + b for a separable kernel K(x, x')·A.
+def _cast(tree: Any, dtype: str) -> Any:
+    """``tree`` with every floating array leaf in ``dtype`` (integer and static fields unchanged)."""
+    return jax.tree.map(lambda leaf: jnp.asarray(leaf, dtype) if eqx.is_inexact_array(leaf) else leaf, tree)
+
+
+def _refuse_float64(what: str) -> None:
+    """Raise DTypeError when a float64 predictor would be traced where JAX computes in float32."""
+    if not x64_enabled():
+        raise DTypeError(
+            f"{what}: this predictor was fitted in float64, and JAX computes in float32 here "
+            "(jax_enable_x64 is off), which would truncate its leaves. Call it inside "
+            "`with jax.enable_x64(True):` to compute in float64, or convert it once with "
+            "`predictor.astype('float32')`.")
+
+
+class PerOutputGaussian(eqx.Module):
+    """Gaussian kernels of one width per output: k_j(x, x') = exp(−‖x − x'‖² / (2σⱼ²)).
+
+    The ``kernel`` of a :class:`PerOutputPredictor`. Calling it gives the d Gram matrices.
 
     Attributes:
-      kernel: the scalar kernel (a pytree).
+      sigma: (d,) widths σⱼ > 0, one per output (a leaf: differentiate through it).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> k = PerOutputGaussian(jnp.array([1.0, 2.0]))
+        >>> k(jnp.zeros((1, 1)), jnp.array([[0.0], [2.0]]))   # (d, n1, n2)
+        Array([[[1.        , 0.13533528]],
+        <BLANKLINE>
+               [[1.        , 0.60653067]]], dtype=float32)
+    """
+
+    sigma: jax.Array
+
+    def __init__(self, sigma: Any) -> None:
+        if jnp.ndim(sigma) != 1:
+            raise ShapeError(f"sigma must be a (d,) vector of widths, one per output; received shape "
+                             f"{jnp.shape(sigma)}.")
+        self.sigma = Gaussian(sigma).sigma  # the scalar kernel's check: finite and positive
+
+    def __call__(self, X1: jax.Array, X2: jax.Array) -> jax.Array:
+        """(d, n1, n2) Gram matrices, one per output, of X1 (n1, p) and X2 (n2, p)."""
+        return jax.vmap(lambda w: Gaussian(w)(X1, X2))(self.sigma)
+
+
+class Predictor(eqx.Module):
+    """A fitted prediction function (m, p) → (m, d) as a pytree; the fields of every predictor.
+
+    Attributes:
+      kernel: the kernel (a pytree): a scalar :class:`~jaxmtl.kernels.Kernel` in a
+        :class:`SeparablePredictor`, a :class:`PerOutputGaussian` in a :class:`PerOutputPredictor`.
       X_fit: (n, p) training inputs.
       coef: (n, d) coefficients C.
       output_matrix: (d, d) output matrix A.
       offset: (d,) output offset b (the training mean when the estimator fits an intercept).
       input_offset: (p,) shift subtracted from the inputs before the kernel (the estimator's
         host-side centring of X_fit, for translation-invariant kernels), or None.
+      dtype: ``'float32'`` or ``'float64'``, the precision it was fitted in (a static field, that
+        of ``X_fit`` when built).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from jaxmtl import Gaussian
+        >>> f = SeparablePredictor(Gaussian(1.0), jnp.zeros((1, 2)), jnp.ones((1, 1)), jnp.eye(1), jnp.zeros(1))
+        >>> f(jnp.zeros(2)), f.n_features, f.n_outputs, f.dtype
+        (Array([1.], dtype=float32), 2, 1, 'float32')
     """
 
-    kernel: Kernel
+    kernel: Any
     X_fit: jax.Array
     coef: jax.Array
     output_matrix: jax.Array
     offset: jax.Array
-    input_offset: jax.Array | None = None
+    input_offset: jax.Array | None
+    dtype: str = eqx.field(static=True)
 
-    def __call__(self, X: jax.Array) -> jax.Array:
-        """(m, p) inputs → (m, d) outputs; a single (p,) input → (d,)."""
-        return _evaluate(self, X, lambda Z: self.kernel(Z, self.X_fit) @ self.coef)
+    def __init__(self, kernel: Any, X_fit: jax.Array, coef: jax.Array, output_matrix: jax.Array,
+                 offset: jax.Array, input_offset: jax.Array | None = None) -> None:
+        n, p = _shape(X_fit, "X_fit", 2)
+        d = _shape(coef, "coef", 2, (n, None))[1]
+        _shape(output_matrix, "output_matrix", 2, (d, d))
+        _shape(offset, "offset", 1, (d,))
+        if input_offset is not None:
+            _shape(input_offset, "input_offset", 1, (p,))
+        self.kernel, self.X_fit, self.coef, self.output_matrix = kernel, X_fit, coef, output_matrix
+        self.offset, self.input_offset = offset, input_offset
+        dtype = jnp.dtype(X_fit.dtype).name  # the leaf's own dtype (result_type would canonicalize it)
+        if dtype not in ("float32", "float64"):
+            raise DTypeError(f"X_fit must be float32 or float64; received dtype {dtype}.")
+        self.dtype = dtype
+
+    @property
+    def n_features(self) -> int:
+        """p, the number of input features."""
+        return int(self.X_fit.shape[1])
+
+    @property
+    def n_outputs(self) -> int:
+        """d, the number of outputs (classes for a classifier)."""
+        return int(self.coef.shape[1])
+
+    @abc.abstractmethod
+    def _expansion(self, X: jax.Array) -> jax.Array:
+        """(m, d) Σᵢ k(x, xᵢ) cᵢ at (m, p) shifted inputs, before the output matrix and offset."""
+
+    def __call__(self, X: Any) -> jax.Array:
+        """(m, p) inputs → (m, d) outputs; a single (p,) input → (d,); in the predictor's dtype.
+
+        Raises ShapeError / DTypeError (before tracing) for inputs of another number of features
+        or a non-numeric dtype, and DTypeError for a float64 predictor where JAX computes in
+        float32 (see the module doc)."""
+        if self.dtype == "float64":
+            _refuse_float64("calling a predictor")
+        X = self._inputs(X)
+        single = X.ndim == 1
+        X = jnp.atleast_2d(X)
+        if self.input_offset is not None:
+            X = X - self.input_offset
+        F = self._expansion(X) @ self.output_matrix + self.offset
+        return F[0] if single else F
+
+    def _inputs(self, X: Any) -> jax.Array:
+        """X as an array of the predictor's dtype, after checking its shape and dtype."""
+        if not (hasattr(X, "shape") and hasattr(X, "dtype")):
+            X = np.asarray(X)
+        if not (jnp.issubdtype(X.dtype, jnp.floating) or jnp.issubdtype(X.dtype, jnp.integer)):
+            raise DTypeError(f"X must hold real numbers; received dtype {X.dtype}.")
+        p = self.n_features
+        if len(X.shape) not in (1, 2) or X.shape[-1] != p:
+            raise ShapeError(f"X must have shape (m, {p}) or ({p},) (the predictor was fitted on {p} "
+                             f"features); received shape {tuple(X.shape)}.")
+        return jnp.asarray(X, self.dtype)
+
+    def astype(self, dtype: Any) -> Predictor:
+        """The same predictor with every floating leaf (kernel included) in ``dtype``
+        (``'float32'`` or ``'float64'``, or the NumPy type); its ``dtype`` field follows.
+
+        ``astype('float64')`` needs JAX to compute in float64 (``jax_enable_x64``) and raises
+        DTypeError otherwise; ``astype('float32')`` works anywhere.
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> from jaxmtl import Gaussian
+            >>> f = SeparablePredictor(Gaussian(1.0), jnp.zeros((1, 2)), jnp.ones((1, 1)), jnp.eye(1), jnp.zeros(1))
+            >>> f.astype("float32").dtype
+            'float32'
+        """
+        try:
+            target = None if dtype is None else np.dtype(dtype).name
+        except TypeError:
+            target = None
+        if target not in ("float32", "float64"):
+            raise ParameterError(f"dtype must be 'float32' or 'float64'; received {dtype!r}.")
+        if target == "float64":
+            _refuse_float64("astype('float64')")
+        return type(self)(*(_cast(getattr(self, name), target) for name in FIELDS))
 
 
-class PerOutputPredictor(eqx.Module):
-    """f_j(x) = Σᵢ K_{σ_j}(x, xᵢ) C[i, j] · s_j + b_j: every output j its own Gaussian width σ_j
-    (the independent family of :class:`~jaxmtl.VectorValuedRegressor`).
+def _shape(x: Any, name: str, ndim: int, expected: tuple[int | None, ...] | None = None) -> tuple[int, ...]:
+    """The shape of a predictor's leaf ``x``; ShapeError naming it unless it has ``ndim`` axes
+    matching ``expected`` (None: any length)."""
+    shape = tuple(jnp.shape(x))
+    if len(shape) != ndim or any(e is not None and s != e for s, e in zip(shape, expected or shape)):
+        want = "(" + ", ".join("·" if e is None else str(e) for e in (expected or (None,) * ndim)) + ")"
+        raise ShapeError(f"{name} must have shape {want}; received shape {shape}.")
+    return shape
 
-    Attributes:
-      widths: (d,) Gaussian widths, one per output.
-      X_fit: (n, p) training inputs.
-      coef: (n, d) coefficients, column j on output j's kernel.
-      output_matrix: (d, d) diagonal output matrix (the outputs' scales when ``normalize_y``).
-      offset: (d,) output offset b.
-      input_offset: (p,) shift subtracted from the inputs first, or None (as in
-        :class:`SeparablePredictor`).
+
+class SeparablePredictor(Predictor):
+    """f(x) = Σᵢ k(x, xᵢ) cᵢ · A + b for a separable kernel k(x, x')·A: ``kernel`` is one scalar
+    :class:`~jaxmtl.kernels.Kernel` (fields: see :class:`Predictor`).
+
+    Example:
+        >>> import jax, numpy as np
+        >>> from jaxmtl import MultiClassClassifier
+        >>> X = np.random.default_rng(0).normal(size=(30, 2))
+        >>> f = MultiClassClassifier(n_steps=20).fit(X, np.where(X[:, 0] > 0, "a", "b")).predictor()
+        >>> type(f).__name__, f(X[:4]).shape   # one score per class
+        ('SeparablePredictor', (4, 2))
+    """
+
+    def _expansion(self, X: jax.Array) -> jax.Array:
+        return self.kernel(X, self.X_fit) @ self.coef
+
+
+class PerOutputPredictor(Predictor):
+    """f_j(x) = Σᵢ k_{σⱼ}(x, xᵢ) C[i, j] · A[j, j] + b_j: every output j its own Gaussian width σⱼ
+    (the independent family of :class:`~jaxmtl.VectorValuedRegressor`); ``kernel`` is a
+    :class:`PerOutputGaussian` and A is diagonal (the outputs' scales when ``normalize_y``).
+    Fields: see :class:`Predictor`.
 
     Example:
         >>> import jax, numpy as np
         >>> from jaxmtl import VectorValuedRegressor
         >>> X = np.random.default_rng(0).normal(size=(40, 2)); Y = np.c_[X[:, 0], X[:, 1] ** 2]
         >>> f = VectorValuedRegressor(family="independent").fit(X, Y).predictor()
-        >>> type(f).__name__, jax.jit(lambda model, x: model(x))(f, X[:3]).shape
-        ('PerOutputPredictor', (3, 2))
+        >>> type(f).__name__, f.kernel.sigma.shape, jax.jit(lambda model, x: model(x))(f, X[:3]).shape
+        ('PerOutputPredictor', (2,), (3, 2))
     """
 
-    widths: jax.Array
-    X_fit: jax.Array
-    coef: jax.Array
-    output_matrix: jax.Array
-    offset: jax.Array
-    input_offset: jax.Array | None = None
+    @property
+    def widths(self) -> jax.Array:
+        """(d,) the Gaussian widths, one per output (``kernel.sigma``)."""
+        return self.kernel.sigma
 
-    def __call__(self, X: jax.Array) -> jax.Array:
-        """(m, p) inputs → (m, d) outputs; a single (p,) input → (d,)."""
-        return _evaluate(self, X, lambda Z: output_predict(self.widths, self.X_fit, self.coef, Z))
-
-
-Predictor = SeparablePredictor | PerOutputPredictor
-"""What ``predictor()`` returns: a fitted prediction function (m, p) → (m, d) as a pytree."""
+    def _expansion(self, X: jax.Array) -> jax.Array:
+        return output_predict(self.kernel.sigma, self.X_fit, self.coef, X)
 
 
 class _SeparableFit(Protocol):
@@ -121,8 +306,10 @@ class PredictorMixin:
     """Adds :meth:`predictor` to estimators fitted with a separable kernel."""
 
     def predictor(self: _SeparableFit) -> Predictor:
-        """The fitted prediction function as a pytree (decision scores for classifiers)."""
-        return SeparablePredictor(self.kernel_, *PredictorMixin._leaves(self))
+        """The fitted prediction function as a :class:`Predictor` pytree, in the estimator's
+        precision (decision scores for classifiers)."""
+        X_fit, *leaves = PredictorMixin._leaves(self)
+        return SeparablePredictor(_cast(self.kernel_, X_fit.dtype), X_fit, *leaves)
 
     def _leaves(self: _SeparableFit) -> tuple:
         """(X_fit, coef, output_matrix, offset, input_offset) of the fitted model, in its dtype."""

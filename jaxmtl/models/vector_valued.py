@@ -35,7 +35,7 @@ from ._output_scale import output_scales, unscale_fitted
 from ._per_task import FAMILIES, independent_params, output_predict, select_outputs
 from ._spectral import _SpectralEstimator
 from .approximate import ApproximationMixin
-from .predictors import PerOutputPredictor, Predictor, PredictorMixin
+from .predictors import PerOutputGaussian, PerOutputPredictor, Predictor, PredictorMixin
 
 __all__ = ["VectorValuedRegressor"]
 
@@ -44,10 +44,13 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
     """Vector-valued kernel regression with a separable kernel K(x, x')·A and a spectral filter.
 
     Args:
-      kernel: a :class:`~jaxmtl.kernels.Kernel`; None selects a Gaussian width from
-        ``median_distance × width_factors``.
+      kernel: a :class:`~jaxmtl.kernels.Kernel`; a list of kernels (yours too), the one of least
+        validation loss chosen with ω and the filter parameter (exact path only); None selects a
+        Gaussian width from ``median_distance × width_factors``.
       output: 'common_similarity' (ω chosen on ``omegas``, [BRBV11] eq. 18), 'independent'
-        (A = I), or a (d, d) symmetric PSD matrix (see :mod:`jaxmtl.outputs`).
+        (A = I), a (d, d) symmetric PSD matrix (see :mod:`jaxmtl.outputs`), or the name of a
+        family given to :func:`jaxmtl.register_output_family` (its parameter chosen on
+        ``omegas``, default the family's grid).
       filter: a :class:`~jaxmtl.filters.SpectralFilter` or its name, for both families; None
         (default): the ν-method in the coupled family and Tikhonov in the independent one —
         KernelRidge per output, the baseline that family must contain, every λ free on its
@@ -100,10 +103,12 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         output, and where the independent family does not apply: a kernel other than
         None or a Gaussian of one width, ``output`` other than 'common_similarity', selection
         'loo' / 'gcv', an approximation or ``search='gradient'``. 'common_similarity': the coupled
-        family alone; 'independent' the independent family alone (an error in those settings).
+        family of ``output`` alone; 'independent' the independent family alone (an error in those settings).
 
     Attributes (after fit):
-      family_, family_scores_ ({family: the loss compared, in the units of ``best_score_``}),
+      family_ ('independent' or the coupled family: 'common_similarity' — also for
+      output='independent', its ω = 0 member —, 'custom' for a matrix, or a registered family's
+      name), family_scores_ ({family: the loss compared, in the units of ``best_score_``}),
       coef_ (n, d), output_matrix_ (d, d), kernel_, filter_, best_params_, best_score_,
       cv_scores_ (n_kernels, n_omegas, n_params) validation losses (of the scaled outputs when
       ``normalize_y``), path_params_, omegas_, kernel_widths_, y_mean_, y_scale_ (d,) (ones
@@ -115,7 +120,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
       family's search attributes stay when 'auto' fitted both.
     """
 
-    def __init__(self, kernel: Kernel | None = None, output: str | ArrayLike = "common_similarity",
+    def __init__(self, kernel: Kernel | list[Kernel] | None = None, output: str | ArrayLike = "common_similarity",
                  filter: str | SpectralFilter | None = None, selection: str | ArrayLike = "kfold",
                  n_folds: int | None = 5, n_steps: int | None = None, lambdas: ArrayLike | None = None,
                  omegas: ArrayLike | None = None, width_factors: ArrayLike | None = None,
@@ -175,10 +180,10 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         scores = {}
         if family != "independent":
             self._fit_exact_or_approximate(X, Ys)
-            scores["common_similarity"] = self.best_score_
+            scores[self._output_family()] = self.best_score_
         if family != "common_similarity":
             fit, plain, scores["independent"], offset = self._select_outputs(X, Ys)
-        self.family_ = min(scores, key=lambda f: scores[f]) if family == "auto" else family
+        self.family_ = min(scores, key=lambda f: scores[f])  # the one fitted, or the better of two
         self.family_scores_ = scores
         if self.family_ == "independent":
             dtype = fit.coef.dtype
@@ -217,11 +222,13 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         return np.asarray(G @ self.output_matrix_) + self.y_mean_
 
     def predictor(self) -> Predictor:
-        """The fitted prediction function as a pytree: a :class:`SeparablePredictor` for the
-        coupled family, a :class:`PerOutputPredictor` (a width per output) for the independent one."""
+        """The fitted prediction function as a :class:`Predictor` pytree (the same fields for both
+        families): a :class:`SeparablePredictor` for the coupled family, a :class:`PerOutputPredictor`
+        (its kernel a :class:`PerOutputGaussian`, a width per output) for the independent one."""
         if getattr(self, "family_", None) != "independent":
             return super().predictor()
-        return PerOutputPredictor(jnp.asarray(self.output_widths_, self.X_fit_.dtype), *self._leaves())
+        return PerOutputPredictor(PerOutputGaussian(jnp.asarray(self.output_widths_, self.X_fit_.dtype)),
+                                  *self._leaves())
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, d) predictions ((m,) if fitted on 1-D outputs)."""

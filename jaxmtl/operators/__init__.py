@@ -16,6 +16,7 @@ module                 operators
 :mod:`.nystrom`        Nyström features (uniform / leverage-score centres), feature statistics
 :mod:`.random_features` random Fourier features (Gaussian, Laplacian, Matérn spectral densities)
 :mod:`.sharded`        rows sharded across devices with ``jax.sharding`` (Mesh, NamedSharding)
+:mod:`.lineax_adapter` any training operator (+ ridge·I) as a lineax operator (:func:`as_lineax`)
 =====================  ===================================================================
 """
 
@@ -25,6 +26,7 @@ from .blocked import *  # noqa: F403
 from .blocked import __all__ as _blocked_all
 from .fields import *  # noqa: F403
 from .fields import __all__ as _fields_all
+from .lineax_adapter import as_lineax
 from .nystrom import *  # noqa: F403
 from .nystrom import __all__ as _nystrom_all
 from .random_features import *  # noqa: F403
@@ -37,4 +39,4 @@ from .tasks import *  # noqa: F403
 from .tasks import __all__ as _tasks_all
 
 __all__ = [*_base_all, *_tasks_all, *_sums_all, *_fields_all, *_blocked_all, *_nystrom_all, *_rff_all,
-           *_sharded_all]
+           *_sharded_all, "as_lineax"]

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike, DTypeLike
 
 from ..errors import ShapeError
+from ..linalg import clip_psd, eigh, eigvalsh
 
 __all__ = [
     "GramOperator",
@@ -71,9 +72,9 @@ def separable_eigh(K: Array, A: Array) -> SeparableEigh:
         >>> e.s.shape, e.a.shape
         ((2,), (3,))
     """
-    s, U = jnp.linalg.eigh(K)
-    a, V = jnp.linalg.eigh(A)
-    return SeparableEigh(jnp.maximum(s, 0.0), U, jnp.maximum(a, 0.0), V)
+    s, U = eigh(K)
+    a, V = eigh(A)
+    return SeparableEigh(clip_psd(s), U, clip_psd(a), V)
 
 
 CHOLESKY_MAX_OUTPUTS = 16  # above this many outputs one eigh of K is cheaper than d Cholesky solves
@@ -106,10 +107,10 @@ def separable_solve(K: Array, A: Array, Y: Array, lam: ArrayLike) -> Array:
     if K.shape != (n, n) or A.shape != (d, d):
         raise ShapeError(f"separable_solve needs K ({n}, {n}) and A ({d}, {d}) for Y of shape {Y.shape}; "
                          f"received K {K.shape} and A {A.shape}.")
-    a, V = jnp.linalg.eigh(A)
+    a, V = eigh(A)
     Yt = Y @ V
     if d > CHOLESKY_MAX_OUTPUTS:
-        s, U = jnp.linalg.eigh(K)
+        s, U = eigh(K)
         return U @ ((U.T @ Yt) / (s[:, None] * a[None, :] + n * lam)) @ V.T
     shift = n * lam * jnp.eye(n, dtype=K.dtype)
 
@@ -171,7 +172,7 @@ class SeparableOperator(GramOperator):
 
     def spectral_norm(self) -> Array:
         """‖K ⊗ A‖₂ = ‖K‖₂·‖A‖₂, each from a symmetric eigenvalue computation."""
-        return jnp.linalg.eigvalsh(self.K)[-1] * jnp.linalg.eigvalsh(self.A)[-1]
+        return eigvalsh(self.K)[-1] * eigvalsh(self.A)[-1]
 
 
 class DenseOperator(GramOperator):
@@ -244,5 +245,5 @@ def max_eigenvalue(mv: Callable[[Array], Array], shape: tuple[int, ...], dtype: 
     _, alpha, beta = jax.lax.fori_loop(0, k, body, (Q, zeros, zeros))
     off = beta[:-1]
     T = jnp.diag(alpha) + jnp.diag(off, 1) + jnp.diag(off, -1)
-    theta, S = jnp.linalg.eigh(T)
+    theta, S = eigh(T)
     return safety * (theta[-1] + beta[-1] * jnp.abs(S[-1, -1]))

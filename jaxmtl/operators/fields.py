@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 from jax.typing import ArrayLike
 
-from .._checks import as_float_array, check_inputs, check_positive, check_unit_interval
+from .._checks import as_float_array, check_inputs, check_positive, check_unit_interval, is_traced, traced_check
 from ..errors import ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel, squared_distances
 from .base import GramOperator
@@ -140,14 +140,39 @@ def check_field(X: npt.ArrayLike, V: npt.ArrayLike | None = None, name: str = "V
     return X, V
 
 
-def _width(sigma) -> float:
+def _width(sigma) -> float | Array:
     if isinstance(sigma, Gaussian):
         sigma = sigma.sigma
     elif isinstance(sigma, Kernel):
         raise ParameterError(
             f"div/curl-free kernels are built on a Gaussian; received {type(sigma).__name__}."
         )
+    if is_traced(sigma):
+        s = _traced_scalar(sigma, "sigma")
+        return traced_check(s, jnp.isfinite(s) & (s > 0), "sigma must be a finite positive number.")
     return check_positive(sigma, "sigma")
+
+
+def _traced_scalar(x, name: str) -> Array:
+    if jnp.ndim(x) != 0:
+        raise ParameterError(f"{name} must be one number; received shape {jnp.shape(x)}.")
+    return jnp.asarray(x)
+
+
+def _gamma(gamma, p: int) -> float | Array:
+    """γ in [0, 1] (checked at run time when traced); γ < 1 needs p >= 2."""
+    if is_traced(gamma):
+        g = _traced_scalar(gamma, "gamma")
+        ok = (g >= 0) & (g <= 1) & ((g == 1) | (p >= 2))
+        return traced_check(g, ok, "gamma must lie in [0, 1], and be 1 for p = 1 (the divergence-free "
+                                   "kernel vanishes for p = 1).")
+    gammas = check_unit_interval(gamma, "gamma")
+    if gammas.size != 1:
+        raise ParameterError(f"gamma must be one number in [0, 1]; received {gammas.tolist()}.")
+    g = float(gammas[0])
+    if g < 1.0 and p < 2:
+        raise ShapeError("the divergence-free kernel vanishes for p = 1: fields need p >= 2 (or gamma=1).")
+    return g
 
 
 def div_curl(X: npt.ArrayLike, sigma: float | Gaussian, gamma: float = 0.5, *, X_rows: npt.ArrayLike | None = None,
@@ -158,6 +183,8 @@ def div_curl(X: npt.ArrayLike, sigma: float | Gaussian, gamma: float = 0.5, *, X
       X: (n, p) training inputs (the columns: coefficients are (n, p)).
       sigma: Gaussian width σ > 0, or a :class:`~jaxmtl.kernels.Gaussian`.
       gamma: weight of the curl-free part in [0, 1].
+        Both may be traced (inside ``jit``, ``vmap``, ``grad``): their range is then checked at
+        run time (docs/errors.md, "Checks under jit").
       X_rows: (m, p) inputs where the field is evaluated (default X: the training operator).
       V: optional (n, p) field values, only checked against X (:func:`check_field`).
 
@@ -169,12 +196,7 @@ def div_curl(X: npt.ArrayLike, sigma: float | Gaussian, gamma: float = 0.5, *, X
     Xr = X if X_rows is None else check_inputs(X_rows, "X_rows")
     if Xr.shape[1] != X.shape[1]:
         raise ShapeError(f"X_rows has {Xr.shape[1]} features but X has {X.shape[1]}.")
-    gammas = check_unit_interval(gamma, "gamma")
-    if gammas.size != 1:
-        raise ParameterError(f"gamma must be one number in [0, 1]; received {gammas.tolist()}.")
-    g = float(gammas[0])
-    if g < 1.0 and X.shape[1] < 2:
-        raise ShapeError("the divergence-free kernel vanishes for p = 1: fields need p >= 2 (or gamma=1).")
+    g = _gamma(gamma, X.shape[1])
     dtype = jnp.result_type(X.dtype, Xr.dtype)
     return field_operator(jnp.asarray(Xr, dtype), jnp.asarray(X, dtype), jnp.asarray(s, dtype), g)
 

@@ -47,6 +47,7 @@ from jax.typing import ArrayLike
 from .._checks import check_inputs, check_int, check_positive, check_random_state
 from ..errors import ParameterError, ShapeError
 from ..kernels.scalar import GRAM_PRECISION, Kernel
+from ..linalg import clip_psd, eigh
 from .base import GramOperator, SeparableEigh
 from .blocked import pad_rows
 
@@ -116,7 +117,7 @@ class NystromFeatures(FeatureMap):
         """
         Z = jnp.asarray(centres)
         Kmm = kernel(Z, Z)
-        e, Q = jnp.linalg.eigh(0.5 * (Kmm + Kmm.T))
+        e, Q = eigh(0.5 * (Kmm + Kmm.T))
         cut = (Z.shape[0] * jnp.finfo(Kmm.dtype).eps if rcond is None else rcond) * e[-1]
         scale = jnp.where(e > cut, 1.0 / jnp.sqrt(jnp.where(e > cut, e, 1.0)), 0.0)
         return cls(kernel, Z, Q * scale[None, :])
@@ -177,11 +178,11 @@ class FeatureOperator(GramOperator):
         accepts this thin U: predictions K_eval C with K_eval = Φ_eval Φᵀ never see the null
         space, so every filter of the eigen path runs at cost O(nD² + D³).
         """
-        s, Q = jnp.linalg.eigh(self.Phi.T @ self.Phi)
+        s, Q = eigh(self.Phi.T @ self.Phi)
         ok = s > s[-1] * self.Phi.shape[1] * jnp.finfo(s.dtype).eps
         U = (self.Phi @ Q) * jnp.where(ok, 1.0 / jnp.sqrt(jnp.where(ok, s, 1.0)), 0.0)[None, :]
-        a, V = jnp.linalg.eigh(self.A)
-        return SeparableEigh(jnp.where(ok, s, 0.0), U, jnp.maximum(a, 0.0), V)
+        a, V = eigh(self.A)
+        return SeparableEigh(jnp.where(ok, s, 0.0), U, clip_psd(a), V)
 
 
 class FeatureStatistics(eqx.Module):

@@ -36,6 +36,7 @@ import jax
 import jax.numpy as jnp
 
 from ..filters.spectral import SpectralFilter
+from ..linalg import clip_psd, eigh
 from ..operators.base import GramOperator, SeparableEigh
 from ..selection.criteria import gcv_path, kfold_path, loo_path
 from .eigen import filtered_coefficients, mse_loss
@@ -54,9 +55,9 @@ def _normalised_gram(op: GramOperator) -> tuple[Array, Array]:
 
 
 def _flat_eigh(G: Array) -> SeparableEigh:
-    s, U = jnp.linalg.eigh(G)
+    s, U = eigh(G)
     one = jnp.ones((1,), G.dtype)
-    return SeparableEigh(jnp.maximum(s, 0.0), U, one, jnp.eye(1, dtype=G.dtype))
+    return SeparableEigh(clip_psd(s), U, one, jnp.eye(1, dtype=G.dtype))
 
 
 def dense_eigh(op: GramOperator) -> tuple[SeparableEigh, Array]:

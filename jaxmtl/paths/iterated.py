@@ -30,7 +30,7 @@ from jax.typing import ArrayLike
 import jax.scipy.linalg as jsl
 import numpy as np
 
-from .._checks import as_float_array, check_int
+from .._checks import as_float_array, check_int, require_concrete
 from ..errors import DivergenceError, ParameterError, ShapeError
 from ..filters.spectral import IterativeFilter, get_filter
 from ..operators.base import DenseOperator, GramOperator, SeparableOperator, max_eigenvalue
@@ -111,6 +111,8 @@ def path_predictions(op: GramOperator, Y: ArrayLike, filt: Any = "nu_method", n_
       op: training :class:`~jaxmtl.operators.GramOperator`; Y: (n, d); filt: iterative filter.
       n_steps: T; eval_op: evaluation operator or :func:`eval_map`; tau: step (default 1/σ̂).
     """
+    require_concrete(tau, "tau", "path_predictions checks the path for divergence on the host; inside jit, "
+                     "vmap or grad call path_scan, which accepts a traced tau")
     filt = get_filter(filt)
     if not isinstance(filt, IterativeFilter):
         raise ParameterError(
@@ -228,6 +230,8 @@ def iterated_tikhonov_path(op: GramOperator | ArrayLike, Y: ArrayLike, lam: Arra
         >>> iterated_tikhonov_path(op, jnp.ones((4, 2)), 0.1, 3).coef.shape
         (4, 2)
     """
+    require_concrete(lam, "lam", "iterated_tikhonov_path checks lam and the factorisation on the host; inside "
+                     "jit, vmap or grad call iterated_tikhonov_scan, which accepts a traced lam")
     order = check_int(order, "order", minimum=1)
     if isinstance(op, GramOperator):
         shape = tuple(op.shape)

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from .._checks import as_float_array, check_int, check_unit_interval
+from .._checks import as_float_array, check_int, check_unit_interval, require_concrete
 from .._progress import report_step
 from ..errors import DivergenceError, ParameterError, ShapeError
 from ..filters.spectral import IterativeFilter, NuMethod, get_filter
@@ -166,6 +166,9 @@ def common_similarity_path(K: ArrayLike, Y: ArrayLike, omegas: ArrayLike, filt: 
     Returns:
       :class:`~jaxmtl.paths.PathResult` with leading axes (k,) Ω on every field.
     """
+    for value, name in ((omegas, "omegas"), (tau, "tau")):
+        require_concrete(value, name, f"common_similarity_path checks its grid and divergence on the host; inside "
+                         f"jit, vmap or grad call omega_path_scan, which accepts traced {name}")
     filt = get_filter(filt)
     if not isinstance(filt, IterativeFilter):
         raise ParameterError(

@@ -47,6 +47,7 @@ from jax.typing import ArrayLike
 
 from ..filters.spectral import SpectralFilter
 from ..kernels.scalar import Kernel
+from ..linalg import clip_psd, eigh
 from ..operators.blocked import blocked_kernel_matmul, pad_rows
 from ..operators.nystrom import FeatureStatistics
 from .eigen import check_consecutive_steps, mse_loss, path_map
@@ -57,8 +58,8 @@ Array = jax.Array
 
 
 def _eig_train(G: Array, B: Array, n, V: Array):
-    s, Q = jnp.linalg.eigh(0.5 * (G + G.T) / n)
-    return jnp.maximum(s, 0.0), Q, Q.T @ B @ V / n
+    s, Q = eigh(0.5 * (G + G.T) / n)
+    return clip_psd(s), Q, Q.T @ B @ V / n
 
 
 def feature_kfold_losses(stats: FeatureStatistics, a: Array, V: Array, filt: SpectralFilter,
@@ -196,8 +197,8 @@ def _falkon(kernel, Z, X, Y, A, lambdas, Xe, Ye, n_steps, block, preconditioned)
     m = Z.shape[0]
     P = lambdas.shape[0]
     dtype = Y.dtype
-    a, V = jnp.linalg.eigh(A)
-    a = jnp.maximum(a, 0.0)
+    a, V = eigh(A)
+    a = clip_psd(a)
     Kmm = kernel(Z, Z)
     eye = jnp.eye(m, dtype=dtype)
     b = blocked_kernel_matmul(kernel, Z, X, Y @ V, block)  # K_mn Ỹ  (m, d)

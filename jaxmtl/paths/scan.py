@@ -40,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from .._checks import check_bool, check_int
+from .._checks import check_bool, check_int, require_concrete
 from .._progress import StageReporter, report_step, reporting
 from ..errors import DivergenceError, ParameterError
 from ..filters.spectral import IterativeFilter, get_filter
@@ -176,6 +176,8 @@ def iterative_path(op: GramOperator, Y: ArrayLike, filt: Any = "nu_method", n_st
     Returns:
       :class:`PathResult`.
     """
+    require_concrete(tau, "tau", "iterative_path reads its divergence flag on the host; inside jit, vmap or "
+                     "grad call path_scan, which accepts a traced tau")
     filt = get_filter(filt)
     if not isinstance(filt, IterativeFilter):
         raise ParameterError(

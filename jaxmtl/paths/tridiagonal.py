@@ -36,6 +36,7 @@ from jax.typing import ArrayLike
 from .._checks import check_positive_array
 from ..errors import ParameterError, ShapeError
 from ..filters.spectral import IteratedTikhonov, SpectralFilter, Tikhonov
+from ..linalg import clip_psd, eigh
 from .eigen import mse_loss
 
 __all__ = ["tridiagonal_path"]
@@ -107,8 +108,8 @@ def _tridiagonal_path(K, Y, params, K_eval, Y_eval, w_eval, A, filt, n, output, 
     if A is None:
         a, V = jnp.ones((d,), Y.dtype), None
     else:
-        a, V = jnp.linalg.eigh(A)
-        a = jnp.maximum(a, 0.0)
+        a, V = eigh(A)
+        a = clip_psd(a)
     refl, diag, off, taus = jax.lax.linalg.tridiagonal(K, lower=True)
     Yt = _apply_q(refl, taus, Y if V is None else Y @ V, "qt")  # (n, d) Qᵀ Y V
     order = _orders(filt)

@@ -44,9 +44,10 @@ import numpy as np
 import numpy.typing as npt
 from jax.typing import ArrayLike, DTypeLike
 
-from .._checks import check_int
+from .._checks import check_int, require_concrete
 from ..errors import ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter
+from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
 from ..paths.eigen import mse_loss, path_map, spectral_path
 
@@ -158,6 +159,7 @@ def fold_sizes(masks: npt.ArrayLike) -> tuple[int, int]:
         >>> fold_sizes(kfold_masks(10, 3))
         (7, 4)
     """
+    require_concrete(masks, "masks", "fold sizes are static shapes: call fold_sizes outside jit")
     m = np.asarray(masks, bool)
     return int(m.sum(axis=1).max()), int((~m).sum(axis=1).max())
 
@@ -210,6 +212,7 @@ def fold_indices(masks: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarr
         >>> tr.tolist(), held.tolist(), vh.tolist()
         ([[0, 2]], [[1]], [[True]])
     """
+    require_concrete(masks, "masks", "the indices define static shapes: call fold_indices outside jit")
     m = np.asarray(masks)
     if m.dtype != bool or m.ndim != 2:
         raise ShapeError(f"masks must be boolean of shape (k, n); received {m.dtype} of shape {m.shape}.")
@@ -223,8 +226,8 @@ def _fold_losses(K, Y, a, V, filt, params, rows, loss, report):
     """Held-out losses along the path of one fold, given its :func:`fold_rows`."""
     tr, held, vt, vh = rows
     vt, vh = vt.astype(K.dtype), vh.astype(K.dtype)
-    s, U = jnp.linalg.eigh(K[tr][:, tr] * vt[:, None] * vt[None, :])
-    eig = SeparableEigh(jnp.maximum(s, 0.0), U, a, V)
+    s, U = eigh(K[tr][:, tr] * vt[:, None] * vt[None, :])
+    eig = SeparableEigh(clip_psd(s), U, a, V)
     return spectral_path(eig, Y[tr] * vt[:, None], filt, params, K_eval=K[held][:, tr] * vt[None, :],
                          Y_eval=Y[held], w_eval=vh / jnp.sum(vh), n=jnp.sum(vt), output="loss", loss=loss,
                          report=report)
@@ -250,7 +253,7 @@ def kfold_path(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, par
         at least one row. Or their :func:`fold_indices` (then ``sizes`` is ignored).
       loss: ``loss(F, Y, w)`` on each fold's held-out rows.
       sizes: ``fold_sizes(masks)``, static; computed from ``masks`` when None (then ``masks``
-        must be concrete, not traced).
+        must be concrete: traced masks without ``sizes`` raise TracedArgumentError).
       report: optional (T,) booleans for iterative filters: the steps to evaluate (zeros elsewhere).
 
     Returns:
@@ -259,6 +262,8 @@ def kfold_path(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, par
     if isinstance(masks, tuple):
         sizes = None
     elif sizes is None:
+        require_concrete(masks, "masks", "the fold sizes they define are static shapes: pass "
+                         "sizes=fold_sizes(masks) computed outside jit (or the masks' fold_indices)")
         sizes = fold_sizes(masks)
     return _kfold_path(K, Y, a, V, filt, params, masks, loss, sizes, report)
 
@@ -274,7 +279,7 @@ def holdout_path(K_train: Array, K_val_train: Array, Y_train: Array, Y_val: Arra
     Returns:
       (P,) or (Ω, P) validation losses.
     """
-    s, U = jnp.linalg.eigh(K_train)
-    eig = SeparableEigh(jnp.maximum(s, 0.0), U, a, V)
+    s, U = eigh(K_train)
+    eig = SeparableEigh(clip_psd(s), U, a, V)
     return spectral_path(eig, Y_train, filt, params, K_eval=K_val_train, Y_eval=Y_val,
                          output="loss", loss=loss)

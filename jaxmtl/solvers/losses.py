@@ -18,7 +18,7 @@ fixed-point iteration (2.10) and coordinate descent (2.13) apply.
 Each :class:`Loss` holds three pure element-wise functions of ``(y, z_or_v, C, alpha, eps)``:
 ``value`` L(y, z), ``resolvent`` S(v) and ``conjugate`` f_i*(u) (the Fenchel conjugate of
 z ↦ C·L(y, z), used for the duality gap f(Γc) + f*(−c) + cᵀΓc ≥ 0 that stops the solvers).
-Adding a loss is one more entry in :data:`LOSSES`.
+A loss of one's own is a :class:`Loss` given to :func:`register_loss` (``jaxmtl.register_loss``).
 
 =======================  ==============================  ========================================
 name                     L(y, z)                          S(v) = −J_α(v)   (r = αy − v)
@@ -58,7 +58,7 @@ from jax.typing import ArrayLike
 
 from ..errors import ParameterError
 
-__all__ = ["Loss", "LOSSES", "get_loss", "resolvent", "loss_values", "conjugate_values"]
+__all__ = ["Loss", "LOSSES", "get_loss", "register_loss", "resolvent", "loss_values", "conjugate_values"]
 
 Array = jax.Array
 
@@ -237,13 +237,50 @@ LOSSES: dict[str, Loss] = {
 }
 
 
+_BUILTIN = dict(LOSSES)
+
+
 def get_loss(loss: str | Loss) -> Loss:
     """The :class:`Loss` named ``loss`` (or ``loss`` itself); ParameterError for unknown names."""
     if isinstance(loss, Loss):
         return loss
     if isinstance(loss, str) and loss in LOSSES:
         return LOSSES[loss]
-    raise ParameterError(f"loss must be one of {sorted(LOSSES)} or a jaxmtl.solvers.Loss; received {loss!r}.")
+    raise ParameterError(f"loss must be one of {sorted(LOSSES)} or a jaxmtl.solvers.Loss; received {loss!r}. "
+                         "A loss of your own is named with jaxmtl.register_loss(Loss(...)).")
+
+
+def register_loss(loss: Loss) -> Loss:
+    """Name a convex loss: ``KernelMachine(loss=loss.name)`` then uses it, and a model fitted with
+    it is saved by that name (register it again before :func:`jaxmtl.load` in a new process).
+
+    The three functions of ``loss`` are element-wise and pure ``jax.numpy`` (they run inside the
+    compiled solvers): ``value(y, z, eps)``, ``resolvent(v, y, alpha, C, eps)`` =
+    α(prox_{(C/α)L(y,·)}(v/α) − v/α) and ``conjugate(u, y, C, eps)`` (+inf off its domain; the
+    duality gap that stops the solvers needs it exact). Built-in names stay theirs; a name
+    registered again takes the newer loss.
+
+    Returns:
+      ``loss``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> half = Loss("half_square", lambda y, z, eps: (y - z) ** 2 / 4,
+        ...             lambda v, y, alpha, C, eps: (alpha * y - v) / (1 + 2 * alpha / C),
+        ...             lambda u, y, C, eps: u * y + u ** 2 / C)
+        >>> register_loss(half) is get_loss("half_square")
+        True
+    """
+    if not isinstance(loss, Loss) or not isinstance(loss.name, str) or not loss.name.isidentifier():
+        raise ParameterError(f"register_loss needs a jaxmtl.solvers.Loss whose name is an identifier; "
+                             f"received {loss!r}.")
+    bad = [f for f in ("value", "resolvent", "conjugate") if not callable(getattr(loss, f))]
+    if bad:
+        raise ParameterError(f"loss {loss.name!r}: {', '.join(bad)} must be callable.")
+    if _BUILTIN.get(loss.name, loss) is not loss:
+        raise ParameterError(f"{loss.name!r} is one of jaxmtl's losses {sorted(_BUILTIN)}: choose another name.")
+    LOSSES[loss.name] = loss
+    return loss
 
 
 def resolvent(loss: Loss, v: Array, y: Array, alpha: ArrayLike, C: Array, eps: ArrayLike) -> Array:

@@ -1,0 +1,82 @@
+"""Steps of the grid search shared by the estimators that select on a path: the best grid point
+(with the classifiers' one-standard-error rule), the coarse-to-fine width search and the warning
+when a selected value lies on the edge of its grid."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..errors import GridEdgeWarning
+from ..kernels.scalar import Gaussian
+
+__all__: list[str] = []
+
+# A default width grid is extended past an edge (× 4^±1, 4^±2) or refined around its best
+# (× 2^±1) up to WIDTH_EXTENSIONS times.
+WIDTH_EXTENSIONS = 2
+
+
+def _best_index(scores: np.ndarray, tolerance: float = 0.01) -> tuple[int, ...]:
+    """The grid point of least validation loss (an index per grid axis).
+
+    For (W, Ω, P, 2 or 3) code losses (squared loss, misclassification rate[, standard error
+    over folds of the squared loss]): among the points whose squared loss is within one standard
+    error of the least (the one-standard-error rule), and at least within ``tolerance``
+    (relative), the one with the fewest validation errors, then the least squared loss.
+    """
+    if scores.ndim == 3:
+        return tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
+    sq, err = scores[..., 0], scores[..., 1]
+    best = np.min(sq)
+    se = scores[..., 2].ravel()[int(np.argmin(sq))] if scores.shape[-1] > 2 else 0.0
+    near = sq <= best + max(tolerance * abs(best), se) if np.isfinite(best) else np.isfinite(sq)
+    order = np.lexsort((sq.ravel(), np.where(near.ravel(), err.ravel(), np.inf)))
+    return tuple(int(i) for i in np.unravel_index(int(order[0]), sq.shape))
+
+
+def _refine_widths(kernels, widths, scores, score):
+    """Coarse-to-fine width search: extend the grid past an edge where the best width lies
+    (× 4^±1, 4^±2), else refine around the best (× 2^±1); at most ``WIDTH_EXTENSIONS`` + 1 rounds.
+
+    ``score(kernels)`` returns the validation losses of a list of kernels. Returns the kernels,
+    widths and scores of every width tried, in increasing order of width.
+    """
+    refined = False
+    for _ in range(WIDTH_EXTENSIONS + 1):
+        best = widths[_best_index(scores)[0]]
+        if best == widths.min():
+            new = best * np.array([1 / 16, 1 / 4])
+        elif best == widths.max():
+            new = best * np.array([4.0, 16.0])
+        elif not refined:
+            new = best * np.array([0.5, 2.0])
+            refined = True
+        else:
+            break
+        new = np.array([w for w in new if not np.any(np.isclose(w, widths))])
+        if new.size == 0:
+            break
+        extra = [Gaussian(float(w)) for w in new]
+        kernels, widths = kernels + extra, np.concatenate([widths, new])
+        scores = np.concatenate([scores, score(extra)])
+    order = np.argsort(widths)
+    return [kernels[i] for i in order], widths[order], scores[order]
+
+
+def _warn_on_edges(width, grid, params, ip, filt, defaults: bool) -> None:
+    """Warn (GridEdgeWarning) when a selected value lies on the edge of its grid."""
+    if width is not None and len(grid) > 1 and (width <= grid.min() or width >= grid.max()):
+        side = "smallest" if width <= grid.min() else "largest"
+        warnings.warn(f"the selected kernel width {width:.4g} is the {side} of the grid "
+                      f"{grid.min():.3g} … {grid.max():.3g}"
+                      + (" after extending it" if defaults else "")
+                      + "; pass a kernel or width_factors reaching further.", GridEdgeWarning, stacklevel=4)
+    if len(params) > 1 and ip == len(params) - 1:
+        what = f"step {int(params[ip])} (the last of the path)" if filt.iterative \
+            else f"λ = {params[ip]:.3g} (the smallest of the grid)"
+        hint = "n_steps" if filt.iterative else "lambdas"
+        warnings.warn(f"the selected {what} lies on the edge of its grid"
+                      + (" after continuing the path" if defaults and filt.iterative else "")
+                      + f"; pass a larger {hint} range.", GridEdgeWarning, stacklevel=4)
