@@ -31,7 +31,7 @@ Example:
     ((ShapedArray(float32[n,2]),), ('cpu', 'cuda'))
     >>> loaded = jax.export.deserialize(exported.serialize())   # what a reader of the bytes does
     >>> F = loaded.call(np.asarray(X[:5], np.float32))
-    >>> F.shape, bool(np.allclose(F, model.predict(X[:5]), atol=1e-5))
+    >>> F.shape, bool(np.abs(F - model.predict(X[:5])).max() < 1e-3)   # float32 roundoff
     ((5, 2), True)
 """
 

@@ -224,10 +224,8 @@ class GramStack(eqx.Module):
 
     def combine(self, d: Array) -> Array:
         """(n₁, n₂) the combined Gram 𝐊(d) = Σₖ d_k 𝐊ᵏ."""
-        if self.dense is not None:  # read only the matrices of the support of d
-            idx = jnp.nonzero(d, size=self.shape[0], fill_value=0)[0]
-            return jax.lax.fori_loop(0, jnp.count_nonzero(d), lambda i, acc: acc + d[idx[i]] * self.dense[idx[i]],
-                                     jnp.zeros(self.shape[1:], self.dense.dtype))
+        if self.dense is not None:
+            return _combine_support(d, self.dense)
         w = (d * self.scale)
         total = jnp.zeros(self.shape[1:], self.X1.dtype)
         for g in self.groups:
@@ -238,6 +236,31 @@ class GramStack(eqx.Module):
                 lambda i, acc, g=g, A=A, B=B, wg=wg: acc + wg[i] * jax.tree.map(lambda x: x[i], g.kernel)(A, B),
                 jnp.zeros_like(total))
         return total
+
+
+@jax.custom_jvp
+def _combine_support(d: Array, dense: Array) -> Array:
+    """Σₖ d_k dense[k] reading only the matrices of the support of d (a loop over its non-zeros).
+
+    The loop's trip count depends on d, which reverse-mode differentiation cannot go through; the
+    rule below gives the derivative of the (bilinear) sum directly, so ``grad`` in d and in the
+    matrices works."""
+    idx = jnp.nonzero(d, size=dense.shape[0], fill_value=0)[0]
+    return jax.lax.fori_loop(0, jnp.count_nonzero(d), lambda i, acc: acc + d[idx[i]] * dense[idx[i]],
+                             jnp.zeros(dense.shape[1:], dense.dtype))
+
+
+@partial(_combine_support.defjvp, symbolic_zeros=True)
+def _combine_support_jvp(primals, tangents):
+    d, dense = primals
+    d_dot, dense_dot = tangents
+    out = _combine_support(d, dense)
+    out_dot = jnp.zeros_like(out)
+    if not isinstance(d_dot, jax.custom_derivatives.SymbolicZero):
+        out_dot = out_dot + jnp.tensordot(d_dot, dense, 1)
+    if not isinstance(dense_dot, jax.custom_derivatives.SymbolicZero):
+        out_dot = out_dot + jnp.tensordot(d, dense_dot, 1)
+    return out, out_dot
 
 
 class KernelDictionary:
