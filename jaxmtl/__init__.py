@@ -55,6 +55,7 @@ from .models import (
                      VectorValuedRegressor,
 )
 from .paths import spectral_path
+from .selection import GCV, Holdout, KFold, LeaveOneOut, PathSelection, regularization_path
 
 __version__ = "0.2.0"
 
@@ -98,6 +99,12 @@ __all__ = [
     "Matern",
     "SobolevSpline",
     "spectral_path",
+    "regularization_path",
+    "PathSelection",
+    "Holdout",
+    "KFold",
+    "LeaveOneOut",
+    "GCV",
     "save",
     "load",
     "export",

@@ -136,8 +136,9 @@ def test_float64_predictor_where_jax_computes_in_float32_refuses_by_name_and_cas
     try:
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
-            for call in (lambda: f64(X[:5]), lambda: jax.jit(lambda m, x: m(x))(f64, X[:5]),
-                         lambda: jax.jacfwd(f64)(X[0]), lambda: f64.astype("float64")):
+            for call in (lambda: f64(X[:5]), lambda: jax.jit(lambda m, x: m(x))(f64, X[:5]), lambda: jax.vmap(f64)(X),
+                         lambda: jax.jacfwd(f64)(X[0]), lambda: jax.grad(lambda m: m(X).sum())(f64),
+                         lambda: f64.astype("float64")):
                 with pytest.raises(DTypeError, match=r"fitted in float64.*jax_enable_x64 is off.*astype\('float32'\)"):
                     call()
             # in a float64 block it computes in float64; astype('float32') converts it once, explicitly

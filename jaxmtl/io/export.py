@@ -3,8 +3,8 @@
 :func:`export` traces a fitted model's :class:`~jaxmtl.models.Predictor` once, with the number of
 rows symbolic (``n``), lowers it for CPU and CUDA, and returns JAX's ``jax.export.Exported``;
 with ``path`` it also writes the serialized bytes there. The artefact holds the fitted leaves as
-constants: loading and running it needs JAX (and its ``flatbuffers`` dependency for
-deserialization) but neither jaxmtl nor equinox::
+constants: loading and running it needs JAX (and ``flatbuffers``, with which JAX serializes; a
+dependency of jaxmtl) but neither jaxmtl nor equinox::
 
     import jax
     with open("model.jaxexport", "rb") as f:
@@ -37,7 +37,6 @@ Example:
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from typing import Any
 
@@ -77,7 +76,6 @@ def export(model_or_predictor: Any, example_input: Any, path: str | os.PathLike[
       ParameterError: ``model_or_predictor`` has no prediction function to export (an estimator
         without ``predictor()``, an approximate fit), or ``path`` / ``platforms`` is unusable.
       ShapeError / DTypeError: ``example_input`` is not an (m, p) array of real numbers.
-      ImportError: ``path`` is given and ``flatbuffers``, which JAX serializes with, is missing.
 
     Example:
         >>> import numpy as np, jaxmtl
@@ -112,16 +110,12 @@ def _check_platforms(platforms: Any) -> tuple[str, ...]:
 
 
 def _check_path(path: Any) -> None:
-    """ParameterError unless ``path`` names a file in an existing folder; ImportError without
-    ``flatbuffers``."""
+    """ParameterError unless ``path`` names a file in an existing folder."""
     if not isinstance(path, (str, os.PathLike)):
         raise ParameterError(f"path must be a file name (str or os.PathLike) or None; received {path!r}.")
     folder = os.path.dirname(os.path.abspath(os.fspath(path)))
     if not os.path.isdir(folder) or os.path.isdir(path):
         raise ParameterError(f"path must name a file in an existing folder; received {os.fspath(path)!r}.")
-    if importlib.util.find_spec("flatbuffers") is None:
-        raise ImportError("writing an exported model needs the 'flatbuffers' package, with which JAX serializes "
-                          "(pip install flatbuffers); without path, export returns the Exported object.")
 
 
 def _predictor_of(model: Any) -> Any:

@@ -60,25 +60,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._checks import default_float
 from ..errors import DTypeError, ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel
 from ._per_task import output_predict
 
-__all__ = ["Predictor", "SeparablePredictor", "PerOutputPredictor", "PerOutputGaussian", "PredictorMixin",
-           "x64_enabled"]
+__all__ = ["Predictor", "SeparablePredictor", "PerOutputPredictor", "PerOutputGaussian", "PredictorMixin"]
 
 FIELDS = ("kernel", "X_fit", "coef", "output_matrix", "offset", "input_offset")  # the leaves, in order
-
-
-def x64_enabled() -> bool:
-    """True where JAX computes in float64 (``jax_enable_x64`` on, globally or in a
-    ``jax.enable_x64(True)`` block); float64 arrays would be truncated to float32 otherwise.
-
-    Example:
-        >>> x64_enabled()   # a fresh session: JAX's default
-        False
-    """
-    return jnp.dtype(jax.dtypes.canonicalize_dtype(jnp.float64)) == jnp.float64
 
 
 def _cast(tree: Any, dtype: str) -> Any:
@@ -88,7 +77,7 @@ def _cast(tree: Any, dtype: str) -> Any:
 
 def _refuse_float64(what: str) -> None:
     """Raise DTypeError when a float64 predictor would be traced where JAX computes in float32."""
-    if not x64_enabled():
+    if default_float() != np.float64:  # x64 off, globally and in no jax.enable_x64(True) block
         raise DTypeError(
             f"{what}: this predictor was fitted in float64, and JAX computes in float32 here "
             "(jax_enable_x64 is off), which would truncate its leaves. Call it inside "

@@ -1,0 +1,290 @@
+r"""One convention for every regularization path: ``regularization_path(gram, Y, outputs, filt, params, criterion)``.
+
+The same six things describe every path the library runs, whichever route computes it:
+
+==============  ======================================================================
+argument        what it says
+==============  ======================================================================
+``gram``        the training Gram: an (n, n) scalar Gram matrix K (eigen route: one eigh
+                serves every parameter) or any :class:`~jaxmtl.operators.GramOperator`
+                (matrix-free route: an iterative filter as one ``lax.scan``)
+``Y``           (n, d) training targets
+``outputs``     the output structure: a (d, d) matrix A, or an eigen family ``(a, V)`` —
+                ``a`` (d,) or (Ω, d) eigenvalues sharing the eigenvectors V (d, d), e.g.
+                :func:`~jaxmtl.kernels.outputs.common_similarity_eigh` — or None with a
+                Gram operator (which holds its own output structure)
+``filt``        a :class:`~jaxmtl.filters.SpectralFilter`
+``params``      (P,) λ values, or the steps 1..T of an iterative filter
+``criterion``   how each point is scored: :class:`Holdout`, :class:`KFold`,
+                :class:`LeaveOneOut`, :class:`GCV`, or None (no scoring)
+==============  ======================================================================
+
+and every path returns one :class:`PathSelection`: the losses of every point, the selected
+point, whether it lies on the edge of its parameter grid, and what is needed to predict
+(:meth:`PathSelection.coefficients`). The function is pure: call it under ``jit`` (criterion
+and filter are pytrees whose static parts are fields), ``vmap`` it over kernel widths, and
+differentiate its losses in any continuous hyperparameter (:mod:`jaxmtl.linalg` keeps the
+derivative defined where output matrices repeat eigenvalues).
+
+The specialised functions it dispatches to (:func:`~jaxmtl.paths.spectral_path`,
+:func:`~jaxmtl.selection.loo_path`, :func:`~jaxmtl.selection.gcv_path`,
+:func:`~jaxmtl.selection.kfold_path`, :func:`~jaxmtl.paths.path_scan`) stay public for
+callers that need one of their extra arguments.
+
+Example:
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmtl.filters import Tikhonov
+    >>> from jaxmtl.kernels import Gaussian
+    >>> X = jnp.linspace(-2, 2, 30)[:, None]; Y = jnp.c_[jnp.sin(X[:, 0]), jnp.cos(X[:, 0])]
+    >>> K = Gaussian(1.0)(X, X)
+    >>> A = 0.5 * jnp.ones((2, 2)) + 0.5 * jnp.eye(2)
+    >>> sel = regularization_path(K, Y, A, Tikhonov(), jnp.logspace(-6, 0, 7), LeaveOneOut())
+    >>> sel.losses.shape, sel.coefficients().shape
+    ((7,), (30, 2))
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._checks import is_traced
+from ..errors import GridEdgeWarning, ParameterError, ShapeError
+from ..filters.spectral import IterativeFilter, SpectralFilter
+from ..linalg import clip_psd, eigh
+from ..operators.base import GramOperator, SeparableEigh
+from ..paths.eigen import filtered_coefficients, mse_loss, spectral_path
+from ..paths.scan import path_scan
+from .criteria import fold_sizes, gcv_path, kfold_path, loo_path
+
+__all__ = ["regularization_path", "PathSelection", "Holdout", "KFold", "LeaveOneOut", "GCV"]
+
+Array = jax.Array
+
+
+class Holdout(eqx.Module):
+    """Score each point on held-out rows.
+
+    Attributes:
+      K_eval: (m, n) cross-Gram K(x_val, x_train) — or, on the matrix-free route, a
+        :class:`~jaxmtl.operators.GramOperator` mapping (n, d) coefficients to (m, d) predictions.
+      Y_eval: (m, d) held-out targets.
+      w_eval: (m,) row weights summing to 1, or None (uniform).
+    """
+
+    K_eval: Array | GramOperator
+    Y_eval: Array
+    w_eval: Array | None = None
+
+
+class KFold(eqx.Module):
+    """Score each point by k-fold cross-validation (folds vmapped; the mean over folds is selected).
+
+    Build it outside ``jit`` from concrete masks: the fold sizes are static shapes.
+
+    Attributes:
+      masks: (k, n) boolean training masks (:func:`~jaxmtl.selection.kfold_masks`).
+      sizes: (largest training fold, largest held-out fold), static; computed from the masks.
+    """
+
+    masks: Array
+    sizes: tuple[int, int] = eqx.field(static=True)
+
+    def __init__(self, masks: Array | np.ndarray, sizes: tuple[int, int] | None = None) -> None:
+        if sizes is None:
+            if is_traced(masks):
+                raise ParameterError(
+                    "KFold(masks) needs concrete masks to read the fold sizes (static shapes): build it "
+                    "outside jit, or pass sizes=fold_sizes(masks) computed outside jit.")
+            sizes = fold_sizes(masks)
+        self.masks = jnp.asarray(masks, bool)
+        self.sizes = (int(sizes[0]), int(sizes[1]))
+
+
+class LeaveOneOut(eqx.Module):
+    """Score each point by its closed-form leave-one-input-out loss (eigen route)."""
+
+
+class GCV(eqx.Module):
+    """Score each point by generalized cross-validation (eigen route)."""
+
+
+Criterion = Holdout | KFold | LeaveOneOut | GCV
+
+
+class PathSelection(eqx.Module):
+    """A scored path and its selected point.
+
+    Attributes:
+      losses: (P,) — or (Ω, P) for an eigen family of Ω output matrices — the criterion's loss
+        of every point (the mean over folds for :class:`KFold`); NaN when no criterion was given.
+      fold_losses: (k, ..., P) per-fold losses for :class:`KFold`, else None.
+      params: (P,) the filter parameters.
+      best: () flat index of the selected point into ``losses`` (the last point without a
+        criterion); ``jnp.unravel_index(best, losses.shape)`` gives (ω index, parameter index).
+      best_param: () the selected λ or step.
+      best_output: () index of the selected output matrix along Ω (0 when there is one).
+      on_edge: () bool, True when the selected parameter is the first or last of ``params``: the
+        best value may lie beyond the grid (extend it; estimators warn with GridEdgeWarning).
+      eig: the :class:`~jaxmtl.operators.SeparableEigh` of the training problem (eigen route),
+        or None (matrix-free route).
+      coef: (n, d) coefficients at the selected step (matrix-free route), else None.
+      Y: (n, d) training targets; filt: the filter (static); tau: the iterative step, or None.
+    """
+
+    losses: Array
+    fold_losses: Array | None
+    params: Array
+    best: Array
+    best_param: Array
+    best_output: Array
+    on_edge: Array
+    eig: SeparableEigh | None
+    coef: Array | None
+    Y: Array
+    tau: Array | None
+    filt: SpectralFilter = eqx.field(static=True)
+
+    def coefficients(self) -> Array:
+        """(n, d) coefficients of the selected point, to predict with ``K(x, X_train) @ C @ A``.
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> from jaxmtl.filters import Tikhonov
+            >>> sel = regularization_path(jnp.eye(3), jnp.ones((3, 1)), jnp.eye(1), Tikhonov(),
+            ...                           jnp.array([0.1, 1.0]))
+            >>> sel.coefficients().shape
+            (3, 1)
+        """
+        if self.coef is not None:
+            return self.coef
+        assert self.eig is not None  # the eigen route keeps its eigensystem
+        a = self.eig.a if self.eig.a.ndim == 1 else self.eig.a[self.best_output]
+        eig = SeparableEigh(self.eig.s, self.eig.U, a, self.eig.V)
+        return filtered_coefficients(self.filt, eig, self.Y, self.best_param, self.tau)
+
+    def warn_if_on_edge(self, name: str = "params") -> None:
+        """Warn (GridEdgeWarning) on the host when the selection lies on the edge of its grid."""
+        if bool(np.asarray(self.on_edge)):
+            warnings.warn(f"the selected {name} ({float(self.best_param):.4g}) is at the edge of its grid "
+                          f"[{float(self.params[0]):.4g}, {float(self.params[-1]):.4g}]: the best value may lie "
+                          "beyond it; extend the grid.", GridEdgeWarning, stacklevel=2)
+
+
+def _output_eigh(outputs, d: int, dtype) -> tuple[Array, Array]:
+    """(a, V) from a (d, d) matrix or an (a, V) pair, shapes checked before tracing."""
+    if isinstance(outputs, tuple):
+        if len(outputs) != 2:
+            raise ShapeError(f"outputs as a tuple must be (a, V); received {len(outputs)} items.")
+        a, V = jnp.asarray(outputs[0], dtype), jnp.asarray(outputs[1], dtype)
+        if V.shape != (d, d) or a.shape[-1:] != (d,) or a.ndim > 2:
+            raise ShapeError(f"outputs (a, V) must have a of shape (d,) or (Ω, d) and V of shape (d, d) with "
+                             f"d = {d} outputs; received a {a.shape} and V {V.shape}.")
+        return a, V
+    A = jnp.asarray(outputs, dtype)
+    if A.shape != (d, d):
+        raise ShapeError(f"outputs must be a ({d}, {d}) output matrix for Y with {d} columns, or an (a, V) "
+                         f"eigen family; received shape {A.shape}.")
+    a, V = eigh(A)
+    return clip_psd(a), V
+
+
+def _edge(best_param_index: Array, P: int) -> Array:
+    return (best_param_index == 0) | (best_param_index == P - 1) if P > 1 else jnp.asarray(True)
+
+
+def regularization_path(gram: Array | GramOperator, Y: Array, outputs, filt: SpectralFilter, params: Array,
+                        criterion: Criterion | None = None, *, tau: Array | None = None,
+                        loss: Callable = mse_loss) -> PathSelection:
+    """The whole path of ``filt`` over ``params``, scored by ``criterion``, with its selected point.
+
+    Args:
+      gram: (n, n) scalar Gram matrix K of the training inputs (eigen route), or a
+        :class:`~jaxmtl.operators.GramOperator` (matrix-free route: iterative filters only,
+        criterion :class:`Holdout` with a Gram operator as ``K_eval``, or None).
+      Y: (n, d) training targets.
+      outputs: (d, d) output matrix A, or an eigen family ``(a, V)`` with ``a`` of shape (d,) or
+        (Ω, d); None on the matrix-free route.
+      filt: the spectral filter.
+      params: (P,) λ values, or the steps 1..T (consecutive from 1) of an iterative filter.
+      criterion: :class:`Holdout`, :class:`KFold`, :class:`LeaveOneOut`, :class:`GCV` or None.
+      tau: step size of iterative filters (default 1/σ_max per output matrix).
+      loss: ``loss(F, Y, w)`` of the hold-out, k-fold and leave-one-out criteria.
+
+    Returns:
+      :class:`PathSelection`.
+
+    Raises:
+      ShapeError, ParameterError: before tracing, naming the argument (shapes are static).
+    """
+    Y = jnp.asarray(Y)
+    if Y.ndim != 2:
+        raise ShapeError(f"Y must be an (n, d) array; received shape {Y.shape}.")
+    params = jnp.asarray(params)
+    if params.ndim != 1 or params.shape[0] < 1:
+        raise ShapeError(f"params must be a non-empty 1-D array; received shape {params.shape}.")
+    if criterion is not None and not isinstance(criterion, (Holdout, KFold, LeaveOneOut, GCV)):
+        raise ParameterError(f"criterion must be Holdout, KFold, LeaveOneOut, GCV or None; received "
+                             f"{type(criterion).__name__}.")
+    if isinstance(gram, GramOperator):
+        return _matrix_free(gram, Y, outputs, filt, params, criterion, tau, loss)
+    K = jnp.asarray(gram, Y.dtype)
+    n, d = Y.shape
+    if K.shape != (n, n):
+        raise ShapeError(f"gram must be the ({n}, {n}) Gram of the {n} training rows of Y, or a GramOperator; "
+                         f"received shape {K.shape}.")
+    a, V = _output_eigh(outputs, d, Y.dtype)
+    s, U = eigh(K)
+    eig = SeparableEigh(clip_psd(s), U, a, V)
+    fold_losses = None
+    if criterion is None:
+        losses = jnp.full(a.shape[:-1] + params.shape, jnp.nan, Y.dtype)
+    elif isinstance(criterion, Holdout):
+        losses = spectral_path(eig, Y, filt, params, K_eval=jnp.asarray(criterion.K_eval, Y.dtype),
+                               Y_eval=criterion.Y_eval, w_eval=criterion.w_eval, tau=tau, output="loss", loss=loss)
+    elif isinstance(criterion, LeaveOneOut):
+        losses = loo_path(eig, Y, filt, params, tau, loss)
+    elif isinstance(criterion, GCV):
+        losses = gcv_path(eig, Y, filt, params, tau)
+    else:
+        fold_losses = kfold_path(K, Y, a, V, filt, params, criterion.masks, loss, sizes=criterion.sizes)
+        losses = jnp.mean(fold_losses, axis=0)
+    if criterion is None:
+        best = jnp.asarray(losses.size - 1)
+    else:
+        best = jnp.argmin(jnp.where(jnp.isnan(losses), jnp.inf, losses))
+    out_i, par_i = jnp.unravel_index(best, losses.shape)[-2:] if losses.ndim == 2 else (jnp.asarray(0), best)
+    return PathSelection(losses, fold_losses, params, best, params[par_i], out_i,
+                         _edge(par_i, params.shape[0]), eig, None, Y, tau, filt)
+
+
+def _matrix_free(op: GramOperator, Y, outputs, filt, params, criterion, tau, loss) -> PathSelection:
+    if outputs is not None:
+        raise ParameterError("outputs must be None with a GramOperator: the operator holds its output structure; "
+                             f"received {type(outputs).__name__}.")
+    if not isinstance(filt, IterativeFilter):
+        raise ParameterError(f"a GramOperator runs an iterative filter (Landweber, NuMethod) as a scan; received "
+                             f"{type(filt).__name__}: pass the (n, n) Gram matrix for the eigen route.")
+    if tuple(op.shape) != tuple(Y.shape):
+        raise ShapeError(f"Y must have the operator's shape {tuple(op.shape)}; received {Y.shape}.")
+    if criterion is not None and not (isinstance(criterion, Holdout) and isinstance(criterion.K_eval, GramOperator)):
+        raise ParameterError("the matrix-free route scores by Holdout with a GramOperator as K_eval (or no "
+                             f"criterion); received {type(criterion).__name__}.")
+    T = params.shape[0]
+    if not is_traced(params) and not np.array_equal(np.asarray(params), np.arange(1, T + 1)):
+        raise ParameterError("params of an iterative filter must be the steps 1..T; received "
+                             f"{np.asarray(params)[:8].tolist()}.")
+    if criterion is None:
+        res = path_scan(op, Y, filt, T, tau=tau, loss=loss)
+        losses = jnp.full((T,), jnp.nan, Y.dtype)
+    else:
+        res = path_scan(op, Y, filt, T, criterion.K_eval, criterion.Y_eval, criterion.w_eval, tau=tau, loss=loss)
+        losses = res.losses
+    par_i = jnp.maximum(res.best_step - 1, 0) if criterion is not None else jnp.asarray(T - 1)
+    return PathSelection(losses, None, params, par_i, params[par_i], jnp.asarray(0), _edge(par_i, T), None,
+                         res.best_coef if criterion is not None else res.coef, Y, res.tau, filt)
