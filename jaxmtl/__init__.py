@@ -38,7 +38,8 @@ from . import (
 )
 from .filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
 from .extend import register_filter, register_kernel, register_loss, register_output_family
-from .io import export, load, save
+from .io import load, save
+from .models.export import export
 from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline, outputs
 from .models import (
                      ApproximateKernelRegressor,

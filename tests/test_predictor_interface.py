@@ -12,7 +12,7 @@ import pytest
 from conftest import X64
 
 from _reference import gaussian_gram
-from jaxmtl import Gaussian, MultiClassClassifier, VectorValuedRegressor
+from jaxmtl import Gaussian, VectorValuedRegressor
 from jaxmtl.errors import DTypeError, ParameterError, ShapeError
 from jaxmtl.models import PerOutputGaussian, PerOutputPredictor, Predictor, SeparablePredictor
 

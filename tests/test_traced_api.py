@@ -170,7 +170,7 @@ TRACED: dict[tuple[Any, str], Case] = {
     (selection.regularization_path, "params"): Case(
         lambda t: _selected(selection.regularization_path(K, Y, A2, TIK, _lams(t), selection.GCV())), 0.1, 0.3),
     (selection.regularization_path, "tau"): Case(
-        lambda t: _selected(selection.regularization_path(K, Y, A2, LAND, STEPS, selection.GCV(), tau=t)), 0.5, 0.8),
+        lambda t: selection.regularization_path(K, Y, A2, LAND, STEPS, selection.GCV(), tau=t).losses, 0.5, 0.8),
     (mixed_effect.ExponentialDot, "gamma"): Case(lambda g: mixed_effect.ExponentialDot(g)(X, X), 0.5, 0.9),
     (mixed_effect.mixed_effect_gram, "alpha"): Case(
         lambda a: mixed_effect.mixed_effect_gram(X, TASKS, X, TASKS, a, kernels.Gaussian(1.0), kernels.Linear()),

@@ -1,8 +1,9 @@
-"""Saving and loading fitted models: one portable ``.npz`` file, no pickle (:mod:`.persistence`);
-exporting a fitted model's prediction function as a StableHLO artefact that runs without jaxmtl
-(:mod:`.export`)."""
+"""Saving and loading fitted models: one portable ``.npz`` file, no pickle (:mod:`.persistence`).
 
-from .export import export
+Exporting a fitted model's prediction function as a StableHLO artefact that runs without jaxmtl
+is :func:`jaxmtl.export` (:mod:`jaxmtl.models.export`: it reads fitted models, which this layer
+does not import)."""
+
 from .persistence import FORMAT_NAME, FORMAT_VERSION, load, save
 
-__all__ = ["save", "load", "export", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = ["save", "load", "FORMAT_NAME", "FORMAT_VERSION"]

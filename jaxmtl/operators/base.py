@@ -235,7 +235,8 @@ def max_eigenvalue(mv: Callable[[Array], Array], shape: tuple[int, ...], dtype: 
         scale = jnp.linalg.norm(w)
         w = w - Q.T @ (Q @ w)  # against every basis vector so far (later rows are zero), twice
         w = w - Q.T @ (Q @ w)
-        b = jnp.linalg.norm(w)
+        b2 = jnp.vdot(w, w)  # ‖w‖ with a finite derivative where w = 0 (the Krylov space is exhausted)
+        b = jnp.where(b2 > 0, jnp.sqrt(jnp.where(b2 > 0, b2, 1.0)), 0.0)
         ok = b > 100.0 * eps * scale  # else an invariant subspace was found: stop (zero vectors)
         b = jnp.where(ok, b, 0.0)
         nxt = jnp.where(ok, w / jnp.where(ok, b, 1.0), 0.0)

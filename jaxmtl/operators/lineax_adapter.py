@@ -84,6 +84,8 @@ def as_lineax(op: GramOperator, ridge: ArrayLike = 0.0) -> lineax.AbstractLinear
       ``jax.ShapeDtypeStruct((n, d), dtype)`` (dtype: that of ``op.mv``), tags
       ``symmetric_tag`` and ``positive_semidefinite_tag``; its ``as_matrix()`` is the
       (nd, nd) matrix ``op.as_matrix() + ridge·I`` (row-major vec) and ``transpose()`` itself.
+      Build it inside the jitted function, or pass it through ``equinox.filter_jit`` (its wrapped
+      function is a closure-converted jaxpr, which ``jax.jit`` refuses as an argument).
 
     Raises:
       ImportError: lineax is not installed.

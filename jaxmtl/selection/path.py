@@ -198,7 +198,8 @@ def _edge(best_param_index: Array, P: int) -> Array:
     return (best_param_index == 0) | (best_param_index == P - 1) if P > 1 else jnp.asarray(True)
 
 
-def regularization_path(gram: Array | GramOperator, Y: Array, outputs, filt: SpectralFilter, params: Array,
+def regularization_path(gram: Array | GramOperator, Y: Array, outputs: Array | tuple[Array, Array] | None,
+                        filt: SpectralFilter, params: Array,
                         criterion: Criterion | None = None, *, tau: Array | None = None,
                         loss: Callable = mse_loss) -> PathSelection:
     """The whole path of ``filt`` over ``params``, scored by ``criterion``, with its selected point.

@@ -17,7 +17,8 @@ one coded score per entry of ``classes_`` (their argmax indexes ``predict``'s cl
 ``decision_function`` is column 1 minus column 0).
 
 Precision: the artefact takes and returns the predictor's dtype. A float64 model is traced with
-x64 enabled for the call (``jax.enable_x64``), and its artefact must be called where x64 is on
+x64 enabled for the call (``jax.enable_x64``), a float32 one with it disabled (the artefact does not
+depend on the exporting process's setting); a float64 artefact must be called where x64 is on
 (``jax.config.update("jax_enable_x64", True)`` or inside ``with jax.enable_x64(True):``; JAX
 refuses float32 arguments with "Dtype mismatch"); export ``model.predictor().astype('float32')``
 for an artefact that runs in JAX's default configuration.
@@ -44,7 +45,8 @@ import jax
 import numpy as np
 
 from ..errors import DTypeError, ParameterError, ShapeError
-from .persistence import write_atomically
+from ..io.persistence import write_atomically
+from .predictors import Predictor
 
 __all__ = ["export", "DEFAULT_PLATFORMS", "PLATFORMS"]
 
@@ -120,8 +122,6 @@ def _check_path(path: Any) -> None:
 
 def _predictor_of(model: Any) -> Any:
     """The :class:`Predictor` of a fitted estimator (``predictor()``) or the predictor itself."""
-    from ..models.predictors import Predictor  # read at call time: jaxmtl.io imports no model on import
-
     if isinstance(model, Predictor):
         return model
     if callable(getattr(model, "predictor", None)):
