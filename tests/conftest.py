@@ -55,6 +55,21 @@ def pytest_ignore_collect(collection_path: Path, config):
     return None
 
 
+# Tests that run a benchmark or reproduction script end to end (its --quick mode, in a subprocess):
+# marked ``scripts``, outside the default run (``python -m pytest -q`` stays a few minutes), run by
+# ``.ci/run`` with ``-m scripts``.
+SCRIPT_MODULES = ("test_repro_scripts.py", "test_repro_music.py", "test_independent_filter.py",
+                  "test_perf_solvers_table.py", "test_gpu_suite.py", "test_perf_scale_quick.py")
+SCRIPT_TESTS = ("test_benchmark_quick_mode_runs", "test_the_precision_benchmark_quick_mode_records_its_figures")
+
+
+@pytest.hookimpl(tryfirst=True)  # before the -m selection reads the marks
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SCRIPT_MODULES or item.originalname in SCRIPT_TESTS:
+            item.add_marker(pytest.mark.scripts)
+
+
 def pytest_report_header(config):
     return f"jaxmtl test precision: {PRECISION} (jax_enable_x64={X64})"
 

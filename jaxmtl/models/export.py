@@ -3,8 +3,8 @@
 :func:`export` traces a fitted model's :class:`~jaxmtl.models.Predictor` once, with the number of
 rows symbolic (``n``), lowers it for CPU and CUDA, and returns JAX's ``jax.export.Exported``;
 with ``path`` it also writes the serialized bytes there. The artefact holds the fitted leaves as
-constants: loading and running it needs JAX (and ``flatbuffers``, with which JAX serializes; a
-dependency of jaxmtl) but neither jaxmtl nor equinox::
+constants: loading and running it needs JAX (and ``flatbuffers``, with which JAX serializes:
+``pip install "jaxmtl[export]"``) but neither jaxmtl nor equinox::
 
     import jax
     with open("model.jaxexport", "rb") as f:
@@ -95,6 +95,12 @@ def export(model_or_predictor: Any, example_input: Any, path: str | os.PathLike[
     with jax.enable_x64(predictor.dtype == "float64"):
         exported = jax.export.export(jax.jit(lambda X: predictor(X)), platforms=platforms)(spec)
     if path is not None:
+        try:
+            import flatbuffers  # noqa: F401  # what jax.export serializes with
+        except ImportError:
+            raise ImportError("writing an exported model needs the flatbuffers package: pip install flatbuffers "
+                              "(or pip install \"jaxmtl[export]\"); the Exported object is returned without path="
+                              ) from None
         write_atomically(bytes(exported.serialize()), path)
     return exported
 
