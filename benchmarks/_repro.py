@@ -3,6 +3,13 @@
 Machine and version facts, the argument parser (``--quick``), result files
 (``benchmarks/results/<name>.json``), side-by-side tables and claim checks that make a script
 exit non-zero when a published claim is not reproduced.
+
+Each claim gets one of three verdicts (``verdict``): *reproduced*, *better than published* (our
+figure differs from the paper's figure for the same quantity by more than the tolerance, in the
+direction that favours us: a lower error, a higher explained variance or accuracy) or *not
+reproduced*. Only a claim that records its ``figures`` (ours, the paper's, the tolerance) and a
+``direction`` can be better than published; a one-sided claim, or one that compares methods with
+each other (an ordering, "A beats B", "no gain"), is reproduced or not.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing
     sys.path.insert(0, str(ROOT))
 REQUIRED_KEYS = ("name", "mode", "paper", "protocol", "seeds", "ours", "claims", "versions", "machine",
                  "command", "elapsed_s")
+REPRODUCED, BETTER, NOT_REPRODUCED, SKIPPED = "reproduced", "better than published", "not reproduced", "skipped (quick)"
+DIRECTIONS = ("lower", "higher")  # which way our figure is better: lower errors, higher explained variance / accuracy
 
 
 def setup() -> None:
@@ -118,13 +127,54 @@ def paired(a, b, z: float = 2.0) -> dict:
             "indistinguishable": abs(m) <= z * s}
 
 
+def _side(figure: dict, direction: str | None) -> str:
+    """"inside" the tolerance, else "better" or "worse" than the paper's figure (outside with no
+    direction counts as worse: nothing says which side favours us)."""
+    difference = figure["ours"] - figure["paper"]
+    if abs(difference) <= figure["tolerance"]:
+        return "inside"
+    if direction is None:
+        return "worse"
+    return "better" if (difference < 0) == (direction == "lower") else "worse"
+
+
+def verdict(claim: dict) -> str:
+    """The verdict of one recorded claim: ``SKIPPED``, ``REPRODUCED``, ``BETTER`` or ``NOT_REPRODUCED``.
+
+    A claim with ``figures`` (each ``{"ours", "paper", "tolerance"}``, two-sided) is judged from
+    them: any figure outside the tolerance on the wrong side (or with no ``direction``) makes it
+    not reproduced, else any outside on our side makes it better than published, else it is
+    reproduced. A claim without figures (one-sided, or a comparison between methods) is
+    reproduced when its check passed.
+
+    Example:
+        >>> error = {"ours": 10.5, "paper": 11.7, "tolerance": 0.4}  # a test error, 1.2 points below the paper's
+        >>> verdict({"status": "FAIL", "direction": "lower", "figures": [error]})
+        'better than published'
+        >>> verdict({"status": "FAIL", "direction": None})
+        'not reproduced'
+    """
+    if claim["status"] == SKIPPED:
+        return SKIPPED
+    sides = {_side(f, claim.get("direction")) for f in claim.get("figures") or []}
+    if not sides:
+        return REPRODUCED if claim["status"] == "pass" else NOT_REPRODUCED
+    return NOT_REPRODUCED if "worse" in sides else BETTER if "better" in sides else REPRODUCED
+
+
 class Claims:
     """The claims a script checks, each recorded with the paper's statement, the tolerance and the figures.
 
     ``check(claim, ok, paper=…, ours=…, tolerance=…)`` records one claim: ``claim`` is the paper's
     statement (with its section), ``paper`` the published figure(s), ``ours`` ours, ``tolerance`` how
     they are compared (two-sided unless the paper's statement is one-sided), ``explanation`` what is
-    known about a failure (kept with the claim: a failing claim stays in the table as FAIL).
+    known about a failure (kept with the claim: a claim not reproduced stays in the table with it).
+    ``direction`` says which way our figure is better ("lower" errors, "higher" explained variance
+    or accuracy; None for a comparison between methods), ``figures`` the numbers of a two-sided
+    comparison with the paper (one dict ``{"ours", "paper", "tolerance"}`` as ``mean_vs_published``
+    returns, or a list of them with a ``label`` each): ``ok`` must then say that every figure is
+    within its tolerance, and ``verdict`` reads better than published from them. ``status`` records
+    the check as stated (pass / FAIL), ``verdict`` its reading.
     ``quick=True`` marks claims also checked by ``--quick`` runs (on the reduced problem the quick
     run describes); the others are reported as "skipped (quick)". ``sanity`` records a check that is
     not a paper claim (finite outputs, an identity); the README lists those apart.
@@ -136,15 +186,26 @@ class Claims:
 
     def check(self, claim: str, ok, detail: str = "", *, paper="", ours="", tolerance: str = "",
               quick: bool | None = None, explanation: str = "", kind: str = "paper",
-              full_only: bool = True) -> None:
+              full_only: bool = True, direction: str | None = None, figures: dict | list[dict] | None = None) -> None:
         if quick is None:  # the older form: full_only=False marks a claim checked by quick runs too
             quick = not full_only
+        if direction not in (None, *DIRECTIONS):
+            raise ValueError(f"direction must be one of {DIRECTIONS} or None, got {direction!r}")
         if self.quick and not quick:
-            status = "skipped (quick)"
+            status = SKIPPED
         else:
             status = "pass" if bool(ok) else "FAIL"
         item = {"claim": claim, "kind": kind, "status": status, "paper": _clean(paper), "ours": _clean(ours),
-                "tolerance": tolerance, "detail": detail}
+                "tolerance": tolerance, "detail": detail, "direction": direction}
+        if figures is not None:
+            rows = [figures] if isinstance(figures, dict) else figures
+            item["figures"] = [_clean({k: f[k] for k in ("label", "ours", "paper", "tolerance") if k in f})
+                               for f in rows]
+            inside = all(_side(f, direction) == "inside" for f in item["figures"])
+            if status != SKIPPED and inside != (status == "pass"):
+                raise ValueError(f"claim {claim!r}: ok={bool(ok)} but its figures are "
+                                 f"{'all' if inside else 'not all'} within their tolerance")
+        item["verdict"] = verdict(item)
         if explanation:
             item["explanation"] = explanation
         self.items.append(item)
@@ -155,17 +216,18 @@ class Claims:
 
     @property
     def failed(self) -> list[dict]:
-        return [c for c in self.items if c["status"] == "FAIL"]
+        """The claims not reproduced (better than published is not a failure)."""
+        return [c for c in self.items if c["verdict"] == NOT_REPRODUCED]
 
     def report(self) -> str:
         lines = []
         for c in self.items:
-            line = f"  [{c['status']}] {c['claim']}"
+            line = f"  [{c['verdict']}] {c['claim']}"
             if c["kind"] != "sanity":
                 line += f"\n      paper: {c['paper']} | ours: {c['ours']} | tolerance: {c['tolerance']}"
             if c.get("detail"):
                 line += f"\n      {c['detail']}"
-            if c["status"] == "FAIL" and c.get("explanation"):
+            if c["verdict"] in (NOT_REPRODUCED, BETTER) and c.get("explanation"):
                 line += f"\n      why: {c['explanation']}"
             lines.append(line)
         return "\n".join(lines)
@@ -200,7 +262,7 @@ def finish(name: str, args, start: float, paper: dict, protocol: dict, seeds, ou
     print(claims.report())
     print(f"\nwrote {_shown(path)} ({payload['elapsed_s']:.1f} s)")
     if claims.failed:
-        print(f"{len(claims.failed)} claim(s) FAILED", file=sys.stderr)
+        print(f"{len(claims.failed)} claim(s) not reproduced", file=sys.stderr)
         sys.exit(1)
 
 

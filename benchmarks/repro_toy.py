@@ -200,7 +200,8 @@ def main():
     med = float(np.median([w for n in sizes for w in mt["omega"][n]["all"]]))
     claims.check("multi-task: \"the median of the selected values for the kernel parameter ω is 0.6\"",
                  abs(med - 0.6) <= 0.2, paper="0.6", ours=f"{med:.2f} over {runs * len(sizes)} fits",
-                 tolerance="two-sided, |median − 0.6| ≤ 0.2 (two grid steps)")
+                 tolerance="two-sided, |median − 0.6| ≤ 0.2 (two grid steps)",
+                 figures={"ours": med, "paper": 0.6, "tolerance": 0.2})  # a parameter: no side is better
     vv = ours["vector"]
     ratio = {n: vv["independent"][n]["mean"] / vv["coupled"][n]["mean"] for n in sizes}
     claims.check("vector-valued: \"there is no gain in using a non-diagonal kernel\" (Figure 3 right), every size",

@@ -46,10 +46,11 @@ def require_concrete(x: Any, name: str, way_out: str) -> None:
     setting), before JAX would raise its own conversion error.
 
     Example:
-        >>> jax.jit(lambda n: require_concrete(n, "n_steps", "mark n_steps static"))(3)
-        Traceback (most recent call last):
-        ...
-        jaxmtl.errors.TracedArgumentError: n_steps must be a concrete value, not traced by jit, vmap or grad: mark n_steps static.
+        >>> try:
+        ...     jax.jit(lambda n: require_concrete(n, "n_steps", "mark n_steps static"))(3)
+        ... except TracedArgumentError as exc:
+        ...     print(exc)
+        n_steps must be a concrete value, not traced by jit, vmap or grad: mark n_steps static.
     """
     if is_traced(x):
         raise TracedArgumentError(

@@ -1,7 +1,8 @@
 """Write the generated sections of the README and of the documentation pages from benchmarks/results/.
 
 Each ``benchmarks/repro_<name>.py`` run writes ``benchmarks/results/repro_<name>.json`` with its
-side-by-side tables (ours beside the paper's) and the claims it checked; each
+side-by-side tables (ours beside the paper's) and the claims it checked, each read as reproduced,
+better than published or not reproduced from its recorded figures (``_repro.verdict``); each
 ``benchmarks/perf_<name>.py`` run writes ``perf_<name>.json`` with its rows and targets. This
 script puts the tables, the claims, the targets, the machine and the commands that regenerate
 them between markers ``<!-- <section>:start -->`` / ``<!-- <section>:end -->`` of the pages named
@@ -20,6 +21,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script from a checkout
+    sys.path.insert(0, str(ROOT))
+from benchmarks._repro import BETTER, NOT_REPRODUCED, REPRODUCED, verdict  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
 DOCS_TO_ROOT = "../"  # the generated pages live in docs/; figures are under benchmarks/results/
 PERF = ["perf_vector_valued", "perf_iterative", "perf_batched", "perf_kronecker", "perf_multitask", "perf_gradient",
@@ -54,14 +59,14 @@ def _figures(v) -> str:
 
 
 def _claim_line(c: dict) -> str:
-    """One claim: status, the paper's statement, then the paper's figure, ours and the tolerance."""
-    line = f"- **{c['status']}** — {c['claim']}"
+    """One claim: its verdict, the paper's statement, then the paper's figure, ours and the tolerance."""
+    line = f"- **{verdict(c)}** — {c['claim']}"
     figures = [f"{k}: {_figures(c[k])}" for k in ("paper", "ours", "tolerance") if c.get(k) not in (None, "", {})]
     if figures:
         line += ". " + " · ".join(figures)
     if c.get("detail"):
         line += f" ({c['detail']})"
-    if c["status"] == "FAIL" and c.get("explanation"):
+    if verdict(c) != REPRODUCED and c.get("explanation"):
         line += f". *Why:* {c['explanation']}"
     return line
 
@@ -71,9 +76,10 @@ def _is_paper_claim(c: dict) -> bool:
 
 
 def reproductions() -> str:
-    """The Markdown of the reproductions section (without the markers): the failing claims first,
-    then per script its tables and every claim with the paper's statement, tolerance and figures."""
-    parts, failing = [], []
+    """The Markdown of the reproductions section (without the markers): the claims not reproduced
+    and those better than published first, then per script its tables and every claim with its
+    verdict, the paper's statement, tolerance and figures."""
+    parts, listed, checked = [], {NOT_REPRODUCED: [], BETTER: []}, []
     for name, title in ORDER:
         parts.append(f"### {title}\n")
         res = _result(name, parts)
@@ -87,17 +93,26 @@ def reproductions() -> str:
             parts.append(f"{table}\n" if table.startswith("|") else f"{caption}\n\n{body}\n")  # uncaptioned
         claims = [c for c in res.get("claims", []) if _is_paper_claim(c)]
         if claims:
-            parts.append("Claims checked by the script (it exits non-zero when one fails; a failing claim stays "
-                         "listed with its reason):\n")
+            parts.append(f"Claims checked by the script ({_counts(claims)}; it exits non-zero when one is not "
+                         "reproduced, and such a claim stays listed with its reason):\n")
             parts.extend(_claim_line(c) for c in claims)
             parts.append("")
         else:
             parts.append("**No claim checked** by this run.\n")
-        failing.extend(f"{title}: {c['claim']}" for c in claims if c["status"] == "FAIL")
+        checked.extend(claims)
+        for c in claims:
+            if verdict(c) in listed:
+                listed[verdict(c)].append(f"{title}: {c['claim']}")
         for fig in res.get("figures", []):
             parts.append(f"![{name}]({DOCS_TO_ROOT}{fig})\n")
-    head = ("**Claims not reproduced** (each is listed below with the figures and the reason):\n\n"
-            + "\n".join(f"- {f}" for f in failing) + "\n") if failing else "Every checked claim is reproduced.\n"
+    heads = {NOT_REPRODUCED: "**Claims not reproduced** (each is listed below with the figures and the reason):",
+             BETTER: "**Claims better than published**: our figure differs from the paper's by more than the "
+                     "tolerance, in the direction that favours us (each is listed below with the figures):"}
+    head = "\n".join(f"{heads[v]}\n\n" + "\n".join(f"- {f}" for f in listed[v]) + "\n"
+                     for v in heads if listed[v])
+    head = (f"Over the recorded runs: {_counts(checked)}.\n\n"
+            + ("" if listed[NOT_REPRODUCED] else "Every checked claim is reproduced or better than published.\n\n")
+            + head)
     return (head + "\n" + "\n".join(parts)).strip() + "\n"
 
 
@@ -415,6 +430,16 @@ def _short_machine(res: dict) -> str:
     return f"{m.get('cpu_model', m.get('processor', '?'))}, {m.get('cpu_count', '?')} cores"
 
 
+def _counts(claims: list[dict]) -> str:
+    """"r of n claims reproduced", then how many are better than published and not reproduced."""
+    verdicts = [verdict(c) for c in claims]
+    text = f"{verdicts.count(REPRODUCED)} of {len(claims)} claims reproduced"
+    for v in (BETTER, NOT_REPRODUCED):
+        if verdicts.count(v):
+            text += f", {verdicts.count(v)} {v}"
+    return text
+
+
 def summary(docs: str = "docs/") -> str:
     """The README's one table (also the site's front page, ``docs=""``): per reproduction the paper
     claims reproduced, then the headline speed and scale figures, each with its command, machine and
@@ -427,9 +452,8 @@ def summary(docs: str = "docs/") -> str:
             rows.append(f"| {title} | no full run recorded | `python benchmarks/{name}.py` | | [{pages['repro']}]({pages['repro']}) |")
             continue
         res = json.loads(path.read_text())
-        claims = [c for c in res.get("claims", []) if _is_paper_claim(c)]
-        met = sum(c["status"] == "pass" for c in claims)
-        rows.append(f"| {title} | {met} of {len(claims)} claims reproduced | `{res['command']}` | "
+        rows.append(f"| {title} | {_counts([c for c in res.get('claims', []) if _is_paper_claim(c)])} | "
+                    f"`{res['command']}` | "
                     f"{_short_machine(res)}, float64 | [{pages['repro']}]({pages['repro']}) |")
     defaults_claims = [c for f in sorted(RESULTS.glob("defaults_vs_tuned_*.json"))
                        for c in json.loads(f.read_text()).get("claims", [])]

@@ -3,7 +3,9 @@
 Each script runs with --quick (a reduced but meaningful problem) and must pass at least one paper
 claim (not only the finiteness checks); every claim records the paper's statement, the figures
 and the tolerance. The claim helpers are tested on figures where the answer is known, a failing
-claim makes a script exit non-zero, and the README generator lists failing claims openly.
+claim not reproduced makes a script exit non-zero (one better than published does not), and the
+README generator counts reproduced, better than published and not reproduced apart, listing the
+last two openly.
 
 Not marked ``slow`` on purpose: the quick runs take a few minutes together on 2 idle cores.
 Set ``JAXMTL_SKIP_REPRO=1`` to skip them.
@@ -55,11 +57,12 @@ def test_quick_run_checks_a_paper_claim_and_records_its_figures(name, tmp_path):
     assert payload["versions"]["jax"] and payload["machine"]["cpu_count"]
     assert payload["ours"] and payload["paper"]
     claims = payload["claims"]
-    assert {c["status"] for c in claims} <= {"pass", "skipped (quick)"}, claims
+    assert all(c["verdict"] == _repro.verdict(c) for c in claims), claims
+    assert {c["verdict"] for c in claims} <= {_repro.REPRODUCED, _repro.BETTER, _repro.SKIPPED}, claims
     paper = [c for c in claims if c["kind"] == "paper"]
     assert paper and all(c["paper"] not in (None, "") and c["ours"] not in (None, "") and c["tolerance"]
                          for c in paper), paper
-    assert any(c["status"] == "pass" for c in paper), "the quick run checks no paper claim"
+    assert any(c["verdict"] in (_repro.REPRODUCED, _repro.BETTER) for c in paper), "the quick run checks no paper claim"
 
 
 def test_mean_vs_published_is_two_sided_with_standard_errors():
@@ -83,6 +86,7 @@ def test_a_failing_claim_is_recorded_and_makes_the_script_exit_non_zero(tmp_path
                  quick=True, explanation="known reason")
     claims.check("a full-run claim", False, paper="x", ours="y", tolerance="z")
     assert [c["status"] for c in claims.items] == ["FAIL", "skipped (quick)"]
+    assert [c["verdict"] for c in claims.items] == [_repro.NOT_REPRODUCED, _repro.SKIPPED]
     with pytest.raises(SystemExit) as exit_:
         _repro.finish("repro_fake", SimpleNamespace(quick=True), 0.0, {"p": 1}, {}, {}, {"o": 1}, claims, ["t\n| a |"])
     assert exit_.value.code == 1
@@ -102,9 +106,104 @@ def test_readme_lists_failing_claims_with_figures_and_reasons(tmp_path, monkeypa
     text = readme.reproductions()
     head = text.split("###")[0]
     assert "Claims not reproduced" in head and "School: ν-method reproduced" in head
-    assert "**FAIL** — School: ν-method reproduced. paper: 31 ± 3 % · ours: 20 % · tolerance: 2 SE" in text
+    assert "**not reproduced** — School: ν-method reproduced. paper: 31 ± 3 % · ours: 20 % · tolerance: 2 SE" in text
     assert "*Why:* a reason" in text and "finite" not in text
     assert "No full run recorded yet: `python benchmarks/repro_ida.py`" in text
+
+
+def _figure(ours, paper, tolerance, label=""):
+    return {"ours": ours, "paper": paper, "tolerance": tolerance, "label": label}
+
+
+@pytest.mark.parametrize("direction, figures, expected", [
+    ("lower", [_figure(10.5, 11.7, 0.4)], "better than published"),  # error below the paper's beyond the tolerance
+    ("lower", [_figure(12.9, 11.7, 0.4)], "not reproduced"),  # error above it
+    ("higher", [_figure(34.7, 31.0, 2.1)], "better than published"),  # explained variance above it
+    ("higher", [_figure(27.3, 31.0, 2.1)], "not reproduced"),
+    ("higher", [_figure(32.0, 31.0, 2.1)], "reproduced"),  # inside the tolerance, either side
+    ("lower", [_figure(10.5, 11.7, 0.4, "a"), _figure(25.0, 25.1, 2.0, "b")], "better than published"),
+    ("lower", [_figure(10.5, 11.7, 0.4, "a"), _figure(27.8, 25.4, 2.2, "b")], "not reproduced"),  # one worse
+    (None, [_figure(0.9, 0.6, 0.2)], "not reproduced"),  # outside with no side that favours us
+])
+def test_verdict_reads_the_side_of_each_figure_outside_its_tolerance(direction, figures, expected):
+    claims = _repro.Claims(quick=False)
+    ok = all(abs(f["ours"] - f["paper"]) <= f["tolerance"] for f in figures)  # the check as the scripts state it
+    claims.check("a comparison with the paper", ok, paper="p", ours="o", tolerance="t", direction=direction,
+                 figures=figures)
+    (item,) = claims.items
+    assert item["verdict"] == expected == _repro.verdict(item)
+    assert item["status"] == ("pass" if ok else "FAIL")
+    assert (item in claims.failed) == (expected == "not reproduced")
+
+
+def test_claims_without_figures_are_reproduced_or_not_and_figures_must_agree_with_the_check():
+    claims = _repro.Claims(quick=False)
+    claims.check("one-sided: mean − 2·SE > 26.4 %", True, paper="> 26.4 %", ours="34.7 %", tolerance="one-sided",
+                 direction="higher")
+    claims.check("ν-method < Landweber < Tikhonov", False, paper="ordering", ours="Tikhonov fastest",
+                 tolerance="strict")
+    assert [c["verdict"] for c in claims.items] == [_repro.REPRODUCED, _repro.NOT_REPRODUCED]
+    with pytest.raises(ValueError, match="within their tolerance"):
+        claims.check("inconsistent", True, direction="lower", figures=_figure(10.5, 11.7, 0.4))
+    with pytest.raises(ValueError, match="direction"):
+        claims.check("bad direction", True, direction="smaller")
+    # a mean_vs_published result is a figure as it is
+    cmp = _repro.mean_vs_published(np.array([10.0, 10.2, 10.4, 10.6]), 11.7, 0.68, 100)
+    claims.check("banana", cmp["ok"], direction="lower", figures=cmp)
+    assert claims.items[-1]["figures"] == [{"ours": cmp["ours"], "paper": 11.7, "tolerance": cmp["tolerance"]}]
+    assert claims.items[-1]["verdict"] == _repro.BETTER
+
+
+def test_a_claim_better_than_published_does_not_fail_the_script(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(_repro, "RESULTS", tmp_path)
+    claims = _repro.Claims(quick=False)
+    claims.check("error (Table 2)", False, paper="11.7", ours="10.5", tolerance="0.4", direction="lower",
+                 figures=_figure(10.5, 11.7, 0.4), explanation="our partitions")
+    _repro.finish("repro_fake", SimpleNamespace(quick=False), 0.0, {"p": 1}, {}, {}, {"o": 1}, claims, ["t\n| a |"])
+    out = capsys.readouterr().out
+    assert "[better than published] error (Table 2)" in out and "why: our partitions" in out
+    saved = json.loads((tmp_path / "repro_fake.json").read_text())["claims"][0]
+    assert saved["verdict"] == _repro.BETTER and saved["direction"] == "lower"
+
+
+def test_readme_counts_and_lists_the_three_verdicts_apart(tmp_path, monkeypatch):
+    better = {"claim": "EV reproduced", "kind": "paper", "status": "FAIL", "paper": "31", "ours": "34.7",
+              "tolerance": "2.1", "direction": "higher", "figures": [_figure(34.7, 31.0, 2.1)]}
+    worse = {**better, "claim": "error reproduced", "direction": "lower"}
+    ordering = {"claim": "A faster than B", "kind": "paper", "status": "FAIL", "paper": "A < B", "ours": "A > B",
+                "tolerance": "strict", "direction": None}
+    held = {**ordering, "claim": "A faster than C", "status": "pass"}
+    res = {"command": "python benchmarks/repro_school.py", "elapsed_s": 60, "machine": {"cpu_count": 2},
+           "tables": [], "claims": [better, worse, ordering, held]}
+    (tmp_path / "repro_school.json").write_text(json.dumps(res))
+    monkeypatch.setattr(readme, "RESULTS", tmp_path)
+    text = readme.reproductions()
+    head = text.split("###")[0]
+    not_reproduced, better_part = head.split("**Claims better than published**")
+    assert "error reproduced" in not_reproduced and "A faster than B" in not_reproduced
+    assert "EV reproduced" in better_part and "EV reproduced" not in not_reproduced
+    assert "A faster than C" not in head
+    assert "1 of 4 claims reproduced, 1 better than published, 2 not reproduced" in head
+    assert "- **better than published** — EV reproduced" in text and "- **reproduced** — A faster than C" in text
+    assert "| 1 of 4 claims reproduced, 1 better than published, 2 not reproduced |" in readme.summary()
+
+
+def test_the_recorded_runs_read_as_three_verdicts():
+    """The committed results: the School and IDA figures above the paper's tolerance on our side are better
+    than published; a column with one data set worse (Landweber, breast cancer) and an ordering between
+    methods (the toy Figure 4) are not reproduced."""
+    def verdicts(name):
+        res = json.loads((ROOT / "benchmarks" / "results" / f"{name}.json").read_text())
+        return {c["claim"]: _repro.verdict(c) for c in res["claims"]}
+    school, ida, toy = verdicts("repro_school"), verdicts("repro_ida"), verdicts("repro_toy")
+    assert school["ν-method: explained variance (Table 1) reproduced"] == _repro.BETTER
+    assert school["Landweber: explained variance (Table 1) reproduced"] == _repro.REPRODUCED
+    assert ida["titanic: ν-method test error (Table 2) reproduced"] == _repro.BETTER
+    assert ida["breast_cancer: ν-method test error (Table 2) reproduced"] == _repro.NOT_REPRODUCED
+    assert ida["landweber: test errors (Table 2, landweber column) reproduced on every dataset"] == _repro.NOT_REPRODUCED
+    assert ida["tikhonov: test errors (Table 2, tikhonov column) reproduced on every dataset"] == _repro.BETTER
+    assert toy["Figure 4 (left): Landweber and the ν-method faster than Tikhonov (25 λ), every size"] == \
+        _repro.NOT_REPRODUCED
 
 
 def test_readme_and_performance_tables_match_the_recorded_results():

@@ -22,16 +22,10 @@ from jaxmtl.errors import NotFittedError
 FAST = {"n_steps": 30, "width_factors": (0.5, 1.0, 2.0)}
 
 # Checks an estimator cannot pass, with the reason (scikit-learn's convention for third-party
-# estimators); docs/precision.md tabulates them per estimator and precision.
-FLOAT32_ROUNDING = ("float32 products are not bitwise reproducible across batch shapes: a row's prediction "
-                    "moves by a few float32 roundoffs (~1e-7 relative) with the other rows of the batch, "
-                    "beyond the check's float64 tolerance rtol=1e-7 (tested at float32 tolerance in "
-                    "test_float32.py)")
-EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
-    "float64": {},
-    "float32": {"check_methods_sample_order_invariance": FLOAT32_ROUNDING,
-                "check_methods_subset_invariance": FLOAT32_ROUNDING},
-}
+# estimators); docs/precision.md tabulates them per estimator and precision. None today: the
+# batch-invariance checks pass in float32 too, predictions running in fixed-size row blocks
+# (jaxmtl.models._row_blocks: a row's prediction is bit for bit the same whatever its batch).
+EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {"float64": {}, "float32": {}}
 
 
 # scikit-learn's checks set n_components=1, which random features (cosine-sine pairs, an even number)

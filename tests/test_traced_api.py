@@ -4,7 +4,8 @@ The walk enumerates the public API (the ``__all__`` of the functional modules) a
 function or class with a hyperparameter-like argument (ω, σ, widths, λ, γ, α, τ, c, ε, weights,
 filter parameters). Each must appear in exactly one table:
 
-* ``TRACED``: how to call it with that argument traced. It is called eagerly at two values, then
+* ``TRACED``: how to call it with that argument traced (several arguments of one function may be
+  traced together, as functions of one scalar). It is called eagerly at two values, then
   in one compiled program ``jit(vmap(value_and_grad(summary)))`` over those two values and (float64)
   x0 ± h: no JAX-internal error may escape, the compiled values must equal the eager ones, and
   (float64) the gradient at x0 must equal the central finite difference of the compiled values.
@@ -66,7 +67,8 @@ def _lams(t):
 
 
 DICT = mkl.standard_dictionary(2, widths=(0.5, 2.0), degrees=(1,))
-STACK, CROSS, DIAG_NEW = DICT.stack(X), DICT.stack(X[:2] + 0.1, X), DICT.diagonal(X[:2] + 0.1)
+STACK = DICT.stack(X)
+CROSS, DIAG_NEW = STACK.take(np.arange(2), np.arange(6)), STACK.dense[:, np.arange(2), np.arange(2)]  # new x: X[:2]
 D0 = jnp.full((STACK.shape[0],), 1.0 / STACK.shape[0])
 C_RLS2 = jnp.asarray(Y) * 0.1
 SMO_TOL = 1e-14 if F64 else 1e-6  # the d-step to rounding: eager and compiled runs then agree to RTOL
@@ -78,8 +80,18 @@ def _d(t):
 
 
 A_EIG, V_EIG = np.linalg.eigh(A2)
-STATS = operators.feature_statistics(operators.NystromFeatures.fit(kernels.Gaussian(1.0), X, 3), X, jnp.asarray(Y),
-                                     np.arange(6) % 3, 3)
+
+
+def _feature_statistics(Phi, T, k):
+    """The sums of feature_statistics for features Phi and outputs T, fold g holding the rows i % k == g."""
+    folds = [(Phi[g::k], T[g::k]) for g in range(k)]
+    return operators.FeatureStatistics(jnp.asarray(np.stack([P.T @ P for P, _ in folds])),
+                                       jnp.asarray(np.stack([P.T @ Tg for P, Tg in folds])),
+                                       jnp.asarray(np.stack([Tg.T @ Tg for _, Tg in folds])),
+                                       jnp.asarray([float(len(P)) for P, _ in folds]))
+
+
+STATS = _feature_statistics(RNG.normal(size=(6, 3)), Y, 3)
 
 
 def _selected(sel):
@@ -103,11 +115,12 @@ def _blocks():
     return operators.task_blocks(jnp.asarray(K), *idx)
 
 
-TRACED: dict[tuple[Any, str], Case] = {
+# (function, argument — or a tuple of the arguments the call traces together) -> the call
+TRACED: dict[tuple[Any, str | tuple[str, ...]], Case] = {
     (kernels.Gaussian, "sigma"): Case(lambda s: kernels.Gaussian(s)(X, X), 0.8, 1.3),
     (kernels.Laplacian, "sigma"): Case(lambda s: kernels.Laplacian(s)(X, X), 0.8, 1.3),
-    (kernels.Polynomial, "gamma"): Case(lambda g: kernels.Polynomial(2, gamma=g)(X, X), 0.5, 1.5),
-    (kernels.Polynomial, "coef0"): Case(lambda c: kernels.Polynomial(2, coef0=c)(X, X), 0.5, 1.5),
+    (kernels.Polynomial, ("gamma", "coef0")): Case(lambda g: kernels.Polynomial(2, gamma=g, coef0=2 * g)(X, X),
+                                                   0.5, 1.5),
     (kernels.Matern, "length_scale"): Case(lambda s: kernels.Matern(2.5, s)(X, X), 0.8, 1.3),
     (outputs.common_similarity, "omega"): Case(lambda w: outputs.common_similarity(3, w), 0.3, 0.7),
     (outputs.common_similarity_eigh, "omegas"): Case(
@@ -115,8 +128,8 @@ TRACED: dict[tuple[Any, str], Case] = {
     (outputs.graph_regularization, "M"): Case(
         lambda t: outputs.graph_regularization(jnp.array([[1.0, 0.5, 0.0], [0.5, 1.0, 2.0], [0.0, 2.0, 1.0]]) * t),
         0.7, 1.4),
-    (outputs.output_clusters, "eps1"): Case(lambda e: outputs.output_clusters([0, 0, 1], e, 0.5), 0.7, 1.4),
-    (outputs.output_clusters, "eps2"): Case(lambda e: outputs.output_clusters([0, 0, 1], 1.0, e), 0.7, 1.4),
+    (outputs.output_clusters, ("eps1", "eps2")): Case(lambda e: outputs.output_clusters([0, 0, 1], e, 0.5 * e),
+                                                      0.7, 1.4),
     (outputs.mean_regularized, "c"): Case(lambda c: outputs.mean_regularized(3, c), 0.7, 1.4),
     (outputs.low_rank, "B"): Case(lambda t: outputs.low_rank(jnp.array([[1.0], [t], [2.0]])), 0.7, 1.4),
     (outputs.custom, "A"): Case(lambda t: outputs.custom(t * jnp.ones((2, 2)) + jnp.eye(2)), 0.3, 0.6),
@@ -128,20 +141,17 @@ TRACED: dict[tuple[Any, str], Case] = {
     (operators.DivCurlOperator, "gamma"): Case(
         lambda g: operators.DivCurlOperator(FIELD.W, FIELD.Z_rows, FIELD.Z_cols, g).mv(jnp.asarray(Y)),
         0.3, 0.7),
-    (operators.field_operator, "sigma"): Case(lambda s: operators.field_operator(X, X, s, 0.4).mv(Y), 0.8, 1.3),
-    (operators.field_operator, "gamma"): Case(lambda g: operators.field_operator(X, X, 1.0, g).mv(Y), 0.3, 0.7),
-    (operators.div_curl, "sigma"): Case(lambda s: operators.div_curl(X, s, 0.4).mv(Y), 0.8, 1.3),
-    (operators.div_curl, "gamma"): Case(lambda g: operators.div_curl(X, 1.0, g).mv(Y), 0.3, 0.7),
+    (operators.field_operator, ("sigma", "gamma")): Case(
+        lambda g: operators.field_operator(X, X, 0.5 + g, g).mv(Y), 0.3, 0.7),
+    (operators.div_curl, ("sigma", "gamma")): Case(lambda g: operators.div_curl(X, 0.5 + g, g).mv(Y), 0.3, 0.7),
     (operators.div_free, "sigma"): Case(lambda s: operators.div_free(X, s).mv(Y), 0.8, 1.3),
     (operators.curl_free, "sigma"): Case(lambda s: operators.curl_free(X, s).mv(Y), 0.8, 1.3),
     (paths.spectral_path, "params"): Case(lambda t: paths.spectral_path(EIG, Y, TIK, _lams(t), K_eval=K), 0.1, 0.3),
     (paths.spectral_path, "tau"): Case(lambda t: paths.spectral_path(EIG, Y, LAND, STEPS, K_eval=K, tau=t), 0.5, 0.8),
     (paths.filtered_coefficients, "param"): Case(lambda t: paths.filtered_coefficients(TIK, EIG, Y, t), 0.1, 0.3),
     (paths.filtered_coefficients, "tau"): Case(lambda t: paths.filtered_coefficients(LAND, EIG, Y, 3, tau=t), 0.5, 0.8),
-    (paths.path_map, "sigma"): Case(lambda s: paths.path_map(TIK, s * jnp.arange(1.0, 4.0), _lams(0.2), None,
-                                                             lambda g: g), 0.5, 0.8),
-    (paths.path_map, "params"): Case(lambda t: paths.path_map(TIK, jnp.arange(1.0, 4.0), _lams(t), None,
-                                                              lambda g: g), 0.1, 0.3),
+    (paths.path_map, ("sigma", "params")): Case(
+        lambda t: paths.path_map(TIK, (1.0 + t) * jnp.arange(1.0, 4.0), _lams(t), None, lambda g: g), 0.1, 0.3),
     (paths.path_map, "tau"): Case(lambda t: paths.path_map(LAND, jnp.arange(1.0, 4.0) / 4, STEPS, t, lambda g: g),
                                   0.5, 0.8),
     (paths.path_scan, "tau"): Case(
@@ -149,11 +159,8 @@ TRACED: dict[tuple[Any, str], Case] = {
     (paths.iterated_tikhonov_scan, "lam"): Case(
         lambda lam: paths.iterated_tikhonov_scan(jnp.kron(jnp.asarray(K), jnp.asarray(A2)), jnp.asarray(Y), lam,
                                                  2).coef, 0.1, 0.3),
-    (paths.omega_path_scan, "omegas"): Case(
-        lambda w: paths.omega_path_scan(jnp.asarray(K), jnp.asarray(Y), jnp.stack([w, 0.5 * w]), LAND, 4).coef,
-        0.3, 0.7),
-    (paths.omega_path_scan, "tau"): Case(
-        lambda t: paths.omega_path_scan(jnp.asarray(K), jnp.asarray(Y), jnp.array([0.5]), LAND, 4, tau=t).coef,
+    (paths.omega_path_scan, ("omegas", "tau")): Case(
+        lambda w: paths.omega_path_scan(jnp.asarray(K), jnp.asarray(Y), jnp.stack([w, 0.5 * w]), LAND, 4, tau=w).coef,
         0.5, 0.8),
     (paths.tridiagonal_path, "params"): Case(lambda t: paths.tridiagonal_path(K, Y, _lams(t), K_eval=K, A=A2),
                                              0.1, 0.3),
@@ -183,20 +190,15 @@ TRACED: dict[tuple[Any, str], Case] = {
         lambda t: paths.feature_coefficients(STATS, A_EIG, V_EIG, TIK, t), 0.1, 0.3),
     (paths.feature_kfold_losses, "params"): Case(
         lambda t: paths.feature_kfold_losses(STATS, A_EIG[None], V_EIG, TIK, _lams(t)), 0.1, 0.3),
-    (mkl.rls2_objective, "lam"): Case(lambda lam: mkl.rls2_objective(STACK, Y, lam, D0, C_RLS2), 0.1, 0.3),
-    (mkl.rls2_objective, "d"): Case(lambda t: mkl.rls2_objective(STACK, Y, 0.1, _d(t), C_RLS2), 0.3, 0.7),
-    (mkl.rls2_step, "lam"): Case(lambda lam: mkl.rls2_step(STACK, Y, lam, D0, smo_tol=SMO_TOL), 0.1, 0.3,
-                                 grad=False),
-    (mkl.rls2_step, "d"): Case(lambda t: mkl.rls2_step(STACK, Y, 0.1, _d(t), smo_tol=SMO_TOL), 0.3, 0.7,
-                               grad=False),
+    (mkl.rls2_objective, ("lam", "d")): Case(lambda t: mkl.rls2_objective(STACK, Y, t / 3, _d(t), C_RLS2), 0.3, 0.7),
+    (mkl.rls2_step, ("lam", "d")): Case(lambda t: mkl.rls2_step(STACK, Y, t / 3, _d(t), smo_tol=SMO_TOL), 0.3, 0.7,
+                                        grad=False),
     (mkl.rls2_solve, "lam"): Case(lambda lam: mkl.rls2_solve(STACK, Y, lam, max_iter=3, smo_tol=SMO_TOL).C,
                                   0.1, 0.3, grad=False),
     (mkl.rls2_path, "lambdas"): Case(lambda t: mkl.rls2_path(STACK, Y, _lams(t), max_iter=3, smo_tol=SMO_TOL).C,
                                      0.1, 0.3, grad=False),
-    (mkl.predictive, "lam"): Case(lambda lam: mkl.predictive(STACK, CROSS, DIAG_NEW, D0, Y, lam), 0.1, 0.3),
-    (mkl.predictive, "d"): Case(lambda t: mkl.predictive(STACK, CROSS, DIAG_NEW, _d(t), Y, 0.1), 0.3, 0.7),
-    (mkl.degrees_of_freedom, "lam"): Case(lambda lam: mkl.degrees_of_freedom(STACK, D0, lam), 0.1, 0.3),
-    (mkl.degrees_of_freedom, "d"): Case(lambda t: mkl.degrees_of_freedom(STACK, _d(t), 0.1), 0.3, 0.7),
+    (mkl.predictive, ("lam", "d")): Case(lambda t: mkl.predictive(STACK, CROSS, DIAG_NEW, _d(t), Y, t / 3), 0.3, 0.7),
+    (mkl.degrees_of_freedom, ("lam", "d")): Case(lambda t: mkl.degrees_of_freedom(STACK, _d(t), t / 3), 0.3, 0.7),
 }
 
 # (function, argument) -> (call with the argument traced, the jaxmtl error it raises)
@@ -242,6 +244,16 @@ NOT_HYPERPARAMETERS: set[tuple[Any, str]] = {
 }
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _quick_compile():
+    """Every program of this module runs once, on tiny inputs: compile without XLA's backend
+    optimisations (half the module's time); the values are the same to rounding."""
+    before = jax.config.read("jax_disable_most_optimizations")
+    jax.config.update("jax_disable_most_optimizations", True)
+    yield
+    jax.config.update("jax_disable_most_optimizations", before)
+
+
 def _public_hyperparameters():
     seen, out = set(), []
     for modname in MODULES:
@@ -262,9 +274,14 @@ def _public_hyperparameters():
     return out
 
 
+def _names(args: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (args,) if isinstance(args, str) else args
+
+
 def test_every_hyperparameter_has_an_entry():
+    traced = {(f, name) for f, args in TRACED for name in _names(args)}
     missing = [f"{getattr(f, '__module__', '?')}.{f.__qualname__}({p})" for f, p in _public_hyperparameters()
-               if (f, p) not in TRACED and (f, p) not in CONCRETE and (f, p) not in NOT_HYPERPARAMETERS
+               if (f, p) not in traced and (f, p) not in CONCRETE and (f, p) not in NOT_HYPERPARAMETERS
                and (f, p) not in NOT_YET_COVERED]
     assert not missing, f"public functions with a hyperparameter and no entry in TRACED or CONCRETE: {missing}"
 
@@ -295,14 +312,18 @@ def _no_internal(call, what):
         pytest.fail(f"{what}: JAX-internal {type(exc).__name__} escaped: {str(exc)[:300]}")
 
 
-IDS = [f"{f.__qualname__}-{p}" for f, p in TRACED]
+# the costliest programs to compile (5 to 7 CPU seconds each with their eager reference, against
+# under 1 s for most entries): run with -m slow
+SLOW = {(paths.grid_path_losses, "params"), (mkl.rls2_solve, "lam"), (mkl.rls2_path, "lambdas")}
+PARAMS = [pytest.param(key, id=f"{key[0].__qualname__}-{'-'.join(_names(key[1]))}",
+                       marks=[pytest.mark.slow] if key in SLOW else []) for key in TRACED]
 
 
 def _member(tree, i):
     return jax.tree_util.tree_map(lambda v: v[i], tree)
 
 
-@pytest.mark.parametrize("key", list(TRACED), ids=IDS)
+@pytest.mark.parametrize("key", PARAMS)
 def test_traced_hyperparameter(key):
     case = TRACED[key]
     h = 1e-5 * max(1.0, abs(case.x0))

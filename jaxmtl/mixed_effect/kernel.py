@@ -167,9 +167,10 @@ def mixed_effect_gram(X1: npt.ArrayLike, tasks1: npt.ArrayLike, X2: npt.ArrayLik
     """
     traced = is_traced((alpha, kernel, task_kernel))
     if is_traced(alpha):
-        if jnp.ndim(alpha) != 0:
-            raise ParameterError(f"alpha must be a number in [0, 1]; received shape {jnp.shape(alpha)}.")
-        alpha = traced_check(alpha, (alpha >= 0) & (alpha <= 1), "alpha must lie in [0, 1].")
+        a = jnp.asarray(alpha)  # a traced array (ArrayLike admits complex numbers, which do not compare)
+        if a.ndim != 0:
+            raise ParameterError(f"alpha must be a number in [0, 1]; received shape {a.shape}.")
+        alpha = traced_check(a, (a >= 0) & (a <= 1), "alpha must lie in [0, 1].")
     else:
         alpha = check_alpha(alpha)
     lookup, _ = resolve_task_kernel(task_kernel, kernel)

@@ -225,7 +225,7 @@ class GramStack(eqx.Module):
     def combine(self, d: Array) -> Array:
         """(n₁, n₂) the combined Gram 𝐊(d) = Σₖ d_k 𝐊ᵏ."""
         if self.dense is not None:
-            return _combine_support(d, self.dense)
+            return _combine_dense(d, self.dense)
         w = (d * self.scale)
         total = jnp.zeros(self.shape[1:], self.X1.dtype)
         for g in self.groups:
@@ -261,6 +261,9 @@ def _combine_support_jvp(primals, tangents):
     if not isinstance(dense_dot, jax.custom_derivatives.SymbolicZero):
         out_dot = out_dot + jnp.tensordot(d, dense_dot, 1)
     return out, out_dot
+
+
+_combine_dense = jax.jit(_combine_support)  # compiled once per shape: eager calls do not re-trace the loop
 
 
 class KernelDictionary:

@@ -126,6 +126,7 @@ def _d_problem(P, C, Y, A, lam, w):
     return jnp.einsum("kit,lit->kl", V, V), jnp.einsum("kit,it->k", V, U), V
 
 
+@partial(jax.jit, static_argnames=("solver", "smo_max_iter"))
 def rls2_step(stack: GramStack, Y: Array, lam: ArrayLike, d: Array, A: Array | None = None, w: Array | None = None,
               C0: Array | None = None, solver: str = "cholesky", smo_tol: float = 1e-10,
               smo_max_iter: int = 100_000, rows: Array | None = None) -> tuple[Array, Array, Array]:
@@ -150,6 +151,7 @@ def rls2_step(stack: GramStack, Y: Array, lam: ArrayLike, d: Array, A: Array | N
 
 def rls2_objective(stack: GramStack, Y: Array, lam: ArrayLike, d: Array, C: Array, A: Array | None = None) -> Array:
     """The objective (4.1): ‖Y − 𝐊(d)CA‖²/(2λ) + tr(Cᵀ𝐊(d)CA)/2."""
+    Y = jnp.asarray(Y)
     A = _eye_or(A, Y.shape[1], Y.dtype)
     F = stack.combine(d) @ C @ A
     return jnp.sum((Y - F) ** 2) / (2.0 * lam) + 0.5 * jnp.sum(C * F)

@@ -22,6 +22,8 @@ Example:
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 
@@ -35,6 +37,7 @@ def simplex_violation(g: Array, d: Array) -> Array:
     return jnp.max(jnp.where(d > 0, g, -jnp.inf)) - jnp.min(g)
 
 
+@partial(jax.jit, static_argnames=("max_iter",))
 def simplex_qp(Q: Array, b: Array, d0: Array, tol: float = 1e-10, max_iter: int = 100_000) -> Array:
     """argmin over the simplex of ½ dᵀQd − bᵀd by SMO, warm-started at d0 ∈ Δ_m.
 

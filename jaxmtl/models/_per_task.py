@@ -61,6 +61,7 @@ from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
 from ..operators.tasks import task_block_index
 from ..paths.eigen import filtered_coefficients, spectral_path
+from ._row_blocks import in_row_blocks
 from ._spectral import (
     DEFAULT_STEPS,
     STEP_DOUBLINGS,
@@ -217,8 +218,10 @@ def task_coefficients(widths, X, y, valid, filt, params):
 
 
 @jax.jit
-def _task_predict(widths, X_fit, coef, means, X_new):
-    return jax.vmap(lambda w, Xf, c, mu, Xn: Gaussian(w)(Xn, Xf) @ c + mu)(widths, X_fit, coef, means, X_new)
+def _task_predict(widths, X_fit, coef, means, X_new, codes):
+    """(m,) every row's own task's prediction: each task's model evaluated at all m rows, (T, m)."""
+    F = jax.vmap(lambda w, Xf, c, mu: Gaussian(w)(X_new, Xf) @ c + mu)(widths, X_fit, coef, means)
+    return jnp.take_along_axis(F, codes[None], axis=0)[0]
 
 
 class IndependentFit(NamedTuple):
@@ -234,16 +237,13 @@ class IndependentFit(NamedTuple):
 
 
 def task_predict(fit: IndependentFit, X_new: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """(m,) predictions of the tasks ``codes`` (m,) at ``X_new`` (m, p): the new rows are grouped
-    by task (padded) and every task predicts its rows in one compiled call."""
-    T = len(fit.widths)
-    layout = task_layout(codes, T)
+    """(m,) predictions of the tasks ``codes`` (m,) at ``X_new`` (m, p), in fixed-size row blocks
+    (:func:`~jaxmtl.models._row_blocks.in_row_blocks`): every task's model at the block's rows,
+    each row keeping its own task's."""
     dtype = fit.coef.dtype
-    F = _task_predict(jnp.asarray(fit.widths, dtype), fit.X, fit.coef, jnp.asarray(fit.means, dtype),
-                      jnp.asarray(_gather(np.asarray(X_new, dtype), layout)))
-    out = np.zeros(len(codes) + 1, np.asarray(F).dtype)
-    out[layout.index] = np.asarray(F)
-    return out[:-1]
+    widths, means = jnp.asarray(fit.widths, dtype), jnp.asarray(fit.means, dtype)
+    return in_row_blocks(lambda B, c: _task_predict(widths, fit.X, fit.coef, means, jnp.asarray(B, dtype),
+                                                    jnp.asarray(c)), X_new, codes)
 
 
 def independent_params(estimator, filt) -> np.ndarray:

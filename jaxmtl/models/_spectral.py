@@ -61,7 +61,9 @@ from ..selection.criteria import (
 from ._base import BaseEstimator, resolve_filter
 from ._gradient_search import check_search, fit_gradient
 from ._grid_search import _best_index, _refine_widths, _warn_on_edges
+from ._null_model import null_wins
 from ._precision import in_working_precision
+from ._row_blocks import in_row_blocks
 
 __all__: list[str] = []
 
@@ -466,8 +468,13 @@ class _SpectralEstimator(_GridSelection):
             with report.stage("continuing the path while its best step is the last"):
                 kernels, params, scores = _continue_path(kernels, params, scores, score)
         iw, io, ip = _best_index(scores)
-        _warn_on_edges(None if widths is None else widths[iw], search_grid, params, ip, filt,
-                       self.width_factors is None and self.n_steps is None)
+        # t = 0 / λ = ∞ (C = 0: predict the offset, the training mean) is a point of every path;
+        # scored on the same folds, it is kept where no model beats it ([BRBV11] §4.3's filters at g = 0)
+        null = scores.ndim == 3 and self._null_wins(mode, masks, kernels[iw], Xj, Yc, aj[io], Vj, filt,
+                                                    params[ip], float(scores[iw, io, ip]))
+        if not null:
+            _warn_on_edges(None if widths is None else widths[iw], search_grid, params, ip, filt,
+                           self.width_factors is None and self.n_steps is None)
         if scores.ndim == 4:
             self.cv_errors_ = scores[..., 1]
             self.cv_scores_se_ = scores[..., 2]
@@ -476,7 +483,8 @@ class _SpectralEstimator(_GridSelection):
         self.filter_ = filt
         self.output_matrix_ = jnp.asarray(((V * a[io]) @ V.T).astype(dtype))
         self.X_fit_ = jnp.asarray(Xj)
-        self.coef_ = _refit(self.kernel_, self.X_fit_, Yc, aj[io], Vj, filt, np.asarray(params, param_dtype)[ip])
+        self.coef_ = jnp.zeros(Yc.shape, dtype) if null else \
+            _refit(self.kernel_, self.X_fit_, Yc, aj[io], Vj, filt, np.asarray(params, param_dtype)[ip])
         self.n_outputs_ = d
         self.cv_scores_ = scores
         self.path_params_ = params
@@ -486,13 +494,22 @@ class _SpectralEstimator(_GridSelection):
             "kernel": self.kernel_,
             "kernel_width": None if widths is None else float(widths[iw]),
             "omega": None if omegas is None else float(omegas[io]),
-            "param": int(params[ip]) if filt.iterative else float(params[ip]),
+            "param": (0 if filt.iterative else float("inf")) if null else
+            (int(params[ip]) if filt.iterative else float(params[ip])),
         }
-        self.best_score_ = float(scores[iw, io, ip])
+        self.best_score_ = self.null_score_ if null else float(scores[iw, io, ip])
         return self
+
+    def _null_wins(self, mode, masks, kern, Xj, Yc, a, V, filt, param, best_score) -> bool:
+        """Score C = 0 (``null_score_``) and say whether it is kept (:func:`._null_model.null_wins`)."""
+        self.null_score_, keep = null_wins(mode, masks, kern, Xj, Yc, a, V, filt, param, best_score,
+                                           np.asarray(self.y_mean_, Yc.dtype), type(self)._loss,
+                                           self._n_repeats(masks.shape[1]))
+        return keep
 
     def _decision(self, X) -> np.ndarray:
         X = self._validate_predict_inputs(X)
-        F = _predict(self.kernel_, jnp.asarray(X, self.X_fit_.dtype), self.X_fit_, self.coef_,
-                     self.output_matrix_)
-        return np.asarray(F) + self.y_mean_
+        dtype = self.X_fit_.dtype
+        F = in_row_blocks(lambda B: _predict(self.kernel_, jnp.asarray(B, dtype), self.X_fit_, self.coef_,
+                                             self.output_matrix_), X)
+        return F + self.y_mean_

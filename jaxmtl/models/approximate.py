@@ -14,7 +14,10 @@ grid, the width is searched (coarse-to-fine, as :class:`~jaxmtl.VectorValuedRegr
 random subsample of ``WIDTH_SUBSAMPLE`` rows with at most ``WIDTH_COMPONENTS`` uniform centres; ω and the filter parameter
 are then chosen by k-fold on all rows with the requested approximation, and the final
 coefficients come from the same statistics summed over every fold (no second pass over the
-data).
+data). A default iterative path runs, for every width and ω, to the length the exact estimators
+continue theirs to when its best step is the last (2400 ν-method steps, evaluated on the same
+geometric grid): on the D × D path a step is an elementwise update, and widths scored on a path
+cut short lose to narrower ones whatever their losses further on.
 
 :class:`ApproximationMixin` holds this logic for any estimator that stores the
 :class:`~jaxmtl.VectorValuedRegressor` parameters plus ``approximation``, ``n_components``,
@@ -43,7 +46,6 @@ from .._checks import check_bool, check_int, check_outputs, check_random_state
 from .._progress import StageReporter
 from ..errors import DivergenceError, ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel, Laplacian, Matern
-from ..operators.blocked import pad_rows
 from ..operators.nystrom import (
     SAMPLINGS,
     FeatureMap,
@@ -56,11 +58,13 @@ from ..operators.random_features import RandomFourierFeatures, spectral_samples
 from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
 from ._base import RegressorMixin, resolve_filter
 from ._output_scale import output_scales, unscale_fitted
+from ._row_blocks import in_row_blocks
 from .predictors import Predictor, PredictorMixin
 from ._spectral import (
     _best_index,
     _path_params,
     _refine_widths,
+    STEP_DOUBLINGS,
     _SpectralEstimator,
     _stack,
     _step_grid,
@@ -97,11 +101,8 @@ def _feature_map(kernel: Kernel, basis: Array, approximation: str) -> FeatureMap
 
 
 @jax.jit
-def _predict_blocks(fmap: FeatureMap, X: Array, W: Array) -> Array:
-    block = min(4096, X.shape[0])
-    Xp, nb = pad_rows(X, block)
-    F = jax.lax.map(lambda Xb: fmap(Xb) @ W, Xp.reshape(nb, block, -1))
-    return F.reshape(nb * block, -1)[: X.shape[0]]
+def _predict_block(fmap: FeatureMap, X: Array, W: Array) -> Array:
+    return fmap(X) @ W
 
 
 def _score(kernels, basis, X, Y, rows, ids, n_groups, a, V, filt, params, approximation, report=None):
@@ -143,9 +144,10 @@ class ApproximationMixin(_MixinBase):
     their ``_decision`` follows the fit: the exact one when ``approximate_`` is False.
     With a Nyström approximation on all rows (``n_components`` = n, n ≤ ``WIDTH_COMPONENTS``)
     and a default width grid, the selection is that of the exact estimator on ≤ 400 rows, up
-    to round-off; the exact estimators also continue a default ν-method path whose best step is
-    its last, and the classifier breaks near-ties by misclassifications: the approximate fit
-    ranks its grid by the squared loss only.
+    to round-off, but for the default iterative path: the exact estimators continue it to 2400
+    ν-method steps for the selected width and ω when its best step is the last, the approximate
+    fit runs every width and ω that far; the classifier breaks near-ties by misclassifications,
+    the approximate fit ranks its grid by the squared loss only.
     """
 
     approximation: str | None  # parameters of the estimators using the mixin
@@ -206,8 +208,11 @@ class ApproximationMixin(_MixinBase):
             _unit_kernel(kernels[0])
         a, V, omegas = self._resolve_output(d)
         params = self._resolve_params(filt, float(np.mean(np.asarray(kernels[0].diag(jnp.asarray(X[:100]))))))
-        if filt.iterative and self.n_steps is None:  # evaluate a geometric grid of steps (as the exact path)
-            params = _step_grid(int(params[-1]))
+        if filt.iterative and self.n_steps is None:
+            # the geometric grid of steps of the exact path, at the length to which the exact estimators
+            # continue it, for every width and ω: a step costs an elementwise update of the D × d
+            # eigenvalues here, and a width scored on a path cut short loses to narrower ones
+            params = _step_grid(2**STEP_DOUBLINGS * int(params[-1]))
         full, rep, index = _path_params(filt, params)
         rep = None if rep is None else jnp.asarray(rep)
         index = slice(None) if index is None else index
@@ -262,7 +267,8 @@ class ApproximationMixin(_MixinBase):
         if not np.isfinite(scores).any():
             raise DivergenceError("every path of the approximate grid produced non-finite losses.")
         io, ip = np.unravel_index(int(np.argmin(scores)), scores.shape)
-        _warn_on_edges(None if widths is None else float(widths[0]), search, params, ip, filt, False)
+        _warn_on_edges(None if widths is None else float(widths[0]), search, params, ip, filt,
+                       self.width_factors is None and self.n_steps is None)
         self.approximate_ = True
         self.feature_map_ = fmap
         self.kernel_ = kernel
@@ -306,8 +312,8 @@ class ApproximationMixin(_MixinBase):
     def _decision_approximate(self, X) -> np.ndarray:
         X = self._validate_predict_inputs(X)
         W = self.coef_ @ self.output_matrix_
-        F = _predict_blocks(self.feature_map_, jnp.asarray(X, W.dtype), W)
-        return np.asarray(F) + self.y_mean_
+        F = in_row_blocks(lambda B: _predict_block(self.feature_map_, jnp.asarray(B, W.dtype), W), X)
+        return F + self.y_mean_
 
 
 class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEstimator):

@@ -60,6 +60,7 @@ from ..operators.base import SeparableOperator
 from ..operators.fields import field_operator
 from ..selection.criteria import kfold_masks
 from ._base import RegressorMixin
+from ._row_blocks import in_row_blocks
 from ._matrix_free import MATRIX_FREE_STEPS, _MatrixFreeEstimator, _scorer, _search_widths
 from ._spectral import WIDTH_SUBSAMPLE, _best_index, _SpectralEstimator, _step_grid, _warn_on_edges
 
@@ -90,6 +91,11 @@ def _build_div_curl(kern, gamma, X):
 
 def _build_independent(kern, gamma, X):
     return SeparableOperator(kern(X, X), jnp.eye(X.shape[1], dtype=X.dtype))
+
+
+@jax.jit
+def _expansion(kern, X_new, X_fit, coef):
+    return kern(X_new, X_fit) @ coef
 
 
 @jax.jit
@@ -288,12 +294,12 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         For the 'independent' family (``kind_``) the whole field is returned as the first part.
         """
         X = self._validate_predict_inputs(X)
-        Xn = jnp.asarray(X, self.X_fit_.dtype)
+        dtype = self.X_fit_.dtype
         if self.kind_ == "independent":
-            F = self.kernel_(Xn, self.X_fit_) @ self.coef_
-            return np.asarray(F), np.zeros(F.shape)
-        curl, div = _parts(cast(Gaussian, self.kernel_).sigma, jnp.asarray(self.gamma_, Xn.dtype), Xn, self.X_fit_, self.coef_)
-        return np.asarray(curl), np.asarray(div)
+            F = in_row_blocks(lambda B: _expansion(self.kernel_, jnp.asarray(B, dtype), self.X_fit_, self.coef_), X)
+            return F, np.zeros(F.shape)
+        sigma, gamma = cast(Gaussian, self.kernel_).sigma, jnp.asarray(self.gamma_, dtype)
+        return in_row_blocks(lambda B: _parts(sigma, gamma, jnp.asarray(B, dtype), self.X_fit_, self.coef_), X)
 
     def score(self, X: ArrayLike, V: ArrayLike) -> float:
         """Negative mean angular error (higher is better)."""

@@ -51,6 +51,7 @@ from ..solvers import (SMO_LOSSES, Loss, coordinate_descent, coordinate_descent_
 from ..solvers._common import check_C
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ._precision import in_working_precision, kernel_trace
+from ._row_blocks import in_row_blocks
 from .multiclass import MultiClassClassifier, _check_two_classes, _encode_labels
 from .vector_valued import VectorValuedRegressor
 
@@ -221,9 +222,8 @@ class _KernelMachineBase(BaseEstimator):
     def _decision(self, X) -> np.ndarray:
         """(m, d) real-valued outputs Σᵢ K(x, xᵢ) A cᵢ + b."""
         X = self._validate_predict_inputs(X)
-        return np.asarray(_predict(self.kernel_, jnp.asarray(X, self.X_fit_.dtype), jnp.asarray(self.X_fit_),
-                                   jnp.asarray(self.coef_), jnp.asarray(self.output_matrix_),
-                                   jnp.asarray(self.intercept_)))
+        X_fit, coef, A, b = (jnp.asarray(a) for a in (self.X_fit_, self.coef_, self.output_matrix_, self.intercept_))
+        return in_row_blocks(lambda B: _predict(self.kernel_, jnp.asarray(B, X_fit.dtype), X_fit, coef, A, b), X)
 
 
 class KernelMachine(RegressorMixin, _KernelMachineBase):

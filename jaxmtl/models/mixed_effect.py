@@ -38,6 +38,7 @@ from ..mixed_effect.kernel import check_alpha, check_lam, check_kernel, resolve_
 from ..operators.tasks import check_tasks
 from ._base import BaseEstimator, RegressorMixin
 from ._precision import in_working_precision, kernel_trace
+from ._row_blocks import in_row_blocks
 
 __all__ = ["MixedEffectRegressor"]
 
@@ -316,9 +317,11 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         codes_q = np.array([index.get(t, -1) for t in arr.tolist()], dtype=np.int64)
         layout = task_layout(self.task_codes_, len(self.tasks_), self._kernel_of(self.tasks_))
         slots = np.where(codes_q[:, None] >= 0, layout.slot[np.maximum(codes_q, 0)], -1)
-        query = build_query(X.astype(np.float64), slots, self.X_unique_, self.X_fit_, layout, self.kernel_)
-        g_bar, g_tilde = predict_query(query, jnp.asarray(self.coef_unique_), jnp.asarray(self.coef_), self.alpha_)
-        return np.asarray(g_bar) + self.intercept_, np.asarray(g_tilde)
+        coef_unique, coef = jnp.asarray(self.coef_unique_), jnp.asarray(self.coef_)
+        g_bar, g_tilde = in_row_blocks(lambda B, s: predict_query(
+            build_query(B, s, self.X_unique_, self.X_fit_, layout, self.kernel_), coef_unique, coef, self.alpha_),
+            X.astype(np.float64), slots)
+        return g_bar + self.intercept_, g_tilde
 
     def predict(self, X: ArrayLike, tasks: ArrayLike) -> np.ndarray:
         """(q,) predictions ḡ(x) + g̃ₜ(x) + intercept for inputs X of tasks ``tasks``."""

@@ -51,6 +51,7 @@ from ..operators.tasks import (
 from ._base import RegressorMixin, resolve_filter
 from ._matrix_free import _MatrixFreeEstimator
 from ._per_task import FAMILIES, IndependentFit, independent_params, select_independent, task_predict
+from ._row_blocks import in_row_blocks
 
 __all__ = ["MultiTaskRegressor"]
 
@@ -242,10 +243,11 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         if getattr(self, "family_", "common_similarity") == "independent":  # files saved before families
             fit = IndependentFit(self.task_widths_, self.task_params_, self.task_means_, self.coef_, self.X_fit_)
             return task_predict(fit, X, codes) + self.y_mean_
-        same = _same_task(codes, np.asarray(self.task_codes_))
-        F = _predict(self.kernel_, jnp.asarray(self._op_param, self.X_fit_.dtype),
-                     jnp.asarray(X, self.X_fit_.dtype), self.X_fit_, same, self.coef_)
-        return np.asarray(F) + self.y_mean_
+        dtype = self.X_fit_.dtype
+        omega, fitted_codes = jnp.asarray(self._op_param, dtype), np.asarray(self.task_codes_)
+        F = in_row_blocks(lambda B, c: _predict(self.kernel_, omega, jnp.asarray(B, dtype), self.X_fit_,
+                                                (None, None, same_task_mask(c, fitted_codes)), self.coef_), X, codes)
+        return F + self.y_mean_
 
     def score(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike) -> float:
         """Explained variance 1 − MSE / Var(y) over all tasks (the School score)."""

@@ -77,6 +77,7 @@ from ..paths.eigen import code_losses, mse_loss
 from ..selection.criteria import fold_rows, fold_sizes
 from ._base import ClassifierMixin, RegressorMixin
 from ._precision import kernel_trace
+from ._row_blocks import in_row_blocks
 from ._spectral import WIDTH_SUBSAMPLE, _best_index, _GridSelection, _stack
 from .multiclass import (
     MultiClassClassifier,
@@ -273,8 +274,10 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
 
     def _decision(self, X) -> np.ndarray:
         X = self._validate_predict_inputs(X)
-        F = _predict(self.kernel_, jnp.asarray(X, self.X_fit_.dtype), self.X_fit_, self.coef_, self.output_matrix_)
-        return np.asarray(F) + self.y_mean_
+        dtype = self.X_fit_.dtype
+        F = in_row_blocks(lambda B: _predict(self.kernel_, jnp.asarray(B, dtype), self.X_fit_, self.coef_,
+                                             self.output_matrix_), X)
+        return F + self.y_mean_
 
 
 _PARAMS_DOC = """

@@ -46,6 +46,7 @@ from ..mkl.bayes import Predictive, predictive
 from ..mkl.dictionaries import BasisKernel, KernelDictionary, dictionary, linear_dictionary, standard_dictionary
 from ..mkl.rls2 import _resolve_solver
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from ._row_blocks import in_row_blocks
 from ._rls2_programs import _fold_paths, _predict, _refit, _row_sets, _single_kernel_paths
 from ._spectral import WIDTH_SUBSAMPLE, _GridSelection
 from .multiclass import _check_two_classes, _encode_labels
@@ -320,9 +321,9 @@ class _RLS2Base(BaseEstimator):
     # ---- prediction ----
     def _decision(self, X) -> np.ndarray:
         Xs = self._prepare_X(self._validate_predict_inputs(X))
-        cross = self._stack(Xs, self.X_fit_)
-        return np.asarray(_predict(cross, jnp.asarray(self.d_), jnp.asarray(self.dual_coef_),
-                                   jnp.asarray(self.output_matrix_), self._one_vs_all)) + self.intercept_
+        d, C, A = (jnp.asarray(a) for a in (self.d_, self.dual_coef_, self.output_matrix_))
+        F = in_row_blocks(lambda B: _predict(self._stack(B, self.X_fit_), d, C, A, self._one_vs_all), Xs)
+        return F + self.intercept_
 
 
 class RLS2Regressor(RegressorMixin, _RLS2Base):

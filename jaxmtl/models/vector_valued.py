@@ -33,6 +33,7 @@ from ._base import RegressorMixin, resolve_filter
 from ._gradient_search import check_search
 from ._output_scale import output_scales, unscale_fitted
 from ._per_task import FAMILIES, independent_params, output_predict, select_outputs
+from ._row_blocks import in_row_blocks
 from ._spectral import _SpectralEstimator
 from .approximate import ApproximationMixin
 from .predictors import PerOutputGaussian, PerOutputPredictor, Predictor, PredictorMixin
@@ -217,9 +218,10 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         if getattr(self, "family_", "common_similarity") != "independent":  # files saved before families
             return super()._decision(X)
         X = self._validate_predict_inputs(X)
-        G = output_predict(jnp.asarray(self.output_widths_, self.X_fit_.dtype), self.X_fit_, self.coef_,
-                           jnp.asarray(X, self.X_fit_.dtype))
-        return np.asarray(G @ self.output_matrix_) + self.y_mean_
+        dtype = self.X_fit_.dtype
+        widths, A = jnp.asarray(self.output_widths_, dtype), jnp.asarray(self.output_matrix_, dtype)
+        G = in_row_blocks(lambda B: output_predict(widths, self.X_fit_, self.coef_, jnp.asarray(B, dtype)) @ A, X)
+        return G + self.y_mean_
 
     def predictor(self) -> Predictor:
         """The fitted prediction function as a :class:`Predictor` pytree (the same fields for both

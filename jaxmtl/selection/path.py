@@ -214,7 +214,8 @@ def regularization_path(gram: Array | GramOperator, Y: Array, outputs: Array | t
       filt: the spectral filter.
       params: (P,) λ values, or the steps 1..T (consecutive from 1) of an iterative filter.
       criterion: :class:`Holdout`, :class:`KFold`, :class:`LeaveOneOut`, :class:`GCV` or None.
-      tau: step size of iterative filters (default 1/σ_max per output matrix).
+      tau: step size of iterative filters (default 1/σ_max per output matrix; not with :class:`KFold`,
+        whose folds each step by their own 1/σ_max).
       loss: ``loss(F, Y, w)`` of the hold-out, k-fold and leave-one-out criteria.
 
     Returns:
@@ -239,6 +240,9 @@ def regularization_path(gram: Array | GramOperator, Y: Array, outputs: Array | t
     if K.shape != (n, n):
         raise ShapeError(f"gram must be the ({n}, {n}) Gram of the {n} training rows of Y, or a GramOperator; "
                          f"received shape {K.shape}.")
+    if isinstance(criterion, KFold) and tau is not None:
+        raise ParameterError("tau is not taken with KFold: each fold's path steps by 1/σ_max of its own Gram "
+                             "(kfold_path); pass tau=None.")
     a, V = _output_eigh(outputs, d, Y.dtype)
     s, U = eigh(K)
     eig = SeparableEigh(clip_psd(s), U, a, V)

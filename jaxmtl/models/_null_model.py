@@ -1,0 +1,96 @@
+"""The path's point t = 0 / λ = ∞: C = 0, every row predicted by the training mean.
+
+Every spectral filter has g → 0 at t = 0 (iterative filters) or λ → ∞ (Tikhonov and its
+relatives), where the coefficients vanish and the model predicts its offset — the training mean
+when the estimator fits an intercept. The grids of the estimators do not reach it, so on data
+with no signal (Mulan's sf1) selection had to pick some model. Here it is scored on the same
+folds with the same loss as the path and kept when no point of the path beats it by more than
+one standard error of the paired per-fold difference (the one-standard-error rule, between the
+simplest model and the selected one): the best of a grid of hundreds of points is optimistic, and
+a lead smaller than its own noise is no evidence of signal. The per-fold losses of the selected
+point cost one more path; they are computed only where C = 0 is within ``NULL_MARGIN`` (relative)
+of the selected point's mean loss — a larger lead is taken as signal without them.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax.numpy as jnp
+import numpy as np
+
+from ..kernels.scalar import Kernel
+from ..selection.criteria import fold_indices, kfold_path
+
+__all__: list[str] = []
+
+Array = np.ndarray
+NULL_MARGIN = 0.1
+
+
+def null_fold_losses(mode: str, masks: np.ndarray, Yc: np.ndarray, offset: np.ndarray,
+                     base_loss: Callable) -> np.ndarray:
+    """(k,) validation losses of C = 0 on each fold (one value for leave-one-out and GCV).
+
+    ``Yc`` (n, d) are the centred outputs the path's folds hold out and ``offset`` (d,) what
+    ``predict`` adds back, so these are the path's own losses at g = 0 (for leave-one-out and GCV
+    the hat matrix is 0, and both reduce to the loss of the offset on every row).
+
+    Example:
+        >>> from jaxmtl.paths.eigen import mse_loss
+        >>> masks = np.array([[True, True, False, False], [False, False, True, True]])
+        >>> Yc = np.array([[1.0], [-1.0], [2.0], [-2.0]])
+        >>> null_fold_losses("kfold", masks, Yc, np.zeros(1), mse_loss).tolist()
+        [4.0, 1.0]
+    """
+    rows = [~m for m in masks] if mode in ("kfold", "holdout", "masks") else [np.ones(len(Yc), bool)]
+    return np.array([float(base_loss(jnp.asarray(offset)[None, :], jnp.asarray(Yc[r] + offset),
+                                     jnp.full((int(r.sum()),), 1.0 / r.sum(), Yc.dtype))) for r in rows])
+
+
+def fold_losses_at(kernel: Kernel, X: np.ndarray, Yc: np.ndarray, a: np.ndarray, V: np.ndarray, filt,
+                   params: np.ndarray, masks: np.ndarray, offset: np.ndarray, base_loss: Callable) -> np.ndarray:
+    """(k, P) per-fold validation losses of one kernel and one output matrix (``a`` (d,)) along ``params``
+    (the full path 1 … T for an iterative filter), with the loss seen as ``predict`` deploys it."""
+    def loss(F, Yv, w):
+        return base_loss(F + offset, Yv + offset, w)
+
+    K = kernel(jnp.asarray(X), jnp.asarray(X))
+    return np.asarray(kfold_path(K, jnp.asarray(Yc), jnp.asarray(a), jnp.asarray(V), filt, jnp.asarray(params),
+                                 fold_indices(masks), loss=loss))
+
+
+def keep_null(null_folds: np.ndarray, best_folds: np.ndarray | None, best_score: float, partitions: int = 1) -> bool:
+    """True when the selected point does not beat C = 0 by more than one standard error.
+
+    With per-fold losses of both (``best_folds`` (k,), k ≥ 3) the rule is paired: the mean
+    per-fold lead of the selected point over C = 0 must exceed the standard error of that lead;
+    otherwise (leave-one-out, GCV, one hold-out split) C = 0 is kept when its loss is not larger.
+    Folds of ``partitions`` repeated k-fold partitions share their samples: the standard error is
+    that of one partition's estimate, as in the classifiers' rule.
+
+    Example:
+        >>> keep_null(np.array([1.0, 1.1, 0.9]), np.array([0.98, 1.12, 0.88]), 0.993)
+        True
+        >>> keep_null(np.array([1.0, 1.1, 0.9]), np.array([0.5, 0.6, 0.4]), 0.5)
+        False
+    """
+    if best_folds is None or null_folds.size < 3:
+        return float(np.mean(null_folds)) <= best_score
+    lead = null_folds - best_folds
+    se = np.std(lead, ddof=1) / np.sqrt(max(lead.size // partitions, 1))
+    return bool(np.mean(lead) <= se)
+
+
+def null_wins(mode: str, masks: np.ndarray, kernel: Kernel, X: np.ndarray, Yc: np.ndarray, a: np.ndarray,
+              V: np.ndarray, filt, param, best_score: float, offset: np.ndarray, base_loss: Callable,
+              partitions: int = 1) -> tuple[float, bool]:
+    """(loss of C = 0, whether it is kept over the selected point ``param`` of ``kernel`` and ``a``)."""
+    null_folds = null_fold_losses(mode, masks, Yc, offset, base_loss)
+    null_score = float(np.mean(null_folds))
+    paired = mode == "kfold" and len(masks) >= 3
+    if not paired or null_score > (1.0 + NULL_MARGIN) * best_score:
+        return null_score, null_score <= best_score
+    steps = np.arange(1, int(param) + 1, dtype=np.int32) if filt.iterative else np.array([param], Yc.dtype)
+    best_folds = fold_losses_at(kernel, X, Yc, a, V, filt, steps, masks, offset, base_loss)[:, -1]
+    return null_score, keep_null(null_folds, best_folds, best_score, partitions)

@@ -1,0 +1,77 @@
+"""JAX's persistent compilation cache (docs/performance.md, "Compilation"): a second process fitting
+the same estimator reads the programs the first one compiled instead of compiling them again; and
+benchmarks/compile_times.py --quick runs."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# One fit and predict in a fresh process (JAX's default configuration, float32) with the cache in
+# argv[1]; prints the XLA compilations (each backend compile event: a compilation or a read from the
+# cache) and the cache hits among them, counted with jax.monitoring.
+_CHILD = """
+import json, sys, warnings
+import jax
+jax.config.update("jax_compilation_cache_dir", sys.argv[1])
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+import numpy as np
+from jaxmtl import VectorValuedRegressor
+counts = {"programs": 0, "cache_hits": 0}
+def on_event(event, **kwargs):
+    if event == "/jax/compilation_cache/cache_hits":
+        counts["cache_hits"] += 1
+def on_duration(event, duration, **kwargs):
+    if event == "/jax/core/compile/backend_compile_duration":
+        counts["programs"] += 1
+jax.monitoring.register_event_listener(on_event)
+jax.monitoring.register_event_duration_secs_listener(on_duration)
+rng = np.random.default_rng(0)
+X = rng.normal(size=(30, 2)); Y = np.c_[np.sin(X[:, 0]), X[:, 1]]
+warnings.simplefilter("ignore")
+F = VectorValuedRegressor(n_steps=10, width_factors=(1.0,), n_folds=3).fit(X, Y).predict(X)
+counts["prediction"] = F.tolist()
+print(json.dumps(counts))
+"""
+
+
+def _fit_in_process(cache_dir: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}  # JAX's defaults
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(cache_dir)], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_second_process_reads_the_compiled_programs_from_the_cache(tmp_path):
+    cache = tmp_path / "jax_cache"
+    first = _fit_in_process(cache)
+    entries = [p for p in cache.rglob("*") if p.is_file()]
+    # the first process compiles (a program compiled twice in it, the same computation under two
+    # jitted functions, is read back the second time) and writes what it compiled
+    assert first["programs"] > 0 and first["cache_hits"] <= first["programs"] // 10
+    assert len(entries) >= first["programs"] - first["cache_hits"]
+    second = _fit_in_process(cache)
+    # the same programs, every one read back instead of compiled
+    assert second["programs"] == first["programs"] and second["cache_hits"] == second["programs"]
+    assert second["prediction"] == first["prediction"]  # the cached programs compute the same numbers
+
+
+@pytest.mark.scripts
+def test_compile_times_quick_mode_runs(tmp_path):
+    env = {**os.environ, "JAXMTL_RESULTS_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "compile_times.py"), "--quick"],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    payload = json.loads((tmp_path / "compile_times_quick.json").read_text())
+    assert payload["dtype"] == "float32" and payload["machine"]["jax"]
+    (row,) = [r for r in payload["rows"] if r["estimator"] == "VectorValuedRegressor"]
+    assert row["n"] == 100 and row["first"]["programs"] > 0 and row["warm"]["programs"] == 0  # same data
+    assert row["warm"]["cpu_s"] <= row["first"]["cpu_s"]
+    assert any(r["estimator"].startswith("GridSearchCV(KernelRidge") for r in payload["rows"])
