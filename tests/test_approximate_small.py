@@ -1,6 +1,7 @@
 """ApproximateKernelRegressor() on small data (every row a Nyström centre): its default ν-method
-path is continued past a best last step as the exact estimators', so it selects a step instead of
-stopping at the grid's edge, and its test error stays near VectorValuedRegressor()'s."""
+path runs every width and ω to the length the exact estimators continue theirs to, so it selects a
+step inside its grid and a width scored on the whole path, and its test error stays near
+VectorValuedRegressor()'s."""
 
 import json
 import os
@@ -34,35 +35,27 @@ def test_default_on_240_rows_selects_inside_its_grid_and_matches_the_exact_estim
         approx = ApproximateKernelRegressor().fit(X, Y)
     exact = VectorValuedRegressor().fit(X, Y)
     assert approx.n_components_ == 240
-    steps = approx.path_params_
-    assert approx.best_params_["param"] < steps[-1]  # a selected step, not the path's end
-    assert np.isfinite(approx.cv_scores_).any() and approx.cv_scores_.shape[1] == steps.size
+    assert approx.best_params_["param"] < approx.path_params_[-1]  # a selected step, not the path's end
     mse = lambda m: float(np.mean((m.predict(Xt) - Ft) ** 2))  # noqa: E731
     assert mse(approx) <= 1.2 * mse(exact)
 
 
-def test_a_path_whose_best_step_is_the_last_is_continued_to_the_exact_estimators_length():
-    """Noiseless data want more than 300 steps: the path runs on past them (to 2400 at most, as
-    the exact estimators'), and the losses beyond 300 are those of the selected ω alone."""
+def test_the_default_path_runs_every_omega_to_the_exact_estimators_continued_length():
+    """Noiseless data want more than 300 steps: the default path is the exact estimators' geometric
+    grid of steps up to 2400 (where they continue theirs), for every ω, and its losses are those of
+    the explicit 2400-step path at those steps."""
     X, Y, _, _ = _data(120, noise=0.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
         model = ApproximateKernelRegressor(width_factors=[1.0], omegas=[0.0, 0.5]).fit(X, Y)
-        short = ApproximateKernelRegressor(width_factors=[1.0], omegas=[0.0, 0.5], n_steps=300).fit(X, Y)
-    assert short.best_params_["param"] == 300  # the default length's last step: the case continued
+        every = ApproximateKernelRegressor(width_factors=[1.0], omegas=[0.0, 0.5], n_steps=2400).fit(X, Y)
     steps = model.path_params_
-    assert steps[-1] == 2400
-    io = [0.0, 0.5].index(model.best_params_["omega"])
-    beyond = steps > 300
-    assert np.all(np.isfinite(model.cv_scores_[io, beyond]))
-    assert np.all(np.isinf(model.cv_scores_[1 - io, beyond]))
-    # the losses are those of the explicit 300-step path: the default grid's steps for every ω,
-    # every step up to 300 of the continued one for the selected ω
-    first = np.isfinite(model.cv_scores_[1 - io])
-    assert steps[first][-1] == 300
-    at = lambda s: np.searchsorted(short.path_params_, s)  # noqa: E731
-    np.testing.assert_allclose(model.cv_scores_[:, first], short.cv_scores_[:, at(steps[first])], rtol=1e-8)
-    np.testing.assert_allclose(model.cv_scores_[io, ~beyond], short.cv_scores_[io, at(steps[~beyond])], rtol=1e-8)
+    assert steps[0] == 1 and steps[-1] == 2400 and np.all(np.diff(steps) > 0)
+    assert steps.size < 80 and np.all(steps[1:] / steps[:-1] <= 2.0)  # geometric: ~15 % apart past 7
+    assert model.cv_scores_.shape == (2, steps.size) and np.all(np.isfinite(model.cv_scores_))
+    np.testing.assert_allclose(model.cv_scores_, every.cv_scores_[:, steps - 1], rtol=1e-8)
+    io, ip = np.unravel_index(np.argmin(every.cv_scores_[:, steps - 1]), (2, steps.size))
+    assert (model.best_params_["omega"], model.best_params_["param"]) == ([0.0, 0.5][io], steps[ip])
     assert model.best_params_["param"] > 300
 
 

@@ -118,7 +118,10 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
       family: output_widths_, output_params_ (d,) each output's width and steps or λ,
       coef_[:, j] output j's coefficients on its kernel, output_matrix_ diag(y_scale_²),
       best_params_ with per-output arrays (kernel and omega None), kernel_ None; the coupled
-      family's search attributes stay when 'auto' fitted both.
+      family's search attributes stay when 'auto' fitted both. null_score_: the validation loss of
+      C = 0 (t = 0 / λ = ∞: the training mean) on the same folds; the coupled family keeps it, with
+      best_params_['param'] 0 (steps) or inf (λ) and coef_ zero, where no point of its path beats it
+      by more than one standard error of the paired per-fold difference (eigen route).
     """
 
     def __init__(self, kernel: Kernel | list[Kernel] | None = None, output: str | ArrayLike = "common_similarity",

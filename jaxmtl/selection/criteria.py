@@ -240,7 +240,7 @@ def _kfold_path(K, Y, a, V, filt, params, masks, loss, sizes, report=None):
 
 
 def kfold_path(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, params: Array,
-               masks: Array, loss: Callable = mse_loss, sizes: tuple[int, int] | None = None,
+               masks: Array | tuple[np.ndarray, ...], loss: Callable = mse_loss, sizes: tuple[int, int] | None = None,
                report: Array | None = None) -> Array:
     """k-fold validation loss along the path, folds vmapped.
 
