@@ -17,7 +17,8 @@ coefficients come from the same statistics summed over every fold (no second pas
 data). A default iterative path runs, for every width and ω, to the length the exact estimators
 continue theirs to when its best step is the last (2400 ν-method steps, evaluated on the same
 geometric grid): on the D × D path a step is an elementwise update, and widths scored on a path
-cut short lose to narrower ones whatever their losses further on.
+cut short lose to narrower ones whatever their losses further on. A best step still the last is
+continued once more as the exact path (× 8, the selected ω alone: noiseless data).
 
 :class:`ApproximationMixin` holds this logic for any estimator that stores the
 :class:`~jaxmtl.VectorValuedRegressor` parameters plus ``approximation``, ``n_components``,
@@ -62,6 +63,7 @@ from ._row_blocks import in_row_blocks
 from .predictors import Predictor, PredictorMixin
 from ._spectral import (
     _best_index,
+    _continue_path,
     _path_params,
     _refine_widths,
     STEP_DOUBLINGS,
@@ -261,12 +263,24 @@ class ApproximationMixin(_MixinBase):
             rb, ib = group_blocks(groups, n_groups, n, block)
             Xj, Yj = jnp.asarray(X), jnp.asarray(Yc)
             stats = accumulate_statistics(fmap, Xj, Yj, jnp.asarray(rb), jnp.asarray(ib), n_groups)
-            losses = np.asarray(_feature_kfold_losses(stats, aj, Vj, filt, pj, rep))[..., index]
-        scores = losses[scored].mean(axis=0)  # (Ω, P)
-        scores = np.where(np.isfinite(scores), scores, np.inf)
+
+            def path_scores(_kernels, steps_or_lambdas, omega=None):
+                """(1, Ω or 1, P) mean fold losses on the selected kernel's statistics (its list ignored)."""
+                full_g, rep_g, index_g = _path_params(filt, steps_or_lambdas)
+                losses = np.asarray(_feature_kfold_losses(
+                    stats, aj if omega is None else aj[omega:omega + 1], Vj, filt, jnp.asarray(full_g, pj.dtype),
+                    None if rep_g is None else jnp.asarray(rep_g)))
+                out = (losses if index_g is None else losses[..., index_g])[scored].mean(axis=0)
+                return np.where(np.isfinite(out), out, np.inf)[None]
+
+            scores = path_scores([kernel], params)
         if not np.isfinite(scores).any():
             raise DivergenceError("every path of the approximate grid produced non-finite losses.")
-        io, ip = np.unravel_index(int(np.argmin(scores)), scores.shape)
+        if filt.iterative and self.n_steps is None:  # still the last: continued once more, as the exact path
+            with report.stage("continuing the path while its best step is the last"):
+                _, params, scores = _continue_path([kernel], params, scores, path_scores)
+        _, io, ip = _best_index(scores)
+        scores = scores[0]  # (Ω, P)
         _warn_on_edges(None if widths is None else float(widths[0]), search, params, ip, filt,
                        self.width_factors is None and self.n_steps is None)
         self.approximate_ = True
