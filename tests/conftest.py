@@ -61,6 +61,19 @@ def pytest_ignore_collect(collection_path: Path, config):
 # ``.ci/run`` with ``-m scripts``.
 SCRIPT_MODULES = ("test_repro_scripts.py", "test_repro_music.py", "test_independent_filter.py",
                   "test_perf_solvers_table.py", "test_gpu_suite.py", "test_perf_scale_quick.py")
+# Modules whose tests fit estimators end to end on real or generated data sets, run subprocesses or
+# execute whole pages (tutorials, README, the API walks): marked ``long``, outside the default run,
+# run by ``.ci/run`` with ``-m "long or scripts"`` (and in its float32 run). The default run keeps
+# the dense-reference tests of the kernels, operators, filters, paths, criteria and estimators.
+LONG_MODULES = ("test_reliability.py", "test_reliability_must_accept.py", "test_distributed.py",
+                "test_task_field_models.py", "test_demo.py", "test_readme.py", "test_tutorials.py",
+                "test_defaults.py", "test_multitask_families.py", "test_properties.py", "test_gradient_search.py",
+                "test_rls2.py", "test_progress.py", "test_approximate_small.py", "test_null_model.py",
+                "test_row_blocks.py", "test_compilation_cache.py", "test_export.py", "test_predictor_interface.py",
+                "test_hostile_numerics.py", "test_matmul_precision.py", "test_vector_valued_families.py",
+                "test_sklearn_compat.py", "test_extending.py", "test_traced_api.py", "test_hyper_gradients.py",
+                "test_docstring_examples.py", "test_float32.py", "test_precision.py", "test_lineax.py",
+                "test_regularization_path.py")
 SCRIPT_TESTS = ("test_benchmark_quick_mode_runs", "test_the_precision_benchmark_quick_mode_records_its_figures")
 
 
@@ -69,6 +82,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in SCRIPT_MODULES or item.originalname in SCRIPT_TESTS:
             item.add_marker(pytest.mark.scripts)
+        elif item.path.name in LONG_MODULES:
+            item.add_marker(pytest.mark.long)
 
 
 def pytest_report_header(config):

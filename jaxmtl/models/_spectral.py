@@ -472,9 +472,8 @@ class _SpectralEstimator(_GridSelection):
         # scored on the same folds, it is kept where no model beats it ([BRBV11] §4.3's filters at g = 0)
         null = scores.ndim == 3 and self._null_wins(mode, masks, kernels[iw], Xj, Yc, aj[io], Vj, filt,
                                                     params[ip], float(scores[iw, io, ip]))
-        if not null:
-            _warn_on_edges(None if widths is None else widths[iw], search_grid, params, ip, filt,
-                           self.width_factors is None and self.n_steps is None)
+        _warn_on_edges(None if widths is None else widths[iw], search_grid, params, ip, filt,  # also when C = 0
+                       self.width_factors is None and self.n_steps is None)  # is kept: a wider grid may beat it
         if scores.ndim == 4:
             self.cv_errors_ = scores[..., 1]
             self.cv_scores_se_ = scores[..., 2]
