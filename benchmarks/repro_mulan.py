@@ -139,11 +139,13 @@ def main():
             pr = _repro.paired(ours[name]["common_similarity"]["per_fold"], ours[name][other]["per_fold"])
             figs[name] = (f"{ours[name]['common_similarity']['mean']:.3f} vs {ours[name][other]['mean']:.3f}, "
                           f"difference {pr['mean_difference']:+.3f} (SE {pr['se']:.3f})")
-            if pr["mean_difference"] > 2 * pr["se"]:
+            # equal models (the same ω = 0 selected on every fold) differ by roundoff only, with SE 0
+            if pr["mean_difference"] > 2 * pr["se"] + 1e-6 * ours[name][other]["mean"]:
                 worse.append(name)
         claims.check(f"A_ω (ν-method) not worse than {label}: {statement}", not worse,
                      paper="no published figure on these sets", ours=figs,
-                     tolerance="paired over the outer folds, one-sided: mean(A_ω − other) ≤ 2·SE, every set",
+                     tolerance="paired over the outer folds, one-sided: mean(A_ω − other) ≤ 2·SE (+ 1e-6 relative: "
+                               "roundoff between equal models), every set",
                      detail=f"worse on: {worse}" if worse else "", quick=True,
                      explanation="on the failing sets the selected width or step count sits at the edge of its "
                                  "grid (GridEdgeWarning in the run's output): the ν-method path, capped at "
