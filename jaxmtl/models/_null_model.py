@@ -45,7 +45,7 @@ def null_fold_losses(mode: str, masks: np.ndarray, Yc: np.ndarray, offset: np.nd
     """
     rows = [~m for m in masks] if mode in ("kfold", "holdout", "masks") else [np.ones(len(Yc), bool)]
     return np.array([float(base_loss(jnp.asarray(offset)[None, :], jnp.asarray(Yc[r] + offset),
-                                     jnp.full((int(r.sum()),), 1.0 / r.sum(), Yc.dtype))) for r in rows])
+                                     jnp.full((int(r.sum()),), 1.0 / r.sum()))) for r in rows])
 
 
 def fold_losses_at(kernel: Kernel, X: np.ndarray, Yc: np.ndarray, a: np.ndarray, V: np.ndarray, filt,
