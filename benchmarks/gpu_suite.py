@@ -12,7 +12,8 @@ recorded as "not installed" otherwise. Targets, each measured in this run:
     of ``jnp.dot`` on n × n matrices in the same dtype, measured in the same run.
 (c) ``peers`` — the same data and λ grid (kernel ridge) or C grid (SVC): ours (the eigen path:
     one eigh for every λ; ``smo_path``: every C in one call) against cuML KernelRidge / SVC,
-    Falkon, himalaya's ``torch_cuda`` backend, KeOps when importable, and scikit-learn
+    Falkon, himalaya's ``torch_cuda`` backend, GPyTorch's exact solve (CG and Cholesky), a plain PyTorch
+    Cholesky per λ, KeOps when importable, and scikit-learn
     KernelRidge / SVC (CPU peers, always); time and test error per row, each row naming its ``peer``.
 (d) ``svm`` — :class:`jaxmtl.models.KernelMachineClassifier` (SMO, fixed C and width) against
     cuML SVC if importable, and libsvm (scikit-learn SVC); fit times timed alternately.
@@ -275,10 +276,35 @@ def krr_peers(gamma: float):
             return (k(xt, x) @ c).cpu().numpy()
 
         out["pykeops LazyTensor.solve"] = keops_fit
+    if torch is None:
+        out["torch.linalg.cholesky per λ (CUDA)"] = why
+    else:
+        def torch_cholesky(X, Y, Xt, a):  # what a PyTorch user writes: the Gram on the GPU, one Cholesky per λ
+            x, y, xt = (torch.as_tensor(v, device="cuda", dtype=torch.float32) for v in (X, Y, Xt))
+            K = torch.exp(-gamma * torch.cdist(x, x) ** 2)
+            L = torch.linalg.cholesky(K + a * torch.eye(len(x), device="cuda"))
+            c = torch.cholesky_solve(y, L)
+            return (torch.exp(-gamma * torch.cdist(xt, x) ** 2) @ c).cpu().numpy()
+
+        out["torch.linalg.cholesky per λ (CUDA)"] = torch_cholesky
     gp, gwhy = _importable("gpytorch")
-    out["gpytorch multitask"] = (f"gpytorch {gwhy}" if gp is None else
-                                 "importable; no row: GPyTorch fits its hyperparameters by marginal likelihood, "
-                                 "not on a fixed λ grid")
+    if torch is None or gp is None:
+        out["gpytorch solve (CG)"] = out["gpytorch solve (Cholesky)"] = why or f"gpytorch {gwhy}"
+    else:
+        def gpytorch_fit(cholesky: bool):
+            """GPyTorch's exact solve (K + a·I)⁻¹Y through linear_operator: its default CG (with its pivoted-
+            Cholesky preconditioner) above ``max_cholesky_size``, or a Cholesky when the size allows it."""
+            def fit(X, Y, Xt, a):
+                x, y, xt = (torch.as_tensor(v, device="cuda", dtype=torch.float32) for v in (X, Y, Xt))
+                kern = gp.kernels.RBFKernel().cuda()
+                kern.lengthscale = float(np.sqrt(0.5 / gamma))
+                with torch.no_grad(), gp.settings.max_cholesky_size(10**7 if cholesky else 0):
+                    c = kern(x).add_diagonal(torch.tensor(a, device="cuda")).solve(y)
+                    return (kern(xt, x) @ c).cpu().numpy()
+            return fit
+
+        out["gpytorch solve (CG)"] = gpytorch_fit(False)
+        out["gpytorch solve (Cholesky)"] = gpytorch_fit(True)
     from sklearn.kernel_ridge import KernelRidge
 
     out["sklearn.KernelRidge (CPU)"] = lambda X, Y, Xt, a: KernelRidge(alpha=a, kernel="rbf", gamma=gamma).fit(
@@ -456,19 +482,34 @@ def main(argv=None):
     gemm = gemm_ceiling(sz["gemm_n"], jnp.float32)  # same dtype and matmul precision as the sweep
     print(f"device {dev.device_kind}: triad {stream['GBs']:.1f} GB/s, GEMM {gemm['gflops']:.1f} GFLOP/s", flush=True)
     targets = {}
+    write = lambda targets, complete: write_payload(args, dev, accel, sz, stream, start, targets, complete)
     for key, fn in (("a_bandwidth", lambda: target_bandwidth(sz, dtype, accel, dev.device_kind, stream)),
                     ("b_batched_flops", lambda: target_batched(sz, dtype, gemm)),
                     ("c_peers", lambda: target_peers(sz, dtype, accel)),
                     ("d_svm", lambda: target_svm(sz, dtype)),
                     ("e_precision", lambda: target_precision(sz, accel))):
         t0 = time.perf_counter()
-        targets[key] = fn()
+        try:
+            targets[key] = fn()
+        except Exception as exc:  # noqa: BLE001 - one target's failure is recorded; the others still run
+            targets[key] = {"failed": f"{exc!r}"[:500]}
         print(f"{key} ({time.perf_counter() - t0:.1f} s): {json.dumps(targets[key], default=float)[:600]}", flush=True)
+        write(targets, complete=False)  # a run cut short keeps the targets it finished
     for key in ("c_peers", "d_svm"):
-        for row in targets[key]["rows"]:
+        for row in targets[key].get("rows", []):
             print(_bench.table([row], list(row)))
+    path = write(targets, complete=True)
+    print(f"wrote {path} ({time.perf_counter() - start:.0f} s)")
+
+
+def write_payload(args, dev, accel, sz, stream, start, targets, complete):
+    """Write the JSON of the targets measured so far (``complete`` False while the run goes on)."""
+    import jax
+
+    import _bench
+
     name = "gpu_suite" if accel else "gpu_suite_cpu" + ("_quick" if args.quick else "")
-    payload = {"benchmark": name, "command": "python benchmarks/gpu_suite.py" + " --cpu" * args.cpu + " --quick" * args.quick,
+    payload = {"complete": complete, "benchmark": name, "command": "python benchmarks/gpu_suite.py" + " --cpu" * args.cpu + " --quick" * args.quick,
                "machine": _bench.machine(), "device": {"platform": dev.platform, "kind": dev.device_kind,
                                                        "accelerator": accel},
                "versions": {**_bench.versions(), **{m: getattr(_importable(m)[0], "__version__", None)
@@ -481,7 +522,7 @@ def main(argv=None):
     _bench.RESULTS.mkdir(parents=True, exist_ok=True)
     path = _bench.RESULTS / f"{name}.json"
     path.write_text(json.dumps(payload, indent=2, default=float))
-    print(f"wrote {path} ({payload['elapsed_s']:.0f} s)")
+    return path
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ module                 operators
 :mod:`.blocked`        exact kernels evaluated in row blocks inside each product (K never stored)
 :mod:`.nystrom`        Nyström features (uniform / leverage-score centres), feature statistics
 :mod:`.random_features` random Fourier features (Gaussian, Laplacian, Matérn spectral densities)
+:mod:`.streaming`      feature statistics and predictions streamed from memory-mapped rows
 :mod:`.sharded`        rows sharded across devices with ``jax.sharding`` (Mesh, NamedSharding)
 :mod:`.lineax_adapter` any training operator (+ ridge·I) as a lineax operator (:func:`as_lineax`)
 =====================  ===================================================================
@@ -33,10 +34,12 @@ from .random_features import *  # noqa: F403
 from .random_features import __all__ as _rff_all
 from .sharded import *  # noqa: F403
 from .sharded import __all__ as _sharded_all
+from .streaming import *  # noqa: F403
+from .streaming import __all__ as _streaming_all
 from .sums import *  # noqa: F403
 from .sums import __all__ as _sums_all
 from .tasks import *  # noqa: F403
 from .tasks import __all__ as _tasks_all
 
 __all__ = [*_base_all, *_tasks_all, *_sums_all, *_fields_all, *_blocked_all, *_nystrom_all, *_rff_all,
-           *_sharded_all, "as_lineax"]
+           *_sharded_all, *_streaming_all, "as_lineax"]

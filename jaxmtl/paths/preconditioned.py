@@ -52,7 +52,7 @@ from ..operators.blocked import blocked_kernel_matmul, pad_rows
 from ..operators.nystrom import FeatureStatistics
 from .eigen import check_consecutive_steps, mse_loss, path_map
 
-__all__ = ["FalkonResult", "falkon_path", "feature_coefficients", "feature_kfold_losses"]
+__all__ = ["FalkonResult", "falkon_path", "feature_coefficients", "feature_holdout_losses", "feature_kfold_losses"]
 
 Array = jax.Array
 
@@ -95,6 +95,26 @@ def feature_kfold_losses(stats: FeatureStatistics, a: Array, V: Array, filt: Spe
     return _feature_kfold_losses(stats, a, V, filt, params, report)
 
 
+def _held_out_losses(Gt, Bt, nt, Gh, Bh, Sh, a, V, filt, params, report=None):
+    """(Ω, P, d) Σ_held (F − Y)² per output direction (columns of V), trained on (Gt, Bt, nt)."""
+    s, Q, Z = _eig_train(Gt, Bt, nt, V)
+    H = Q.T @ Gh @ Q
+    R = Q.T @ Bh @ V
+    yy = jnp.diagonal(V.T @ Sh @ V)
+
+    def one_output_matrix(av):
+        sigma = s[:, None] * av[None, :]
+        tau = 1.0 / jnp.maximum(jnp.max(sigma), jnp.finfo(sigma.dtype).tiny)
+
+        def emit(g):
+            M = g * Z * av[None, :]
+            return jnp.sum(M * (H @ M), axis=0) - 2.0 * jnp.sum(M * R, axis=0) + yy
+
+        return path_map(filt, sigma, params, tau, emit, report)
+
+    return jax.vmap(one_output_matrix)(a)
+
+
 @partial(jax.jit, static_argnames=("filt",))
 def _feature_kfold_losses(stats, a, V, filt, params, report=None):
     G, B = stats.G, stats.B
@@ -102,24 +122,50 @@ def _feature_kfold_losses(stats, a, V, filt, params, report=None):
     d = V.shape[0]
 
     def one_fold(Gh, Bh, Sh, nh):
-        s, Q, Z = _eig_train(Gt - Gh, Bt - Bh, nt - nh, V)
-        H = Q.T @ Gh @ Q
-        R = Q.T @ Bh @ V
-        yy = jnp.trace(Sh)
-
-        def one_output_matrix(av):
-            sigma = s[:, None] * av[None, :]
-            tau = 1.0 / jnp.maximum(jnp.max(sigma), jnp.finfo(sigma.dtype).tiny)
-
-            def emit(g):
-                M = g * Z * av[None, :]
-                return (jnp.sum(M * (H @ M)) - 2.0 * jnp.sum(M * R) + yy) / (nh * d)
-
-            return path_map(filt, sigma, params, tau, emit, report)
-
-        return jax.vmap(one_output_matrix)(a)
+        return _held_out_losses(Gt - Gh, Bt - Bh, nt - nh, Gh, Bh, Sh, a, V, filt, params, report).sum(-1) / (nh * d)
 
     return jax.vmap(one_fold)(G, B, stats.S, stats.counts)
+
+
+def feature_holdout_losses(train: FeatureStatistics, held: FeatureStatistics, a: Array, V: Array,
+                           filt: SpectralFilter, params: Array, report: Array | None = None) -> Array:
+    """Hold-out mean squared loss of every output direction along the path of ΦΦᵀ ⊗ A_ω.
+
+    The model trains on every group of ``train`` and is scored on every group of ``held``
+    (e.g. a validation file streamed by :func:`~jaxmtl.operators.streaming.stream_statistics`):
+    one D × D eigendecomposition serves every parameter and output matrix, and held-out
+    predictions are never formed (the identity of :func:`feature_kfold_losses`).
+
+    Args:
+      train, held: :class:`FeatureStatistics` (groups summed); a: (Ω, d) eigenvalues of the
+        output matrices, V: (d, d) their common eigenvectors; filt: spectral filter (static);
+        params: (P,) λ or steps 1..T; report: optional (T,) booleans (iterative filters).
+
+    Returns:
+      (Ω, P, d) losses Σ_held ((F − Y) V)_j² / n_held: with V = I, the loss of each output
+      (the per-output family picks each output's own parameter from them); their sum over the
+      last axis divided by d is the mean loss.
+
+    Example:
+        >>> from jaxmtl.kernels import Gaussian
+        >>> from jaxmtl.operators.nystrom import NystromFeatures, feature_statistics
+        >>> from jaxmtl.filters import Tikhonov
+        >>> X = jnp.linspace(0, 1, 30)[:, None]; Y = jnp.sin(4 * X)
+        >>> fm = NystromFeatures.fit(Gaussian(0.3), X, 8)
+        >>> tr, va = feature_statistics(fm, X[::2], Y[::2]), feature_statistics(fm, X[1::2], Y[1::2])
+        >>> feature_holdout_losses(tr, va, jnp.ones((1, 1)), jnp.eye(1), Tikhonov(), jnp.array([1e-2, 1e-4])).shape
+        (1, 2, 1)
+    """
+    if filt.iterative:
+        check_consecutive_steps(params)
+    return _feature_holdout_losses(train, held, a, V, filt, params, report)
+
+
+@partial(jax.jit, static_argnames=("filt",))
+def _feature_holdout_losses(train, held, a, V, filt, params, report=None):
+    losses = _held_out_losses(train.G.sum(0), train.B.sum(0), train.counts.sum(), held.G.sum(0), held.B.sum(0),
+                              held.S.sum(0), a, V, filt, params, report)
+    return losses / held.counts.sum()
 
 
 @partial(jax.jit, static_argnames=("filt",))
