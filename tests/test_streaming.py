@@ -67,12 +67,14 @@ def test_holdout_losses_equal_explicit_predictions(memmapped, filt, params):
         for k in (0, len(params) // 2, len(params) - 1):
             W = np.asarray(feature_coefficients(st_tr, a[w], V, filt, params[k]))
             F = P @ W @ np.asarray(V @ jnp.diag(a[w]) @ V.T)
-            R = (F - Y[va]) @ np.asarray(V)
-            np.testing.assert_allclose(L[w, k], np.mean(R**2, axis=0), rtol=1e-8)
-    # with V = I the directions are the outputs: each output's own loss
-    Li = np.asarray(feature_holdout_losses(st_tr, st_va, jnp.ones((1, 3)), jnp.eye(3), filt, jnp.asarray(params)))
-    W = np.asarray(feature_coefficients(st_tr, jnp.ones(3), jnp.eye(3), filt, params[2]))
-    np.testing.assert_allclose(Li[0, 2], np.mean((P @ W - Y[va]) ** 2, axis=0), rtol=1e-8)
+            np.testing.assert_allclose(L[w, k], np.mean((F - Y[va]) ** 2, axis=0), rtol=1e-8)
+    # one parameter per output (A = I): each column is that output's own fit
+    k = np.array([0, len(params) // 2, len(params) - 1])
+    W = np.asarray(feature_coefficients(st_tr, jnp.ones(3), jnp.eye(3), filt, jnp.asarray(params[k])))
+    for j in range(3):
+        Wj = np.asarray(feature_coefficients(st_tr, jnp.ones(3), jnp.eye(3), filt, params[k[j]]))
+        np.testing.assert_allclose(W[:, j], Wj[:, j], rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(np.mean((P @ W[:, j] - Y[va, j]) ** 2), L[0, k[j], j], rtol=1e-8)
 
 
 def test_streaming_refuses_mismatched_rows(memmapped):

@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 from jax.typing import ArrayLike
 
-from .._checks import check_inputs, check_int, check_positive, check_random_state
+from .._checks import check_inputs, check_int, check_positive, check_random_state, is_traced
 from ..errors import ParameterError, ShapeError
 from ..kernels.scalar import GRAM_PRECISION, Kernel
 from ..linalg import clip_psd, eigh
@@ -111,16 +111,34 @@ class NystromFeatures(FeatureMap):
     def from_centres(cls, kernel: Kernel, centres: ArrayLike, rcond: float | None = None) -> NystromFeatures:
         """Whiten K(Z, Z) by its pseudo-inverse square root.
 
+        In float32 with concrete centres, K(Z, Z) (as the features will see it, in float32) is
+        decomposed in float64 (on the device when ``jax_enable_x64`` is on, else by NumPy on the
+        host) and only eigenvalues below eps₃₂·e_max are dropped: a float32 eigendecomposition is
+        accurate only to about m·eps₃₂·e_max, and a Gaussian K(Z, Z) often has tens of eigenvalues
+        below that cut, each dropped direction a centre lost (3 % of the test MSE with 400 centres
+        on 28 inputs). Traced centres (inside ``jit``, ``vmap`` or ``grad``) use the working dtype.
+
         Args:
           kernel: scalar kernel; centres: (m, p) Z; rcond: relative eigenvalue cut-off (default
-            m·eps of the dtype).
+            m·eps of the decomposition's dtype, or eps of the working dtype when the decomposition
+            is in float64 for a float32 map).
         """
         Z = jnp.asarray(centres)
         Kmm = kernel(Z, Z)
-        e, Q = eigh(0.5 * (Kmm + Kmm.T))
-        cut = (Z.shape[0] * jnp.finfo(Kmm.dtype).eps if rcond is None else rcond) * e[-1]
-        scale = jnp.where(e > cut, 1.0 / jnp.sqrt(jnp.where(e > cut, e, 1.0)), 0.0)
-        return cls(kernel, Z, Q * scale[None, :])
+        Kmm = 0.5 * (Kmm + Kmm.T)
+        if is_traced(Kmm) or jnp.finfo(Kmm.dtype).bits >= 64:
+            e, Q = eigh(Kmm)
+            cut = (Z.shape[0] * jnp.finfo(Kmm.dtype).eps if rcond is None else rcond) * e[-1]
+            scale = jnp.where(e > cut, 1.0 / jnp.sqrt(jnp.where(e > cut, e, 1.0)), 0.0)
+            return cls(kernel, Z, Q * scale[None, :])
+        if jax.config.jax_enable_x64:
+            e, Q = jnp.linalg.eigh(Kmm.astype(jnp.float64))
+        else:
+            e, Q = np.linalg.eigh(np.asarray(Kmm, np.float64))
+        cut = (float(jnp.finfo(Kmm.dtype).eps) if rcond is None else rcond) * e[-1]
+        keep = e > cut
+        scale = np.where(keep, 1.0 / np.sqrt(np.where(keep, e, 1.0)), 0.0)
+        return cls(kernel, Z, jnp.asarray(Q * scale[None, :], Kmm.dtype))
 
     @classmethod
     def fit(cls, kernel: Kernel, X: ArrayLike, n_components: int, sampling: str = "uniform", ridge: float = 1e-3,

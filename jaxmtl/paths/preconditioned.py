@@ -96,11 +96,15 @@ def feature_kfold_losses(stats: FeatureStatistics, a: Array, V: Array, filt: Spe
 
 
 def _held_out_losses(Gt, Bt, nt, Gh, Bh, Sh, a, V, filt, params, report=None):
-    """(Ω, P, d) Σ_held (F − Y)² per output direction (columns of V), trained on (Gt, Bt, nt)."""
+    """(Ω, P, d) Σ_held (F − Y)² of each output, trained on (Gt, Bt, nt).
+
+    F = Φ_h Q M Vᵀ with M = g ∘ Z ∘ a, so the error's d × d cross-product is
+    V MᵀHM Vᵀ − V MᵀR − RᵀM Vᵀ + S_h (H = QᵀG_hQ, R = QᵀB_h): O(D²d) per parameter.
+    """
     s, Q, Z = _eig_train(Gt, Bt, nt, V)
     H = Q.T @ Gh @ Q
-    R = Q.T @ Bh @ V
-    yy = jnp.diagonal(V.T @ Sh @ V)
+    R = Q.T @ Bh
+    yy = jnp.diagonal(Sh)
 
     def one_output_matrix(av):
         sigma = s[:, None] * av[None, :]
@@ -108,7 +112,8 @@ def _held_out_losses(Gt, Bt, nt, Gh, Bh, Sh, a, V, filt, params, report=None):
 
         def emit(g):
             M = g * Z * av[None, :]
-            return jnp.sum(M * (H @ M), axis=0) - 2.0 * jnp.sum(M * R, axis=0) + yy
+            fit = jnp.sum((V @ (M.T @ H @ M)) * V, axis=1)  # diag(V MᵀHM Vᵀ)
+            return fit - 2.0 * jnp.sum(V * (M.T @ R).T, axis=1) + yy
 
         return path_map(filt, sigma, params, tau, emit, report)
 
@@ -129,7 +134,7 @@ def _feature_kfold_losses(stats, a, V, filt, params, report=None):
 
 def feature_holdout_losses(train: FeatureStatistics, held: FeatureStatistics, a: Array, V: Array,
                            filt: SpectralFilter, params: Array, report: Array | None = None) -> Array:
-    """Hold-out mean squared loss of every output direction along the path of ΦΦᵀ ⊗ A_ω.
+    """Hold-out mean squared loss of every output along the path of ΦΦᵀ ⊗ A_ω.
 
     The model trains on every group of ``train`` and is scored on every group of ``held``
     (e.g. a validation file streamed by :func:`~jaxmtl.operators.streaming.stream_statistics`):
@@ -142,9 +147,9 @@ def feature_holdout_losses(train: FeatureStatistics, held: FeatureStatistics, a:
         params: (P,) λ or steps 1..T; report: optional (T,) booleans (iterative filters).
 
     Returns:
-      (Ω, P, d) losses Σ_held ((F − Y) V)_j² / n_held: with V = I, the loss of each output
-      (the per-output family picks each output's own parameter from them); their sum over the
-      last axis divided by d is the mean loss.
+      (Ω, P, d) losses Σ_held (F_j − Y_j)² / n_held of each output j (with A = I the per-output
+      family picks each output's own parameter from them); their mean over the last axis is the
+      mean loss.
 
     Example:
         >>> from jaxmtl.kernels import Gaussian
@@ -178,12 +183,17 @@ def feature_coefficients(stats: FeatureStatistics, a: Array, V: Array, filt: Spe
 
     Args:
       stats: statistics (any number of groups, all used); a: (d,) and V: (d, d)
-      the output matrix's eigensystem; filt: filter (static); param: λ or t.
+      the output matrix's eigensystem; filt: filter (static); param: λ or t, or (d,) one per
+      column of V (with A = I: each output its own parameter, one eigendecomposition for all).
     """
     s, Q, Z = _eig_train(stats.G.sum(0), stats.B.sum(0), stats.counts.sum(), V)
     sigma = s[:, None] * a[None, :]
     tau = 1.0 / jnp.maximum(jnp.max(sigma), jnp.finfo(sigma.dtype).tiny)
-    return Q @ (filt(sigma, param, tau) * Z) @ V.T
+    if jnp.ndim(param) == 1:
+        g = jax.vmap(lambda sig, p: filt(sig, p, tau), in_axes=(1, 0), out_axes=1)(sigma, jnp.asarray(param))
+    else:
+        g = filt(sigma, param, tau)
+    return Q @ (g * Z) @ V.T
 
 
 class FalkonResult(NamedTuple):

@@ -1,0 +1,499 @@
+"""A million rows: the whole regularization path over a million multi-output examples, beside Falkon.
+
+Data (generated once by this script, fixed seed, written in chunks to memory-mapped ``.npy``
+files and read from there): HIGGS-shaped inputs (d = 28, standard normal), 8 outputs that share
+a rank-4 structure (four smooth ridge functions of the inputs, mixed by a fixed 8 × 4 matrix)
+plus independent noise of a different level per output; 1 000 000 training, 100 000 validation
+and 100 000 test rows (``--quick``: 10 000 / 2 000 / 2 000).
+
+Every method uses the Gaussian kernel exp(−‖x − x'‖² / 2σ²) with σ the median pairwise distance
+of 1000 training rows, and the same M uniform Nyström centres (drawn from the training rows with
+a fixed seed). The grid: 20 λ (log-spaced, 1e-9 … 1e-2, in the units of Falkon's ``penalty``:
+the objective Σ‖f(x_i) − y_i‖²/n + λ‖f‖²) × 6 output couplings ω of the common-similarity family
+A_ω = (1 − ω)I + ω11ᵀ/… (ω = 0 is independent outputs), plus the per-output family (each output
+its own λ); chosen on the validation rows, the selected model scored on the test rows.
+
+Rows of the table (each configuration in a fresh process; peak resident set from VmHWM):
+
+* ``jaxmtl`` — :func:`jaxmtl.operators.stream_statistics` streams the training file once (φ(X)
+  in row blocks, ΦᵀΦ, ΦᵀY, YᵀY accumulated), then the validation file once; every (λ, ω) and
+  every output's own λ are scored from one M × M eigendecomposition
+  (:func:`jaxmtl.paths.feature_holdout_losses`), the coefficients come from the same statistics
+  (:func:`jaxmtl.paths.feature_coefficients`), and the test predictions are streamed
+  (:func:`jaxmtl.operators.stream_predict`). Three passes over rows in all. Compilation is
+  measured apart: a warm-up on the first chunk compiles every call first.
+* ``jaxmtl-cg`` (larger M) — :func:`jaxmtl.paths.falkon_path`: Falkon's preconditioned CG for
+  every λ in lock step (ω = 0), the route where the M × M eigendecomposition stops paying.
+* ``falkon`` — Falkon (A. Rudi, L. Carratino, L. Rosasco, NIPS 2017; the ``falkon`` package, when
+  importable) with the same centres (``FixedSelector``), one fit per λ of the grid (or of
+  ``--falkon-lambdas`` evenly spaced indices of it), ω = 0 only (it has no output coupling);
+  time of each fit, validation and test RMSE. Falkon has one penalty for all outputs.
+* ``sklearn`` — scikit-learn's ``Nystroem`` (its own uniform centres, same M and width) +
+  ``RidgeCV(alpha_per_target=True)`` on the same λ grid (its efficient leave-one-out), the
+  baseline every user has; it holds the n × M features in memory, so it runs to n = 10⁵.
+
+``--device`` (one GPU; float32 products at full precision, ``jax_default_matmul_precision=highest``):
+n = 1 000 000 with M = 20 000 on the Nyström route, and a plain PyTorch Nyström ridge (one solve
+per λ, what a user writes) when torch has a CUDA device. Writes ``million_gpu.json``.
+
+Usage: python benchmarks/million.py [--quick] [--device] [--sizes 10000,100000,1000000] [--M 2000]
+       [--large-M 5000] [--falkon-lambdas K] [--data-dir DIR] [--threads N]
+Writes benchmarks/results/million[_quick|_gpu].json and million.png (time and memory against n).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+P_INPUTS, D_OUTPUTS, RANK, SEED = 28, 8, 4, 0
+LAMBDAS = tuple(float(x) for x in __import__("numpy").logspace(-9, -2, 20))
+OMEGAS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+CHUNK = 65536  # rows read from disk per compiled call
+FULL = {"n_train": 1_000_000, "n_val": 100_000, "n_test": 100_000}
+QUICK = {"n_train": 10_000, "n_val": 2_000, "n_test": 2_000}
+SKLEARN_MAX_N = 100_000  # scikit-learn's Nystroem holds n × M float64 features
+
+PARSER = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+PARSER.add_argument("--quick", action="store_true", help="10 000 training rows, M = 200 (seconds)")
+PARSER.add_argument("--device", action="store_true", help="sizes for one GPU (n = 10⁶, M = 20 000)")
+PARSER.add_argument("--sizes", default=None, help="training sizes of the time/memory curve (comma-separated)")
+PARSER.add_argument("--M", type=int, default=None, help="Nyström centres of the main table (default 2000)")
+PARSER.add_argument("--large-M", type=int, default=None,
+                    help="also the eigen and CG routes at this M on the largest size that allows it")
+PARSER.add_argument("--falkon-lambdas", type=int, default=None,
+                    help="Falkon fits at this many evenly spaced λ of the grid (default: all 20 up to 10⁵ rows, 3 above)")
+PARSER.add_argument("--data-dir", default=None, help="where the memory-mapped rows are written (default benchmarks/.cache)")
+PARSER.add_argument("--threads", type=int, default=0, help="BLAS/XLA threads (default 0: all cores)")
+PARSER.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+
+
+# ---------------------------------------------------------------------------------------------- data
+def _latent(X, U, V):
+    """(n, 4) the shared smooth functions: sin of one projection, tanh and a product of two others."""
+    import numpy as np
+
+    Z = X @ U
+    return np.c_[np.sin(Z[:, 0]), np.tanh(Z[:, 1]), Z[:, 2] * np.tanh(Z[:, 3]) / 2,
+                 np.cos(X @ V)[:, 0]].astype(np.float32)
+
+
+def make_files(folder: Path, sizes: dict, seed: int = SEED, chunk: int = 100_000) -> dict:
+    """Write X_{train,val,test}.npy (n, 28) and Y_*.npy (n, 8), float32, ``chunk`` rows at a time;
+    returns {part: (X path, Y path)}. Files already there with the right shapes are kept."""
+    import numpy as np
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    U = rng.normal(size=(P_INPUTS, 4)) / np.sqrt(P_INPUTS) * 1.5
+    V = rng.normal(size=(P_INPUTS, 1)) / np.sqrt(P_INPUTS)
+    mix = rng.normal(size=(D_OUTPUTS, RANK))
+    noise = np.linspace(0.2, 0.6, D_OUTPUTS)  # per-output noise levels
+    paths = {}
+    for k, (part, n) in enumerate((("train", sizes["n_train"]), ("val", sizes["n_val"]), ("test", sizes["n_test"]))):
+        xp, yp = folder / f"X_{part}.npy", folder / f"Y_{part}.npy"
+        paths[part] = (str(xp), str(yp))
+        if xp.exists() and yp.exists():
+            try:
+                if np.load(xp, mmap_mode="r").shape == (n, P_INPUTS) and np.load(yp, mmap_mode="r").shape == (n, D_OUTPUTS):
+                    continue
+            except ValueError:
+                pass
+        X = np.lib.format.open_memmap(xp, mode="w+", dtype=np.float32, shape=(n, P_INPUTS))
+        Y = np.lib.format.open_memmap(yp, mode="w+", dtype=np.float32, shape=(n, D_OUTPUTS))
+        for i, start in enumerate(range(0, n, chunk)):
+            r = np.random.default_rng([seed, k, i])
+            stop = min(start + chunk, n)
+            Xc = r.normal(size=(stop - start, P_INPUTS)).astype(np.float32)
+            X[start:stop] = Xc
+            Y[start:stop] = _latent(Xc, U, V) @ mix.T.astype(np.float32) + noise * r.normal(size=(stop - start, D_OUTPUTS))
+        X.flush(), Y.flush()
+        del X, Y
+    return paths
+
+
+def width_and_centres(paths: dict, n: int, M: int, seed: int = SEED):
+    """(σ, (M, 28) centres): the median heuristic on 1000 evenly spaced rows of the first n training
+    rows, and M of those rows drawn uniformly without replacement."""
+    import numpy as np
+
+    from jaxmtl.kernels import median_heuristic
+
+    X = np.load(paths["train"][0], mmap_mode="r")
+    sigma = median_heuristic(np.asarray(X[np.linspace(0, n - 1, 1000).astype(int)]))
+    idx = np.sort(np.random.default_rng(seed + 1).choice(n, size=min(M, n), replace=False))
+    return sigma, np.asarray(X[idx])
+
+
+def _rows(paths: dict, part: str, n: int | None = None):
+    import numpy as np
+
+    X, Y = (np.load(p, mmap_mode="r") for p in paths[part])
+    return (X, Y) if n is None else (X[:n], Y[:n])
+
+
+def _rmse(P, Y) -> list[float]:
+    import numpy as np
+
+    return [float(v) for v in np.sqrt(np.mean((np.asarray(P, np.float64) - np.asarray(Y, np.float64)) ** 2, axis=0))]
+
+
+# ------------------------------------------------------------------------------------------- workers
+def worker_jaxmtl(task: dict) -> dict:
+    """The eigen route: stream train, stream validation, select from one eigendecomposition, stream test."""
+    import jax
+
+    if task.get("device"):
+        jax.config.update("jax_default_matmul_precision", "highest")
+    import jax.numpy as jnp
+    import numpy as np
+
+    import _bench
+    from jaxmtl.filters import Tikhonov
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.kernels.outputs import common_similarity_eigh
+    from jaxmtl.operators import NystromFeatures, stream_predict, stream_statistics
+    from jaxmtl.paths import feature_coefficients, feature_holdout_losses
+
+    paths, n, M = task["paths"], task["n"], task["M"]
+    sigma, Z = width_and_centres(paths, n, M)
+    Xtr, Ytr = _rows(paths, "train", n)
+    Xva, Yva = _rows(paths, "val")
+    Xte, Yte = _rows(paths, "test")
+    a, V = common_similarity_eigh(D_OUTPUTS, OMEGAS)
+    ones, eye = jnp.ones((1, D_OUTPUTS)), jnp.eye(D_OUTPUTS)
+    lams = jnp.asarray(LAMBDAS, jnp.float32)
+    filt = Tikhonov()
+
+    def run(Xtr, Ytr, Xva, Yva, progress):
+        times = {}
+        t = time.perf_counter()
+        fmap = NystromFeatures.from_centres(Gaussian(sigma), jnp.asarray(Z))
+        st_tr = stream_statistics(fmap, Xtr, Ytr, CHUNK, progress=progress, desc="train rows")
+        jax.block_until_ready(st_tr)
+        times["train_pass_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        st_va = stream_statistics(fmap, Xva, Yva, CHUNK, progress=progress, desc="validation rows")
+        jax.block_until_ready(st_va)
+        times["validation_pass_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        L = np.asarray(feature_holdout_losses(st_tr, st_va, a, V, filt, lams))  # (Ω, P, d), one eigh
+        family = L.mean(-1)
+        w, k = np.unravel_index(np.argmin(family), family.shape)
+        per_k = np.argmin(L[0], axis=0)  # ω = 0 is A = I: each output's own λ
+        per_loss = float(np.mean(L[0][per_k, np.arange(D_OUTPUTS)]))
+        if per_loss < family[w, k]:
+            choice = {"family": "per_output", "lambdas": [LAMBDAS[i] for i in per_k], "val_mse": per_loss}
+            W = feature_coefficients(st_tr, jnp.ones(D_OUTPUTS), eye, filt, lams[per_k])
+        else:
+            choice = {"family": "common_similarity", "omega": OMEGAS[w], "lambda": LAMBDAS[k],
+                      "val_mse": float(family[w, k])}
+            W = feature_coefficients(st_tr, a[w], V, filt, lams[k]) @ (V * a[w]) @ V.T
+        W = jax.block_until_ready(W)
+        times["selection_s"] = time.perf_counter() - t
+        return fmap, W, choice, times, L
+
+    warm_n = min(CHUNK, n)  # compiles every call on chunk-shaped inputs (and the M × M programs)
+    t = time.perf_counter()
+    fmap, W, *_ = run(Xtr[:warm_n], Ytr[:warm_n], Xva[:warm_n], Yva[:warm_n], False)
+    stream_predict(fmap, W, Xte[:warm_n], CHUNK)
+    compile_s = time.perf_counter() - t
+    base_kb = _bench.proc_status_kb("VmRSS")
+    t0 = time.perf_counter()
+    fmap, W, choice, times, L = run(Xtr, Ytr, Xva, Yva, task.get("progress", False))
+    to_model = time.perf_counter() - t0
+    t = time.perf_counter()
+    P = stream_predict(fmap, W, Xte, CHUNK)
+    times["test_pass_s"] = time.perf_counter() - t
+    rmse = _rmse(P, Yte)
+    Pva = stream_predict(fmap, W, Xva, CHUNK)
+    return {"method": "jaxmtl", "route": "eigen (M × M), streamed", "n": n, "M": M, "sigma": sigma,
+            "seconds_to_model": to_model, "compile_s": compile_s, **times, "passes_over_rows": 3,
+            "grid_points": len(LAMBDAS) * len(OMEGAS) + len(LAMBDAS) * D_OUTPUTS, "selected": choice,
+            "val_rmse": float(np.sqrt(np.mean(np.square(_rmse(Pva, Yva))))), "test_rmse_per_output": rmse,
+            "test_rmse": float(np.sqrt(np.mean(np.square(rmse)))),
+            "val_mse_grid": {"omega0_mean": L[0].mean(-1).tolist(), "best_per_omega": L.mean(-1).min(1).tolist()},
+            "peak_rss_mb": _bench.proc_status_kb("VmHWM") / 1024, "rss_before_mb": base_kb / 1024,
+            "dtype": "float32", "backend": jax.default_backend()}
+
+
+def worker_cg(task: dict) -> dict:
+    """jaxmtl's Falkon-preconditioned CG for every λ in lock step (ω = 0), selection on the validation rows."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    import _bench
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.paths import falkon_path
+
+    paths, n, M, steps = task["paths"], task["n"], task["M"], task.get("steps", 20)
+    sigma, Z = width_and_centres(paths, n, M)
+    Xtr, Ytr = (jnp.asarray(np.asarray(a)) for a in _rows(paths, "train", n))
+    Xva, Yva = (jnp.asarray(np.asarray(a)) for a in _rows(paths, "val"))
+    Xte, Yte = _rows(paths, "test")
+    lams = jnp.asarray(LAMBDAS, jnp.float32)
+    kern = Gaussian(sigma)
+    run = jax.jit(lambda Xtr, Ytr: falkon_path(kern, jnp.asarray(Z), Xtr, Ytr, jnp.eye(D_OUTPUTS), lams, steps, Xva, Yva))
+    compile_s, compiled = _bench.compile_seconds(run, Xtr, Ytr)
+    t0 = time.perf_counter()
+    res = jax.block_until_ready(compiled(Xtr, Ytr))
+    to_model = time.perf_counter() - t0
+    k = int(np.nanargmin(np.asarray(res.losses)))  # (P,) validation losses after the last step
+    pred = np.asarray(kern(jnp.asarray(np.asarray(Xte)), jnp.asarray(Z)) @ res.coef[k])
+    rmse = _rmse(pred, Yte)
+    return {"method": "jaxmtl-cg", "route": f"Falkon-preconditioned CG, {steps} steps, every λ in lock step (ω = 0)",
+            "n": n, "M": M, "sigma": sigma, "seconds_to_model": to_model, "compile_s": compile_s,
+            "passes_over_rows": steps + 1, "selected": {"lambda": LAMBDAS[k]},
+            "test_rmse_per_output": rmse, "test_rmse": float(np.sqrt(np.mean(np.square(rmse)))),
+            "peak_rss_mb": _bench.proc_status_kb("VmHWM") / 1024, "dtype": "float32"}
+
+
+def worker_falkon(task: dict) -> dict:
+    """Falkon refitted per λ with the same centres; the fit times and errors of each λ."""
+    import numpy as np
+
+    import _bench
+
+    try:
+        import falkon
+        import torch
+        from falkon.center_selection import FixedSelector
+    except Exception as exc:  # noqa: BLE001 - absent peer
+        return {"method": "falkon", "n": task["n"], "M": task["M"], "not_available": f"{exc!r}"[:300]}
+    paths, n, M = task["paths"], task["n"], task["M"]
+    sigma, Z = width_and_centres(paths, n, M)
+    Xtr, Ytr = (torch.from_numpy(np.ascontiguousarray(a)) for a in _rows(paths, "train", n))
+    Xva, Yva = _rows(paths, "val")
+    Xte, Yte = _rows(paths, "test")
+    idx = np.unique(np.linspace(0, len(LAMBDAS) - 1, task["lambdas"]).round().astype(int))
+    opts = falkon.FalkonOptions(use_cpu=not task.get("device"), keops_active="no")
+    rows = []
+    for i in idx:
+        model = falkon.Falkon(kernel=falkon.kernels.GaussianKernel(sigma=float(sigma), opt=opts),
+                              penalty=LAMBDAS[i], M=M, center_selection=FixedSelector(torch.from_numpy(Z)),
+                              maxiter=task.get("maxiter", 20), options=opts, seed=0)
+        t = time.perf_counter()
+        model.fit(Xtr, Ytr)
+        fit_s = time.perf_counter() - t
+        pv = model.predict(torch.from_numpy(np.ascontiguousarray(Xva))).numpy()
+        pt = model.predict(torch.from_numpy(np.ascontiguousarray(Xte))).numpy()
+        rows.append({"lambda": LAMBDAS[i], "fit_s": fit_s, "val_rmse": float(np.sqrt(np.mean(np.square(_rmse(pv, Yva))))),
+                     "test_rmse": float(np.sqrt(np.mean(np.square(_rmse(pt, Yte)))))})
+        print(f"    falkon λ = {LAMBDAS[i]:.1e}: {fit_s:.1f} s, test RMSE {rows[-1]['test_rmse']:.4f}", flush=True)
+    best_val = min(rows, key=lambda r: r["val_rmse"])
+    best_test = min(rows, key=lambda r: r["test_rmse"])
+    return {"method": "falkon", "version": falkon.__version__, "n": n, "M": M, "sigma": sigma,
+            "maxiter": task.get("maxiter", 20), "fits": rows, "lambdas_fitted": len(rows),
+            "median_fit_s": float(np.median([r["fit_s"] for r in rows])), "grid_s": sum(r["fit_s"] for r in rows),
+            "grid_s_all_20_estimated": float(np.median([r["fit_s"] for r in rows])) * len(LAMBDAS),
+            "selected_on_validation": best_val, "best_on_test": best_test, "test_rmse": best_val["test_rmse"],
+            "best_test_rmse": best_test["test_rmse"], "peak_rss_mb": _bench.proc_status_kb("VmHWM") / 1024,
+            "dtype": "float32", "torch_threads": torch.get_num_threads()}
+
+
+def worker_sklearn(task: dict) -> dict:
+    """scikit-learn's Nystroem + RidgeCV (per-target α by efficient leave-one-out) on the same λ grid."""
+    import numpy as np
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.linear_model import RidgeCV
+
+    import _bench
+
+    paths, n, M = task["paths"], task["n"], task["M"]
+    sigma, _ = width_and_centres(paths, n, M)
+    Xtr, Ytr = (np.asarray(a) for a in _rows(paths, "train", n))
+    Xte, Yte = _rows(paths, "test")
+    t = time.perf_counter()
+    feat = Nystroem(gamma=0.5 / sigma**2, n_components=M, random_state=SEED).fit(Xtr)
+    F = feat.transform(Xtr)
+    model = RidgeCV(alphas=n * np.asarray(LAMBDAS), alpha_per_target=True).fit(F, Ytr)
+    fit_s = time.perf_counter() - t
+    rmse = _rmse(model.predict(feat.transform(np.asarray(Xte))), Yte)
+    return {"method": "sklearn", "route": "Nystroem + RidgeCV(alpha_per_target=True), leave-one-out", "n": n, "M": M,
+            "seconds_to_model": fit_s, "selected_alpha_over_n": (np.asarray(model.alpha_) / n).tolist(),
+            "test_rmse_per_output": rmse, "test_rmse": float(np.sqrt(np.mean(np.square(rmse)))),
+            "peak_rss_mb": _bench.proc_status_kb("VmHWM") / 1024, "dtype": str(F.dtype)}
+
+
+def worker_torch(task: dict) -> dict:
+    """Plain PyTorch on the GPU, what a user writes: K_nm in row blocks, K_nmᵀK_nm and K_nmᵀY accumulated
+    once, then (K_nmᵀK_nm + nλK_mm) α = K_nmᵀY solved per λ; selection on the validation rows."""
+    import numpy as np
+
+    import _bench
+
+    try:
+        import torch
+        assert torch.cuda.is_available(), "torch has no CUDA device"
+    except Exception as exc:  # noqa: BLE001 - absent peer
+        return {"method": "torch", "not_available": f"{exc!r}"[:300]}
+    paths, n, M = task["paths"], task["n"], task["M"]
+    sigma, Z = width_and_centres(paths, n, M)
+    dev, dt = "cuda", torch.float32
+    z = torch.as_tensor(Z, device=dev, dtype=dt)
+    kern = lambda x: torch.exp(-torch.cdist(x, z) ** 2 / (2 * sigma**2))
+    Xtr, Ytr = _rows(paths, "train", n)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    G = torch.zeros(M, M, device=dev, dtype=dt)
+    B = torch.zeros(M, D_OUTPUTS, device=dev, dtype=dt)
+    for s in range(0, n, CHUNK):
+        k = kern(torch.as_tensor(np.asarray(Xtr[s:s + CHUNK]), device=dev))
+        G += k.T @ k
+        B += k.T @ torch.as_tensor(np.asarray(Ytr[s:s + CHUNK]), device=dev)
+    Kmm = kern(z)
+    Xva, Yva = _rows(paths, "val")
+    Kva = kern(torch.as_tensor(np.asarray(Xva), device=dev))
+    best, failed = None, 0
+    for lam in LAMBDAS:
+        try:
+            alpha = torch.linalg.solve(G + n * lam * Kmm, B)
+        except RuntimeError:
+            failed += 1
+            continue
+        val = float(torch.mean((Kva @ alpha - torch.as_tensor(np.asarray(Yva), device=dev)) ** 2))
+        if np.isfinite(val) and (best is None or val < best[0]):
+            best = (val, lam, alpha)
+    torch.cuda.synchronize()
+    to_model = time.perf_counter() - t0
+    Xte, Yte = _rows(paths, "test")
+    pred = (kern(torch.as_tensor(np.asarray(Xte), device=dev)) @ best[2]).cpu().numpy()
+    rmse = _rmse(pred, Yte)
+    return {"method": "torch", "route": "PyTorch float32: K_nmᵀK_nm accumulated, torch.linalg.solve per λ (ω = 0)",
+            "n": n, "M": M, "seconds_to_model": to_model, "solves_failed": failed, "selected": {"lambda": best[1]},
+            "test_rmse_per_output": rmse, "test_rmse": float(np.sqrt(np.mean(np.square(rmse)))),
+            "gpu_peak_mb": torch.cuda.max_memory_allocated() / 2**20, "torch": torch.__version__}
+
+
+WORKERS = {"jaxmtl": worker_jaxmtl, "jaxmtl-cg": worker_cg, "falkon": worker_falkon, "sklearn": worker_sklearn,
+           "torch": worker_torch}
+
+
+# ---------------------------------------------------------------------------------------------- main
+def plan(args) -> tuple[dict, list[dict]]:
+    """(file sizes, tasks) of this run."""
+    if args.quick:
+        sizes, ns, M = QUICK, [QUICK["n_train"]], args.M or 200
+    else:
+        sizes, M = FULL, args.M or (20_000 if args.device else 2000)
+        ns = [int(s) for s in args.sizes.split(",")] if args.sizes else (
+            [FULL["n_train"]] if args.device else [10_000, 100_000, 1_000_000])
+    tasks = []
+    for n in ns:
+        tasks.append({"method": "jaxmtl", "n": n, "M": M, "progress": n == max(ns)})
+        if args.device:
+            tasks.append({"method": "torch", "n": n, "M": M})
+            continue
+        k = args.falkon_lambdas or (len(LAMBDAS) if n <= 100_000 else 3)
+        tasks.append({"method": "falkon", "n": n, "M": M, "lambdas": k})
+        if n <= SKLEARN_MAX_N:
+            tasks.append({"method": "sklearn", "n": n, "M": M})
+    if args.large_M:
+        n = max(n for n in ns if n * args.large_M**2 <= 1e14) if any(n * args.large_M**2 <= 1e14 for n in ns) else min(ns)
+        tasks += [{"method": "jaxmtl", "n": n, "M": args.large_M}, {"method": "jaxmtl-cg", "n": n, "M": args.large_M}]
+    for t in tasks:
+        t["device"] = bool(args.device)
+    return sizes, tasks
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    """Time to the selected model and peak memory against n, jaxmtl's whole grid beside one Falkon fit."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
+    series = (("jaxmtl", "seconds_to_model", "jaxmtl: whole grid (20 λ × 6 ω + per-output)"),
+              ("falkon", "median_fit_s", "Falkon: one fit (one λ)"),
+              ("sklearn", "seconds_to_model", "scikit-learn Nystroem + RidgeCV"))
+    for method, key, label in series:
+        pts = sorted((r["n"], r[key], r["peak_rss_mb"]) for r in rows
+                     if r.get("method") == method and key in r and r.get("M") == rows[0].get("M"))
+        if pts:
+            ax1.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", label=label)
+            ax2.loglog([p[0] for p in pts], [p[2] for p in pts], "o-", label=label)
+    ax1.set(xlabel="training rows n", ylabel="seconds", title="time (compilation apart)")
+    ax2.set(xlabel="training rows n", ylabel="peak resident MB", title="memory")
+    ax1.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv=None):
+    args = PARSER.parse_args(argv)
+    import _bench
+
+    _bench.set_threads(["--threads", str(args.threads)])
+    if args.worker:
+        task = json.loads(args.worker)
+        _bench.emit(WORKERS[task["method"]](task))
+        return
+    sizes, tasks = plan(args)
+    folder = Path(args.data_dir or Path(__file__).resolve().parent / ".cache" / ("million_quick" if args.quick else "million"))
+    t = time.perf_counter()
+    paths = make_files(folder, sizes)
+    print(f"rows in {folder} ({time.perf_counter() - t:.0f} s)", flush=True)
+    start = time.perf_counter()
+    rows = []
+    for task in tasks:
+        task["paths"] = paths
+        t = time.perf_counter()
+        res = _bench.isolated(__file__, task, timeout=7200)
+        res.setdefault("method", task["method"])
+        res.setdefault("n", task["n"])
+        res.setdefault("M", task["M"])
+        res["wall_s"] = time.perf_counter() - t
+        rows.append(res)
+        show = {k: res[k] for k in ("seconds_to_model", "median_fit_s", "test_rmse", "best_test_rmse", "peak_rss_mb",
+                                    "not_available", "error") if k in res}
+        print(f"{task['method']:10s} n={task['n']:>8d} M={task['M']:>6d}: {json.dumps(show, default=float)[:600]}",
+              flush=True)
+    targets = compare(rows)
+    name = "million" + ("_quick" if args.quick else "_gpu" if args.device else "")
+    import jax
+
+    payload = {"benchmark": name, "command": "python benchmarks/million.py " + " ".join(argv or sys.argv[1:]),
+               "machine": _bench.machine(), "versions": _bench.versions(), "device": str(jax.devices()[0].device_kind),
+               "threads": args.threads, "data": {**sizes, "inputs": P_INPUTS, "outputs": D_OUTPUTS, "rank": RANK,
+                                                  "seed": SEED, "folder_note": "generated by this script"},
+               "grid": {"lambdas": LAMBDAS, "omegas": OMEGAS, "per_output": True}, "elapsed_s": time.perf_counter() - start,
+               "rows": rows, "targets": targets}
+    path = _bench.write(name, payload)
+    print(json.dumps(targets, indent=1, default=float))
+    print("wrote", path)
+    if not args.quick and not args.device:
+        plot(rows, path.with_suffix(".png"))
+
+
+def compare(rows: list[dict]) -> dict:
+    """At the largest n with both: jaxmtl's whole grid against ONE Falkon fit (time, memory, test RMSE)."""
+    out = {}
+    for r in rows:
+        if r.get("method") != "jaxmtl" or "seconds_to_model" not in r:
+            continue
+        f = next((x for x in rows if x.get("method") == "falkon" and x["n"] == r["n"] and x["M"] == r["M"]
+                  and "fits" in x), None)
+        key = f"n={r['n']},M={r['M']}"
+        if f is None:
+            why = next((x.get("not_available") for x in rows if x.get("method") == "falkon" and x["n"] == r["n"]), None)
+            out[key] = {"falkon": why or "no Falkon row", "jaxmtl_s": r["seconds_to_model"], "jaxmtl_test_rmse": r["test_rmse"]}
+            continue
+        one_fit = min(x["fit_s"] for x in f["fits"])
+        out[key] = {"jaxmtl_whole_grid_s": r["seconds_to_model"], "falkon_one_fit_s": one_fit,
+                    "time_met": bool(r["seconds_to_model"] < one_fit), "jaxmtl_test_rmse": r["test_rmse"],
+                    "falkon_best_test_rmse": f["best_test_rmse"], "rmse_met": bool(r["test_rmse"] <= f["best_test_rmse"]),
+                    "jaxmtl_peak_mb": r["peak_rss_mb"], "falkon_peak_mb": f["peak_rss_mb"],
+                    "memory_met": bool(r["peak_rss_mb"] <= f["peak_rss_mb"])}
+    return out
+
+
+if __name__ == "__main__":
+    main()
