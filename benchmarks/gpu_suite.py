@@ -21,7 +21,7 @@ recorded as "not installed" otherwise. Targets, each measured in this run:
     precision and at TF32 (``jax.default_matmul_precision``), against float64; the CPU backend
     ignores the setting, so there the two are equal (checked, and said).
 
-Usage: python benchmarks/gpu_suite.py [--cpu] [--quick] [--threads N]
+Usage: python benchmarks/gpu_suite.py [--cpu] [--quick] [--threads N] [--only c_peers,...]
 Writes benchmarks/results/gpu_suite.json on an accelerator, gpu_suite_cpu[_quick].json with
 ``--cpu`` (never under the accelerator's name).
 """
@@ -40,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 PARSER = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 PARSER.add_argument("--cpu", action="store_true", help="run on the CPU backend (JAX_PLATFORMS=cpu)")
 PARSER.add_argument("--quick", action="store_true", help="small sizes (seconds to a minute on a CPU)")
+PARSER.add_argument("--only", default=None,
+                    help="comma-separated targets to rerun (e.g. c_peers); the others are kept from the last results file")
 PARSER.add_argument("--threads", type=int, default=None,
                     help="BLAS / XLA threads on the CPU (0: library defaults; default 1 with --cpu, else 0)")
 
@@ -299,7 +301,7 @@ def krr_peers(gamma: float):
                 kern = gp.kernels.RBFKernel().cuda()
                 kern.lengthscale = float(np.sqrt(0.5 / gamma))
                 with torch.no_grad(), gp.settings.max_cholesky_size(10**7 if cholesky else 0):
-                    c = kern(x).add_diagonal(torch.tensor(a, device="cuda")).solve(y)
+                    c = kern(x).add_diagonal(torch.tensor(float(a), device="cuda", dtype=torch.float32)).solve(y)
                     return (kern(xt, x) @ c).cpu().numpy()
             return fit
 
@@ -367,6 +369,8 @@ def target_peers(sz, dtype, accel: bool) -> dict:
     for task, ours, args, metric, peers, run_grid, name in tasks:
         comp, t = steps_time(ours, args, reps)
         mine = metric(ours(*args))
+        with jax.default_matmul_precision("highest"):  # the same grid with full float32 products (no TF32)
+            full = min(metric(ours(*args)))  # the precision is part of jit's cache key: a new trace
         for peer, fn in peers.items():
             if not callable(fn):
                 missing[peer] = fn
@@ -385,7 +389,8 @@ def target_peers(sz, dtype, accel: bool) -> dict:
                 missing[peer] = f"failed: {exc!r}"[:300]
                 continue
             rows.append({"task": task, "peer": peer, "n": n, "ours_s": t, "ours_first_call_s": comp, "peer_s": tp,
-                         "peer_over_ours": tp / t, "peer_repeats": peer_reps, f"ours_best_{name}": min(mine), f"peer_best_{name}": min(theirs),
+                         "peer_over_ours": tp / t, "peer_repeats": peer_reps, f"ours_best_{name}": min(mine),
+                         f"ours_best_{name}_highest_precision": full, f"peer_best_{name}": min(theirs),
                          f"max_{name}_diff_over_grid": float(np.max(np.abs(np.subtract(mine, theirs))))})
     return {"rows": rows, "not_available": missing,
             "ours": "kernel ridge: jaxmtl.paths.spectral_path (Tikhonov, one eigh for the grid, alpha = n·λ); "
@@ -481,13 +486,20 @@ def main(argv=None):
     stream = stream_triad(sz["stream"], dtype, sz["repeats"])
     gemm = gemm_ceiling(sz["gemm_n"], jnp.float32)  # same dtype and matmul precision as the sweep
     print(f"device {dev.device_kind}: triad {stream['GBs']:.1f} GB/s, GEMM {gemm['gflops']:.1f} GFLOP/s", flush=True)
+    only = args.only.split(",") if args.only else None
     targets = {}
+    if only:  # the other targets of the last run on this kind of device, kept as they were
+        name = "gpu_suite" if accel else "gpu_suite_cpu" + ("_quick" if args.quick else "")
+        last = Path(__file__).resolve().parent / "results" / f"{name}.json"
+        targets = json.loads(last.read_text())["targets"] if last.exists() else {}
     write = lambda targets, complete: write_payload(args, dev, accel, sz, stream, start, targets, complete)
     for key, fn in (("a_bandwidth", lambda: target_bandwidth(sz, dtype, accel, dev.device_kind, stream)),
                     ("b_batched_flops", lambda: target_batched(sz, dtype, gemm)),
                     ("c_peers", lambda: target_peers(sz, dtype, accel)),
                     ("d_svm", lambda: target_svm(sz, dtype)),
                     ("e_precision", lambda: target_precision(sz, accel))):
+        if only and not any(key.endswith(o) or key == o for o in only):
+            continue
         t0 = time.perf_counter()
         try:
             targets[key] = fn()

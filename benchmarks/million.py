@@ -25,9 +25,11 @@ Rows of the table (each configuration in a fresh process; peak resident set from
 * ``jaxmtl-cg`` (larger M) — :func:`jaxmtl.paths.falkon_path`: Falkon's preconditioned CG for
   every λ in lock step (ω = 0), the route where the M × M eigendecomposition stops paying.
 * ``falkon`` — Falkon (A. Rudi, L. Carratino, L. Rosasco, NIPS 2017; the ``falkon`` package, when
-  importable) with the same centres (``FixedSelector``), one fit per λ of the grid (or of
-  ``--falkon-lambdas`` evenly spaced indices of it), ω = 0 only (it has no output coupling);
-  time of each fit, validation and test RMSE. Falkon has one penalty for all outputs.
+  importable) with the same centres (``FixedSelector``) and its default 20 CG iterations, one fit
+  per λ: all 20 at 10⁴ rows; at 10⁵ (5 fits) and 10⁶ (2 fits; a fit takes minutes there) the λ
+  that jaxmtl's path found best for ω = 0 and its neighbours first (:func:`falkon_lambdas`;
+  ``--falkon-lambdas K`` changes the count). ω = 0 only (it has no output coupling); time of each
+  fit, validation and test RMSE. Falkon has one penalty for all outputs.
 * ``sklearn`` — scikit-learn's ``Nystroem`` (its own uniform centres, same M and width) +
   ``RidgeCV(alpha_per_target=True)`` on the same λ grid (its efficient leave-one-out), the
   baseline every user has; it holds the n × M features in memory, so it runs to n = 10⁵.
@@ -68,7 +70,7 @@ PARSER.add_argument("--M", type=int, default=None, help="Nyström centres of the
 PARSER.add_argument("--large-M", type=int, default=None,
                     help="also the eigen and CG routes at this M on the largest size that allows it")
 PARSER.add_argument("--falkon-lambdas", type=int, default=None,
-                    help="Falkon fits at this many evenly spaced λ of the grid (default: all 20 up to 10⁵ rows, 3 above)")
+                    help="Falkon fits at this many λ of the grid (default: all 20 at 10⁴ rows, 5 at 10⁵, 2 at 10⁶)")
 PARSER.add_argument("--data-dir", default=None, help="where the memory-mapped rows are written (default benchmarks/.cache)")
 PARSER.add_argument("--threads", type=int, default=0, help="BLAS/XLA threads (default 0: all cores)")
 PARSER.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -149,8 +151,9 @@ def worker_jaxmtl(task: dict) -> dict:
     """The eigen route: stream train, stream validation, select from one eigendecomposition, stream test."""
     import jax
 
-    if task.get("device"):
+    if task.get("device"):  # full float32 products; the whitening's eigendecomposition in float64 on the device
         jax.config.update("jax_default_matmul_precision", "highest")
+        jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
     import numpy as np
 
@@ -166,15 +169,18 @@ def worker_jaxmtl(task: dict) -> dict:
     Xtr, Ytr = _rows(paths, "train", n)
     Xva, Yva = _rows(paths, "val")
     Xte, Yte = _rows(paths, "test")
-    a, V = common_similarity_eigh(D_OUTPUTS, OMEGAS)
-    ones, eye = jnp.ones((1, D_OUTPUTS)), jnp.eye(D_OUTPUTS)
-    lams = jnp.asarray(LAMBDAS, jnp.float32)
+    f32 = jnp.float32
+    a, V = (jnp.asarray(v, f32) for v in common_similarity_eigh(D_OUTPUTS, OMEGAS))
+    eye = jnp.eye(D_OUTPUTS, dtype=f32)
+    lams = jnp.asarray(LAMBDAS, f32)
     filt = Tikhonov()
+    t = time.perf_counter()
+    fmap = jax.block_until_ready(NystromFeatures.from_centres(Gaussian(sigma), jnp.asarray(Z, f32)))
+    whitening_s = time.perf_counter() - t
 
     def run(Xtr, Ytr, Xva, Yva, progress):
         times = {}
         t = time.perf_counter()
-        fmap = NystromFeatures.from_centres(Gaussian(sigma), jnp.asarray(Z))
         st_tr = stream_statistics(fmap, Xtr, Ytr, CHUNK, progress=progress, desc="train rows")
         jax.block_until_ready(st_tr)
         times["train_pass_s"] = time.perf_counter() - t
@@ -190,24 +196,25 @@ def worker_jaxmtl(task: dict) -> dict:
         per_loss = float(np.mean(L[0][per_k, np.arange(D_OUTPUTS)]))
         if per_loss < family[w, k]:
             choice = {"family": "per_output", "lambdas": [LAMBDAS[i] for i in per_k], "val_mse": per_loss}
-            W = feature_coefficients(st_tr, jnp.ones(D_OUTPUTS), eye, filt, lams[per_k])
+            W = feature_coefficients(st_tr, jnp.ones(D_OUTPUTS, f32), eye, filt, lams[per_k])
         else:
             choice = {"family": "common_similarity", "omega": OMEGAS[w], "lambda": LAMBDAS[k],
                       "val_mse": float(family[w, k])}
             W = feature_coefficients(st_tr, a[w], V, filt, lams[k]) @ (V * a[w]) @ V.T
         W = jax.block_until_ready(W)
         times["selection_s"] = time.perf_counter() - t
-        return fmap, W, choice, times, L
+        return W, choice, times, L
 
     warm_n = min(CHUNK, n)  # compiles every call on chunk-shaped inputs (and the M × M programs)
     t = time.perf_counter()
-    fmap, W, *_ = run(Xtr[:warm_n], Ytr[:warm_n], Xva[:warm_n], Yva[:warm_n], False)
+    W, *_ = run(Xtr[:warm_n], Ytr[:warm_n], Xva[:warm_n], Yva[:warm_n], False)
     stream_predict(fmap, W, Xte[:warm_n], CHUNK)
     compile_s = time.perf_counter() - t
     base_kb = _bench.proc_status_kb("VmRSS")
     t0 = time.perf_counter()
-    fmap, W, choice, times, L = run(Xtr, Ytr, Xva, Yva, task.get("progress", False))
-    to_model = time.perf_counter() - t0
+    W, choice, times, L = run(Xtr, Ytr, Xva, Yva, task.get("progress", False))
+    to_model = time.perf_counter() - t0 + whitening_s
+    times["whitening_s"] = whitening_s
     t = time.perf_counter()
     P = stream_predict(fmap, W, Xte, CHUNK)
     times["test_pass_s"] = time.perf_counter() - t
@@ -272,7 +279,7 @@ def worker_falkon(task: dict) -> dict:
     Xtr, Ytr = (torch.from_numpy(np.ascontiguousarray(a)) for a in _rows(paths, "train", n))
     Xva, Yva = _rows(paths, "val")
     Xte, Yte = _rows(paths, "test")
-    idx = np.unique(np.linspace(0, len(LAMBDAS) - 1, task["lambdas"]).round().astype(int))
+    idx = np.asarray(task["lambda_indices"], int)
     opts = falkon.FalkonOptions(use_cpu=not task.get("device"), keops_active="no")
     rows = []
     for i in idx:
@@ -391,8 +398,8 @@ def plan(args) -> tuple[dict, list[dict]]:
         if args.device:
             tasks.append({"method": "torch", "n": n, "M": M})
             continue
-        k = args.falkon_lambdas or (len(LAMBDAS) if n <= 100_000 else 3)
-        tasks.append({"method": "falkon", "n": n, "M": M, "lambdas": k})
+        k = args.falkon_lambdas or (len(LAMBDAS) if n <= 10_000 else 5 if n <= 100_000 else 2)
+        tasks.append({"method": "falkon", "n": n, "M": M, "lambdas": k})  # which λ: see falkon_lambdas
         if n <= SKLEARN_MAX_N:
             tasks.append({"method": "sklearn", "n": n, "M": M})
     if args.large_M:
@@ -401,6 +408,26 @@ def plan(args) -> tuple[dict, list[dict]]:
     for t in tasks:
         t["device"] = bool(args.device)
     return sizes, tasks
+
+
+def falkon_lambdas(count: int, ours: dict | None) -> list[int]:
+    """Indices of the λ grid that Falkon refits (each fit costs the same): all of them when ``count``
+    is the grid's size; else the λ that jaxmtl's path found best for ω = 0 on the validation rows
+    (one penalty for every output, as Falkon has), its neighbours by validation loss, then evenly
+    spaced ones, ``count`` in all. The path solves the same Nyström ridge problem, so Falkon's best λ
+    is among the first."""
+    import numpy as np
+
+    P = len(LAMBDAS)
+    if count >= P or ours is None or "val_mse_grid" not in ours:
+        return [int(i) for i in np.unique(np.linspace(0, P - 1, min(count, P)).round().astype(int))]
+    curve = np.asarray(ours["val_mse_grid"]["omega0_mean"])
+    k = int(np.argmin(curve))
+    near = sorted((i for i in (k - 1, k + 1) if 0 <= i < P), key=lambda i: curve[i])
+    chosen = [k, *near]
+    for i in np.linspace(0, P - 1, P).round().astype(int)[::max(1, P // max(count, 1))]:
+        chosen.append(int(i))
+    return list(dict.fromkeys(chosen))[:count]
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -445,6 +472,9 @@ def main(argv=None):
     rows = []
     for task in tasks:
         task["paths"] = paths
+        if task["method"] == "falkon":
+            ours = next((r for r in rows if r.get("method") == "jaxmtl" and r["n"] == task["n"] and r["M"] == task["M"]), None)
+            task["lambda_indices"] = falkon_lambdas(task["lambdas"], ours)
         t = time.perf_counter()
         res = _bench.isolated(__file__, task, timeout=7200)
         res.setdefault("method", task["method"])
@@ -456,21 +486,28 @@ def main(argv=None):
                                     "not_available", "error") if k in res}
         print(f"{task['method']:10s} n={task['n']:>8d} M={task['M']:>6d}: {json.dumps(show, default=float)[:600]}",
               flush=True)
-    targets = compare(rows)
-    name = "million" + ("_quick" if args.quick else "_gpu" if args.device else "")
+        path = save(args, argv, sizes, rows, start, complete=task is tasks[-1])  # a run cut short keeps its rows
+    print(json.dumps(compare(rows), indent=1, default=float))
+    print("wrote", path)
+    if not args.quick and not args.device:
+        plot(rows, path.with_suffix(".png"))
+
+
+def save(args, argv, sizes: dict, rows: list[dict], start: float, complete: bool) -> Path:
+    """Write the rows measured so far and the comparison; returns the JSON's path."""
     import jax
 
-    payload = {"benchmark": name, "command": "python benchmarks/million.py " + " ".join(argv or sys.argv[1:]),
+    import _bench
+
+    targets = compare(rows)
+    name = "million" + ("_quick" if args.quick else "")  # an accelerator's run is written as million_gpu
+    payload = {"complete": complete, "benchmark": name, "command": "python benchmarks/million.py " + " ".join(argv or sys.argv[1:]),
                "machine": _bench.machine(), "versions": _bench.versions(), "device": str(jax.devices()[0].device_kind),
                "threads": args.threads, "data": {**sizes, "inputs": P_INPUTS, "outputs": D_OUTPUTS, "rank": RANK,
                                                   "seed": SEED, "folder_note": "generated by this script"},
                "grid": {"lambdas": LAMBDAS, "omegas": OMEGAS, "per_output": True}, "elapsed_s": time.perf_counter() - start,
                "rows": rows, "targets": targets}
-    path = _bench.write(name, payload)
-    print(json.dumps(targets, indent=1, default=float))
-    print("wrote", path)
-    if not args.quick and not args.device:
-        plot(rows, path.with_suffix(".png"))
+    return _bench.write(name, payload)
 
 
 def compare(rows: list[dict]) -> dict:

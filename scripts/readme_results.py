@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a checkout
     sys.path.insert(0, str(ROOT))
 from benchmarks._repro import BETTER, NOT_REPRODUCED, REPRODUCED, verdict  # noqa: E402
+from scripts._large_scale_sections import gpu_suite, million, summary_rows  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 DOCS_TO_ROOT = "../"  # the generated pages live in docs/; figures are under benchmarks/results/
@@ -491,14 +492,15 @@ def summary(docs: str = "docs/") -> str:
                         f"{bp['seconds']:.1f} s at n = {bp['n']}, d = {bp['d']} | `python benchmarks/perf_scale.py --gpu` | "
                         f"{', '.join(g['machine'].get('devices', []))} ({_short_machine(g)} host), float64 | "
                         f"[{pages['scale']}]({pages['scale']}) |")
+    rows += summary_rows(pages["scale"], pages["perf"])
     return "\n".join(rows) + "\n\nRegenerate with `python scripts/readme_results.py` after any of these commands.\n"
 
 
 SECTIONS = {"README.md": {"summary": summary},
             "docs/index.md": {"summary": lambda: summary(docs="")},
             "docs/reproductions.md": {"reproductions": reproductions},
-            "docs/performance.md": {"performance": performance, "perf-tables": benchmark_tables},
-            "docs/scale.md": {"scale": scale},
+            "docs/performance.md": {"performance": performance, "perf-tables": benchmark_tables, "gpu-suite": gpu_suite},
+            "docs/scale.md": {"scale": scale, "million": million},
             "docs/defaults.md": {"defaults": defaults},
             "docs/solvers.md": {"solvers": solvers}}
 

@@ -10,7 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 GPU_PEERS = ("cuml.KernelRidge", "himalaya.KernelRidge[torch_cuda]", "falkon.Falkon (M = n)",
-             "pykeops LazyTensor.solve", "gpytorch multitask", "cuml.SVC")
+             "pykeops LazyTensor.solve", "torch.linalg.cholesky per λ (CUDA)", "gpytorch solve (CG)",
+             "gpytorch solve (Cholesky)", "cuml.SVC")
 
 
 @pytest.mark.skipif(os.environ.get("JAXMTL_SKIP_REPRO") == "1", reason="JAXMTL_SKIP_REPRO=1")

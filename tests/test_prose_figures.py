@@ -57,3 +57,40 @@ def test_defaults_page_school_speed_paragraph_matches_the_recorded_run():
     assert quoted == [round(v, 2 if i in (2, 3) else 1) for i, v in enumerate(recorded)]
     m = _quoted("docs/defaults.md", r"test MSE is that family's, ([\d.]+)\.")
     assert float(m.group(1)) == round(row["default_mse"], 1)
+
+
+def test_performance_page_gpu_paragraph_matches_the_recorded_run():
+    res = json.loads((ROOT / "benchmarks/results/gpu_suite.json").read_text())
+    t = res["targets"]
+    krr = {r["peer"]: r for r in t["c_peers"]["rows"] if r["task"].startswith("kernel")}
+    page = "docs/performance.md"
+    m = _quoted(page, r"streams the Gram at (\d+) % of the HBM peak")
+    assert int(m.group(1)) == round(t["a_bandwidth"]["percent_of_peak"])
+    at = {r["columns"]: r["percent_of_gemm"] for r in t["b_batched_flops"]["rows"]}
+    m = _quoted(page, r"reaches (\d+) % of the GEMM rate with 1024 columns \(64 columns, one ω grid of 8 outputs, "
+                      r"is a thin product: (\d+) %\)")
+    assert [int(g) for g in m.groups()] == [round(at[1024]), round(at[64])]
+    m = _quoted(page, r"is ([\d.]+)× faster than himalaya's `torch_cuda` backend and ([\d.]+)× faster than scikit-learn")
+    assert [float(g) for g in m.groups()] == [round(krr["himalaya.KernelRidge[torch_cuda]"]["peer_over_ours"], 1),
+                                              round(krr["sklearn.KernelRidge (CPU)"]["peer_over_ours"], 1)]
+    m = _quoted(page, r"but ([\d.]+)× slower than one Cholesky per λ in plain PyTorch \(([\d.]+)× than GPyTorch's Cholesky\)")
+    assert [float(g) for g in m.groups()] == [round(1 / krr["torch.linalg.cholesky per λ (CUDA)"]["peer_over_ours"], 1),
+                                              round(1 / krr["gpytorch solve (Cholesky)"]["peer_over_ours"], 1)]
+    cg = krr["gpytorch solve (CG)"]
+    m = _quoted(page, r"([\d.]+)× worse in test MSE \(([\d.]+) against ([\d.]+):")
+    assert float(m.group(1)) == round(cg["peer_best_test_mse"] / cg["ours_best_test_mse_highest_precision"], 1)
+    assert [float(m.group(2)), float(m.group(3))] == [round(cg["peer_best_test_mse"], 4),
+                                                      round(cg["ours_best_test_mse_highest_precision"], 4)]
+    chol = krr["torch.linalg.cholesky per λ (CUDA)"]
+    m = _quoted(page, r"Our best test MSE, ([\d.]+), is ([\d.]+) % above the peers' ([\d.]+) with")
+    assert float(m.group(1)) == round(chol["ours_best_test_mse"], 5)
+    assert float(m.group(3)) == round(chol["peer_best_test_mse"], 5)
+    assert float(m.group(2)) == round(100 * (chol["ours_best_test_mse"] / chol["peer_best_test_mse"] - 1), 1)
+    m = _quoted(page, r"gives ([\d.]+), the peers' figure")
+    assert float(m.group(1)) == round(chol["ours_best_test_mse_highest_precision"], 6)
+    m = _quoted(page, r"\(e\) prices TF32 at ([\d.]+) % of")
+    assert float(m.group(1)) == round(100 * t["e_precision"]["tf32"]["max_rel_loss_error_vs_float64"], 1)
+    svm = t["d_svm"]["rows"][0]
+    m = _quoted(page, r"The SMO solver is (\d+)× faster than libsvm on the host at n = ([\d ]+) with the same test error")
+    assert int(m.group(1)) == round(1 / svm["ours_over_peer"]) and int(m.group(2).replace(" ", "")) == svm["n"]
+    assert svm["ours_test_error"] == svm["peer_test_error"]

@@ -92,6 +92,7 @@ def _feature_statistics(Phi, T, k):
 
 
 STATS = _feature_statistics(RNG.normal(size=(6, 3)), Y, 3)
+STATS_HELD = _feature_statistics(RNG.normal(size=(6, 3)), Y, 1)
 
 
 def _selected(sel):
@@ -190,6 +191,8 @@ TRACED: dict[tuple[Any, str | tuple[str, ...]], Case] = {
         lambda t: paths.feature_coefficients(STATS, A_EIG, V_EIG, TIK, t), 0.1, 0.3),
     (paths.feature_kfold_losses, "params"): Case(
         lambda t: paths.feature_kfold_losses(STATS, A_EIG[None], V_EIG, TIK, _lams(t)), 0.1, 0.3),
+    (paths.feature_holdout_losses, "params"): Case(
+        lambda t: paths.feature_holdout_losses(STATS, STATS_HELD, A_EIG[None], V_EIG, TIK, _lams(t)), 0.1, 0.3),
     (mkl.rls2_objective, ("lam", "d")): Case(lambda t: mkl.rls2_objective(STACK, Y, t / 3, _d(t), C_RLS2), 0.3, 0.7),
     (mkl.rls2_step, ("lam", "d")): Case(lambda t: mkl.rls2_step(STACK, Y, t / 3, _d(t), smo_tol=SMO_TOL), 0.3, 0.7,
                                         grad=False),

@@ -88,7 +88,7 @@ def stream_statistics(fmap: FeatureMap, X: Any, Y: Any, chunk_rows: int = 65536,
       fmap: the feature map (Nyström or random features); X: (n, p) rows, Y: (n, d) targets,
         both sliceable along the first axis (NumPy memmaps, HDF5 datasets, arrays); chunk_rows:
         rows read and computed per call; block_size: rows per block inside a call; dtype: the
-        working dtype (default: the feature map's); progress: draw a progress bar on stderr;
+        working dtype (default: X's, as JAX holds it: float32 unless ``jax_enable_x64``); progress: draw a progress bar on stderr;
         desc: its label.
 
     Returns:
@@ -98,7 +98,7 @@ def stream_statistics(fmap: FeatureMap, X: Any, Y: Any, chunk_rows: int = 65536,
     n = _rows(X, "X")
     if _rows(Y, "Y") != n:
         raise ShapeError(f"X and Y must have the same number of rows; received {n} and {Y.shape[0]}.")
-    dtype = np.dtype(dtype or jax.tree_util.tree_leaves(fmap)[0].dtype)
+    dtype = np.dtype(dtype) if dtype is not None else np.dtype(jax.dtypes.canonicalize_dtype(X.dtype))
     chunk, block = _chunk_size(n, chunk_rows, block_size)
     D, d = fmap.n_components, int(Y.shape[1])
     total = FeatureStatistics(jnp.zeros((1, D, D), dtype), jnp.zeros((1, D, d), dtype), jnp.zeros((1, d, d), dtype),

@@ -1,0 +1,176 @@
+"""Generated sections for the large-scale and accelerator results: ``million.json`` (docs/scale.md) and
+``gpu_suite.json`` (docs/performance.md). Used by ``scripts/readme_results.py``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+
+
+def _load(name: str) -> dict | None:
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _f(v, digits: int = 3) -> str:
+    if v is None or v == "":
+        return ""
+    if isinstance(v, float):
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def _machine(res: dict) -> str:
+    m = res["machine"]
+    return (f"{m.get('cpu_model', m['processor'])}, {m['cpu_count']} cores, {m.get('memory_total_kb', 0) / 2**20:.0f} GiB; "
+            f"JAX {m['jax']}; device {res.get('device', m.get('jax_backend', '?'))}")
+
+
+def _selected(r: dict) -> str:
+    s = r.get("selected") or {}
+    if s.get("family") == "per_output":
+        return "per-output λ"
+    if "omega" in s:
+        return f"ω = {s['omega']}, λ = {s['lambda']:.1e}"
+    if "lambda" in s:
+        return f"λ = {s['lambda']:.1e}"
+    if r.get("method") == "falkon" and "selected_on_validation" in r:
+        return f"λ = {r['selected_on_validation']['lambda']:.1e} (validation)"
+    return ""
+
+
+def _million_table(res: dict) -> list[str]:
+    lines = ["| method | n | M | seconds to the selected model | warm-up s | test RMSE | best-on-test RMSE | peak MB | selected |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        if "not_available" in r or "error" in r:
+            why = r.get("not_available") or "failed: " + r["error"].strip().splitlines()[-1][:120]
+            lines.append(f"| {r['method']} | {r['n']} | {r['M']} | {why} | | | | | |")
+            continue
+        if r["method"] == "falkon":
+            secs = (f"{_f(r['median_fit_s'])} per fit (one λ; {r['lambdas_fitted']} fitted, "
+                    f"{_f(r['grid_s_all_20_estimated'])} for all 20)")
+            lines.append(f"| Falkon {r.get('version', '')} ({r['maxiter']} CG steps) | {r['n']} | {r['M']} | {secs} | | "
+                         f"{_f(r['test_rmse'], 4)} | {_f(r['best_test_rmse'], 4)} | {r['peak_rss_mb']:.0f} | {_selected(r)} |")
+            continue
+        name = {"jaxmtl": "jaxmtl, eigen route (20 λ × 6 ω + per-output)", "jaxmtl-cg": "jaxmtl, CG route (20 λ, ω = 0)",
+                "sklearn": "scikit-learn Nystroem + RidgeCV", "torch": "PyTorch, solve per λ (ω = 0)"}[r["method"]]
+        lines.append(f"| {name} | {r['n']} | {r['M']} | {_f(r['seconds_to_model'])} | {_f(r.get('compile_s'))} | "
+                     f"{_f(r['test_rmse'], 4)} | | {r.get('peak_rss_mb', r.get('gpu_peak_mb', 0)):.0f} | {_selected(r)} |")
+    return lines
+
+
+def million() -> str:
+    """The Markdown of the million-row section of docs/scale.md."""
+    parts = []
+    res = _load("million")
+    if res is None:
+        parts.append("No full run recorded yet: `python benchmarks/million.py`.\n")
+    else:
+        d = res["data"]
+        parts.append(f"CPU figures (`{res['command'].strip()}`; {_machine(res)}; float32; all cores; the run took "
+                     f"{res['elapsed_s'] / 60:.0f} min). Data: {d['n_train']} training, {d['n_val']} validation, "
+                     f"{d['n_test']} test rows, {d['inputs']} inputs, {d['outputs']} outputs of rank {d['rank']} plus noise, "
+                     "memory-mapped. Every method: Gaussian kernel, median-heuristic width, the same uniform centres "
+                     "(scikit-learn draws its own); 20 λ from 1e-9 to 1e-2. Warm-up: compilation and the M × M "
+                     "work run once on the first chunk before the timed run. Peak MB: the process's peak resident set.\n")
+        parts += _million_table(res) + [""]
+        for key, t in res.get("targets", {}).items():
+            if "falkon_one_fit_s" not in t:
+                parts.append(f"- {key}: Falkon: {t.get('falkon')}")
+                continue
+            parts.append(f"- {key}: jaxmtl's whole grid {t['jaxmtl_whole_grid_s']:.0f} s against one Falkon fit "
+                         f"{t['falkon_one_fit_s']:.0f} s (**{'met' if t['time_met'] else 'not met'}**); test RMSE "
+                         f"{t['jaxmtl_test_rmse']:.4f} against Falkon's best {t['falkon_best_test_rmse']:.4f} "
+                         f"(**{'met' if t['rmse_met'] else 'not met'}**); peak memory {t['jaxmtl_peak_mb']:.0f} MB against "
+                         f"{t['falkon_peak_mb']:.0f} MB (**{'met' if t['memory_met'] else 'not met'}**)")
+        if (RESULTS / "million.png").exists():
+            parts.append("\n![time and memory against n, jaxmtl's grid beside one Falkon fit]"
+                         "(../benchmarks/results/million.png)\n")
+    gpu = _load("million_gpu")
+    if gpu is not None:
+        parts.append(f"\nGPU figures (`python benchmarks/million.py --device`; {_machine(gpu)}; float32 products at full "
+                     "precision; peak MB: the host process's resident set, the GPU's allocations for PyTorch):\n")
+        parts += _million_table(gpu) + [""]
+    return "\n".join(parts).strip() + "\n"
+
+
+def gpu_suite() -> str:
+    """The Markdown of the accelerator suite's figures (docs/performance.md)."""
+    res = _load("gpu_suite")
+    if res is None:
+        return "No accelerator run recorded yet: `python benchmarks/gpu_suite.py` on a machine with a GPU.\n"
+    t = res["targets"]
+    v = res["versions"]
+    parts = [f"Figures from `{res['command']}` on one **{res['device']['kind']}** ({res['machine']['cpu_count']} host cores; "
+             f"JAX {v['jax']}, PyTorch {v.get('torch')}, GPyTorch {v.get('gpytorch')}, himalaya {v.get('himalaya')}; "
+             "float32; JAX's default matmul precision, which lets float32 products use TF32 on the tensor cores):\n"]
+    a = t.get("a_bandwidth", {})
+    if "GBs" in a:
+        parts.append(f"- (a) bandwidth: one ν-method step at n = {a['n']} reads the {a['bytes_per_step'] / 2**30:.0f} GiB Gram "
+                     f"at {a['GBs'] / 1000:.2f} TB/s, **{a['percent_of_peak']:.0f} %** of the {a['peak_GBs'] / 1000:.1f} TB/s "
+                     f"HBM peak (target {a['target_percent']:.0f} %: {'met' if a['met'] else 'not met'}).")
+    b = t.get("b_batched_flops", {})
+    if "rows" in b:
+        cells = ", ".join(f"{r['columns']} columns {r['percent_of_gemm']:.0f} %" for r in b["rows"])
+        parts.append(f"- (b) batched ω sweep, n = {b['rows'][0]['n']}, as % of the same run's square GEMM "
+                     f"({b['gemm']['gflops'] / 1000:.0f} TFLOP/s): {cells} (target {b['target_percent']:.0f} %: met from "
+                     f"{next((r['columns'] for r in b['rows'] if r['percent_of_gemm'] >= b['target_percent']), 'no')} columns; "
+                     "a thin product cannot fill the tensor cores).")
+    c = t.get("c_peers", {})
+    if "rows" in c:
+        parts.append("\n| task | peer | n | ours s | peer s | peer / ours | ours best test (full float32 products) | "
+                     "peer best test |\n|---|---|---|---|---|---|---|---|")
+        for r in c["rows"]:
+            m = "test_mse" if "ours_best_test_mse" in r else "test_error"
+            full = r.get(f"ours_best_{m}_highest_precision")
+            parts.append(f"| {r['task']} | {r['peer']} | {r['n']} | {_f(r['ours_s'])} | {_f(r['peer_s'])} | "
+                         f"{_f(r['peer_over_ours'])} | {_f(r[f'ours_best_{m}'], 4)}"
+                         + (f" ({_f(full, 4)})" if full is not None else "") + f" | {_f(r[f'peer_best_{m}'], 4)} |")
+        missing = "; ".join(f"{k}: {v}" for k, v in c.get("not_available", {}).items())
+        parts.append(f"\nNot measured: {missing}.\n" if missing else "")
+    dsv = t.get("d_svm", {})
+    for r in dsv.get("rows", []):
+        parts.append(f"- (d) `KernelMachineClassifier` (SMO on the GPU) at n = {r['n']}: {r['ours_s']:.2f} s against "
+                     f"{r['peer']} {r['peer_s']:.2f} s, test error {r['ours_test_error']:.4f} and {r['peer_test_error']:.4f}.")
+    e = t.get("e_precision", {})
+    if "float32" in e:
+        parts.append(f"- (e) precision: the batched sweep's losses are {e['float32']['max_rel_loss_error_vs_float64']:.1e} "
+                     f"(relative) from float64 with full float32 products and {e['tf32']['max_rel_loss_error_vs_float64']:.1e} "
+                     "with TF32 products.")
+    return "\n".join(parts).strip() + "\n"
+
+
+def summary_rows(scale_page: str, perf_page: str) -> list[str]:
+    """The README summary's rows for a million rows (CPU, and GPU when recorded) and the accelerator suite."""
+    rows = []
+    res = _load("million")
+    if res is not None:
+        for key, t in res.get("targets", {}).items():
+            if "falkon_one_fit_s" not in t:
+                continue
+            n, M = (part.split("=")[1] for part in key.split(","))
+            rows.append(f"| {int(n):,} rows, 8 outputs: 20 λ × 6 ω + per-output λ (Nyström M = {M}, streamed) vs ONE Falkon "
+                        f"fit | {t['jaxmtl_whole_grid_s']:.0f} s vs {t['falkon_one_fit_s']:.0f} s; test RMSE "
+                        f"{t['jaxmtl_test_rmse']:.4f} vs Falkon's best {t['falkon_best_test_rmse']:.4f}; peak "
+                        f"{t['jaxmtl_peak_mb'] / 1024:.1f} vs {t['falkon_peak_mb'] / 1024:.1f} GiB | `python benchmarks/million.py` | "
+                        f"{res['machine']['cpu_count']} CPU cores, float32 | [{scale_page}]({scale_page}) |")
+    gpu = _load("million_gpu")
+    if gpu is not None:
+        ours = next((r for r in gpu["rows"] if r.get("method") == "jaxmtl" and "seconds_to_model" in r), None)
+        if ours:
+            rows.append(f"| {ours['n']:,} rows, 8 outputs, the same grid on one GPU (M = {ours['M']}) | "
+                        f"{ours['seconds_to_model']:.0f} s, test RMSE {ours['test_rmse']:.4f} | "
+                        f"`python benchmarks/million.py --device` | {gpu.get('device')}, float32 | [{scale_page}]({scale_page}) |")
+    suite = _load("gpu_suite")
+    if suite is not None:
+        a = suite["targets"].get("a_bandwidth", {})
+        c = {r["peer"]: r for r in suite["targets"].get("c_peers", {}).get("rows", []) if r["task"].startswith("kernel")}
+        if "percent_of_peak" in a and c:
+            peers = "; ".join(f"{p.split('[')[0].split(' (')[0]} {r['peer_over_ours']:.2g}×" for p, r in c.items())
+            rows.append(f"| GPU: path step bandwidth; kernel ridge over 7 λ at n = {next(iter(c.values()))['n']:,} vs peers "
+                        f"(peer time / ours) | {a['percent_of_peak']:.0f} % of HBM peak; {peers} | "
+                        f"`python benchmarks/gpu_suite.py` | {suite['device']['kind']}, float32 | [{perf_page}]({perf_page}) |")
+    return rows

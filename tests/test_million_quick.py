@@ -1,0 +1,42 @@
+"""benchmarks/million.py --quick: the streamed eigen route, its CG twin, Falkon (when importable) and
+scikit-learn on the same generated rows; the selection is the grid's minimum and the routes agree."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.skipif(os.environ.get("JAXMTL_SKIP_REPRO") == "1", reason="JAXMTL_SKIP_REPRO=1")
+def test_quick_run_selects_from_the_whole_grid(tmp_path):
+    env = {**os.environ, "JAXMTL_RESULTS_DIR": str(tmp_path), "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "million.py"), "--quick", "--large-M", "300",
+                           "--falkon-lambdas", "3", "--data-dir", str(tmp_path / "rows")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    res = json.loads((tmp_path / "million_quick.json").read_text())
+    X = np.load(tmp_path / "rows" / "X_train.npy", mmap_mode="r")
+    assert X.shape == (10_000, 28) and X.dtype == np.float32  # rows written to memory-mapped files
+    rows = {(r["method"], r["M"]): r for r in res["rows"]}
+    ours = rows[("jaxmtl", 200)]
+    assert "error" not in ours, ours.get("error")
+    assert ours["passes_over_rows"] == 3 and ours["grid_points"] == 20 * 6 + 20 * 8
+    grid = np.asarray(ours["val_mse_grid"]["best_per_omega"])
+    if ours["selected"]["family"] == "common_similarity":  # the selected point is the grid's minimum
+        assert ours["selected"]["val_mse"] == pytest.approx(grid.min(), rel=1e-6)
+    else:
+        assert ours["selected"]["val_mse"] <= grid.min() * (1 + 1e-6)
+    # the CG route (Falkon's preconditioner, ω = 0) and scikit-learn reach the same error
+    cg, sk = rows[("jaxmtl-cg", 300)], rows[("sklearn", 200)]
+    assert rows[("jaxmtl", 300)]["test_rmse"] <= 1.02 * cg["test_rmse"] and ours["test_rmse"] <= 1.03 * sk["test_rmse"]
+    falkon = rows[("falkon", 200)]
+    if "fits" in falkon:  # Falkon installed: same centres, same λ: the same Nyström ridge
+        assert ours["test_rmse"] <= 1.01 * falkon["best_test_rmse"]
+    else:
+        assert falkon["not_available"]
