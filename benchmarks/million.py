@@ -39,7 +39,7 @@ n = 1 000 000 with M = 20 000 on the Nyström route, and a plain PyTorch Nyströ
 per λ, what a user writes) when torch has a CUDA device. Writes ``million_gpu.json``.
 
 Usage: python benchmarks/million.py [--quick] [--device] [--sizes 10000,100000,1000000] [--M 2000]
-       [--large-M 5000] [--falkon-lambdas K] [--data-dir DIR] [--threads N]
+       [--large-M 5000] [--falkon-lambdas K] [--add-falkon N:I,J] [--rerun METHOD] [--data-dir DIR] [--threads N]
 Writes benchmarks/results/million[_quick|_gpu].json and million.png (time and memory against n).
 """
 
@@ -71,6 +71,10 @@ PARSER.add_argument("--large-M", type=int, default=None,
                     help="also the eigen and CG routes at this M on the largest size that allows it")
 PARSER.add_argument("--falkon-lambdas", type=int, default=None,
                     help="Falkon fits at this many λ of the grid (default: all 20 at 10⁴ rows, 5 at 10⁵, 2 at 10⁶)")
+PARSER.add_argument("--add-falkon", default=None, metavar="N:I[,J]",
+                    help="fit Falkon at n = N for the λ grid indices I, J… and merge the fits into the last results")
+PARSER.add_argument("--rerun", default=None, metavar="METHOD",
+                    help="rerun every row of METHOD (e.g. jaxmtl) of the last results, each in a fresh process, and replace them")
 PARSER.add_argument("--data-dir", default=None, help="where the memory-mapped rows are written (default benchmarks/.cache)")
 PARSER.add_argument("--threads", type=int, default=0, help="BLAS/XLA threads (default 0: all cores)")
 PARSER.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -294,15 +298,10 @@ def worker_falkon(task: dict) -> dict:
         rows.append({"lambda": LAMBDAS[i], "fit_s": fit_s, "val_rmse": float(np.sqrt(np.mean(np.square(_rmse(pv, Yva))))),
                      "test_rmse": float(np.sqrt(np.mean(np.square(_rmse(pt, Yte)))))})
         print(f"    falkon λ = {LAMBDAS[i]:.1e}: {fit_s:.1f} s, test RMSE {rows[-1]['test_rmse']:.4f}", flush=True)
-    best_val = min(rows, key=lambda r: r["val_rmse"])
-    best_test = min(rows, key=lambda r: r["test_rmse"])
-    return {"method": "falkon", "version": falkon.__version__, "n": n, "M": M, "sigma": sigma,
-            "maxiter": task.get("maxiter", 20), "fits": rows, "lambdas_fitted": len(rows),
-            "median_fit_s": float(np.median([r["fit_s"] for r in rows])), "grid_s": sum(r["fit_s"] for r in rows),
-            "grid_s_all_20_estimated": float(np.median([r["fit_s"] for r in rows])) * len(LAMBDAS),
-            "selected_on_validation": best_val, "best_on_test": best_test, "test_rmse": best_val["test_rmse"],
-            "best_test_rmse": best_test["test_rmse"], "peak_rss_mb": _bench.proc_status_kb("VmHWM") / 1024,
-            "dtype": "float32", "torch_threads": torch.get_num_threads()}
+    return _summarise_falkon({"method": "falkon", "version": falkon.__version__, "n": n, "M": M, "sigma": sigma,
+                              "maxiter": task.get("maxiter", 20), "fits": rows,
+                              "peak_rss_mb": _bench.proc_status_kb("VmHWM") / 1024, "dtype": "float32",
+                              "torch_threads": torch.get_num_threads()})
 
 
 def worker_sklearn(task: dict) -> dict:
@@ -463,6 +462,8 @@ def main(argv=None):
         task = json.loads(args.worker)
         _bench.emit(WORKERS[task["method"]](task))
         return
+    if args.add_falkon or args.rerun:
+        return merge_into_last(args)
     sizes, tasks = plan(args)
     folder = Path(args.data_dir or Path(__file__).resolve().parent / ".cache" / ("million_quick" if args.quick else "million"))
     t = time.perf_counter()
@@ -491,6 +492,58 @@ def main(argv=None):
     print("wrote", path)
     if not args.quick and not args.device:
         plot(rows, path.with_suffix(".png"))
+
+
+def _summarise_falkon(row: dict) -> dict:
+    """The aggregates of a Falkon row from its fits (sorted by λ)."""
+    import numpy as np
+
+    fits = row["fits"] = sorted(row["fits"], key=lambda f: f["lambda"])
+    best_val, best_test = min(fits, key=lambda f: f["val_rmse"]), min(fits, key=lambda f: f["test_rmse"])
+    med = float(np.median([f["fit_s"] for f in fits]))
+    row.update(lambdas_fitted=len(fits), median_fit_s=med, grid_s=sum(f["fit_s"] for f in fits),
+               grid_s_all_20_estimated=med * len(LAMBDAS), selected_on_validation=best_val, best_on_test=best_test,
+               test_rmse=best_val["test_rmse"], best_test_rmse=best_test["test_rmse"])
+    return row
+
+
+def merge_into_last(args) -> None:
+    """``--add-falkon N:I,J`` (more Falkon fits at n = N, merged into its row) or ``--rerun METHOD``
+    (every row of METHOD measured again and replaced), each in a fresh process, in the last results."""
+    import _bench
+
+    path = _bench.RESULTS / ("million" + ("_quick" if args.quick else "") + ".json")
+    res = json.loads(path.read_text())
+    folder = Path(args.data_dir or Path(__file__).resolve().parent / ".cache" / ("million_quick" if args.quick else "million"))
+    paths = make_files(folder, QUICK if args.quick else FULL)
+    command = "python benchmarks/million.py " + (f"--add-falkon {args.add_falkon}" if args.add_falkon else f"--rerun {args.rerun}")
+    if args.add_falkon:
+        n_text, idx_text = args.add_falkon.split(":")
+        row = next(r for r in res["rows"] if r["method"] == "falkon" and r["n"] == int(n_text))
+        task = {"method": "falkon", "n": row["n"], "M": row["M"], "paths": paths,
+                "lambda_indices": [int(i) for i in idx_text.split(",")]}
+        new = _bench.isolated(__file__, task, timeout=7200)
+        if "fits" not in new:
+            raise SystemExit(f"Falkon failed: {new}")
+        row["fits"] += new["fits"]
+        row["peak_rss_mb"] = max(row["peak_rss_mb"], new["peak_rss_mb"])
+        _summarise_falkon(row)
+    else:
+        for i, row in enumerate(res["rows"]):
+            if row["method"] != args.rerun:
+                continue
+            task = {"method": row["method"], "n": row["n"], "M": row["M"], "paths": paths, "device": False,
+                    "progress": False}
+            new = _bench.isolated(__file__, task, timeout=7200)
+            new["wall_s"] = row.get("wall_s")
+            res["rows"][i] = new
+            print(f"{row['method']} n={row['n']}: {new.get('seconds_to_model')} s, {new.get('peak_rss_mb')} MB", flush=True)
+    res["targets"] = compare(res["rows"])
+    res["merged_runs"] = res.get("merged_runs", []) + [{"command": command, "machine": _bench.machine()}]
+    path.write_text(json.dumps(res, indent=2, default=float))
+    print(json.dumps(res["targets"], indent=1, default=float))
+    if not args.quick:
+        plot(res["rows"], path.with_suffix(".png"))
 
 
 def save(args, argv, sizes: dict, rows: list[dict], start: float, complete: bool) -> Path:

@@ -94,3 +94,48 @@ def test_performance_page_gpu_paragraph_matches_the_recorded_run():
     m = _quoted(page, r"The SMO solver is (\d+)× faster than libsvm on the host at n = ([\d ]+) with the same test error")
     assert int(m.group(1)) == round(1 / svm["ours_over_peer"]) and int(m.group(2).replace(" ", "")) == svm["n"]
     assert svm["ours_test_error"] == svm["peer_test_error"]
+
+
+def test_scale_page_million_paragraph_matches_the_recorded_runs():
+    cpu = json.loads((ROOT / "benchmarks/results/million.json").read_text())
+    gpu = json.loads((ROOT / "benchmarks/results/million_gpu.json").read_text())
+    ours = {r["n"]: r for r in cpu["rows"] if r["method"] == "jaxmtl" and r["M"] == 2000}
+    sk = {r["n"]: r for r in cpu["rows"] if r["method"] == "sklearn"}
+    page = "docs/scale.md"
+    big, small = ours[1_000_000], ours[10_000]
+    m = _quoted(page, r"\(([\d.]+) s of the ([\d.]+) s at 10⁶ rows, M = 2000\)")
+    assert [float(x) for x in m.groups()] == [round(big["train_pass_s"]), round(big["seconds_to_model"])]
+    m = _quoted(page, r"\(([\d.]+) s of the ([\d.]+) s at 10⁴ rows, where")
+    fixed = small["seconds_to_model"] - small["train_pass_s"]
+    assert [float(x) for x in m.groups()] == [round(fixed), round(small["seconds_to_model"])]
+    assert all(r["selected"]["family"] == "per_output" for r in ours.values())  # "picked each output's own λ"
+    falkon = {r["n"]: r for r in cpu["rows"] if r["method"] == "falkon"}
+    m = _quoted(page, r"grid, 280 models, takes ([\d.]+) s to the selected model and ([\d.]+) GB; one Falkon fit, one λ, "
+                      r"takes ([\d.]+) s and ([\d.]+) GB")
+    one_fit = min(f["fit_s"] for f in falkon[1_000_000]["fits"])
+    assert [float(x) for x in m.groups()] == [round(big["seconds_to_model"]), round(big["peak_rss_mb"] / 1000, 1),
+                                              round(one_fit), round(falkon[1_000_000]["peak_rss_mb"] / 1000, 1)]
+    assert big["grid_points"] == 280
+    m = _quoted(page, r"where one Falkon fit, ([\d.]+) s \(median\), is faster")
+    assert float(m.group(1)) == round(falkon[10_000]["median_fit_s"])
+    m = _quoted(page, r"At 10⁴ rows, over all 20 λ, its best test RMSE, ([\d.]+), is near the exact Nyström solution's "
+                      r"\(ours ([\d.]+)\)")
+    assert falkon[10_000]["lambdas_fitted"] == 20
+    assert [float(x) for x in m.groups()] == [round(falkon[10_000]["best_test_rmse"], 3), round(small["test_rmse"], 3)]
+    m = _quoted(page, r"at 10⁵ rows its best of five λ is ([\d.]+) \(ours ([\d.]+)\)")
+    assert falkon[100_000]["lambdas_fitted"] == 5
+    assert [float(x) for x in m.groups()] == [round(falkon[100_000]["best_test_rmse"], 3), round(ours[100_000]["test_rmse"], 3)]
+    m = _quoted(page, r"its own best λ at 10⁵ rows, ([\d.]+) at best \(ours ([\d.]+)\)")
+    assert [float(x) for x in m.groups()] == [round(falkon[1_000_000]["best_test_rmse"], 2), round(big["test_rmse"], 3)]
+    assert falkon[100_000]["selected_on_validation"]["lambda"] in [f["lambda"] for f in falkon[1_000_000]["fits"]]
+    m = _quoted(page, r"in float64 \(([\d.]+) GB at 10⁵ rows\)")
+    assert float(m.group(1)) == round(sk[100_000]["peak_rss_mb"] / 1000, 1)
+    m = _quoted(page, r"gives a test RMSE within ([\d.]+) % of ours there")
+    assert float(m.group(1)) == round(100 * abs(sk[100_000]["test_rmse"] / ours[100_000]["test_rmse"] - 1), 1)
+    g = {r["method"]: r for r in gpu["rows"]}
+    m = _quoted(page, r"takes ([\d.]+) s to the selected model, ([\d.]+) s of it the training pass")
+    assert [float(x) for x in m.groups()] == [round(g["jaxmtl"]["seconds_to_model"]), round(g["jaxmtl"]["train_pass_s"])]
+    m = _quoted(page, r"takes ([\d.]+) s but its float32 normal equations lose the small λ, and its selected model's "
+                      r"test RMSE is ([\d.]+) against our ([\d.]+)\.")
+    assert [float(x) for x in m.groups()] == [round(g["torch"]["seconds_to_model"]), round(g["torch"]["test_rmse"], 3),
+                                              round(g["jaxmtl"]["test_rmse"], 3)]

@@ -6,8 +6,9 @@ in-memory arrays. They are read ``chunk_rows`` at a time; each chunk goes throug
 call (the last one padded to the same shape, so one compilation serves a whole file) that
 adds its ΦᵀΦ, ΦᵀY and YᵀY to a running total (:func:`stream_statistics`), or writes its
 predictions φ(X) W (:func:`stream_predict`). JAX dispatches each call asynchronously, so the next
-chunk is read from disk while the current one is computed. Memory is O(chunk_rows·(p + D) + D²),
-whatever the number of rows; the n × D feature matrix is never stored.
+chunk is read from disk while the current one is computed. Memory is O(chunk_rows·p + block_size·D + D²),
+whatever the number of rows; the n × D feature matrix is never stored (features are formed
+``block_size`` rows at a time).
 
 With the statistics of a training file and of a validation file, every filter parameter and
 every output matrix of a family sharing its eigenvectors is scored without another pass
@@ -112,20 +113,22 @@ def stream_statistics(fmap: FeatureMap, X: Any, Y: Any, chunk_rows: int = 65536,
 
 
 @eqx.filter_jit
-def _predict_chunk(fmap: FeatureMap, W: Array, X: Array) -> Array:
-    return fmap(X) @ W
+def _predict_chunk(fmap: FeatureMap, W: Array, X: Array, block: int) -> Array:
+    blocks = X.reshape(-1, block, X.shape[1])  # features of one block at a time: memory O(block·D)
+    return jax.lax.map(lambda B: fmap(B) @ W, blocks).reshape(X.shape[0], W.shape[1])
 
 
 def stream_predict(fmap: FeatureMap, W: Any, X: Any, chunk_rows: int = 65536, out: np.ndarray | None = None,
-                   progress: bool = False, desc: str = "predictions") -> np.ndarray:
+                   block_size: int = 2048, progress: bool = False, desc: str = "predictions") -> np.ndarray:
     """Predictions φ(X) W for every row of X, read and written ``chunk_rows`` at a time.
 
     Args:
       fmap: the feature map; W: (D, d) coefficients on the features (e.g.
         :func:`~jaxmtl.paths.preconditioned.feature_coefficients` times Aᵀ); X: (n, p) rows,
         sliceable along the first axis; chunk_rows: rows per call; out: optional (n, d) array
-        to write into (e.g. ``np.lib.format.open_memmap``), else a new one; progress, desc: a
-        progress bar on stderr and its label.
+        to write into (e.g. ``np.lib.format.open_memmap``), else a new one; block_size: rows whose
+        features are formed at once inside a call; progress, desc: a progress bar on stderr and
+        its label.
 
     Returns:
       (n, d) NumPy array (``out`` when given).
@@ -134,13 +137,13 @@ def stream_predict(fmap: FeatureMap, W: Any, X: Any, chunk_rows: int = 65536, ou
     W = jnp.asarray(W)
     if W.ndim != 2 or W.shape[0] != fmap.n_components:
         raise ShapeError(f"W must have shape ({fmap.n_components}, d); received {W.shape}.")
-    chunk, _ = _chunk_size(n, chunk_rows, 1)
+    chunk, block = _chunk_size(n, chunk_rows, block_size)
     out = np.empty((n, W.shape[1]), W.dtype) if out is None else out
     if out.shape != (n, W.shape[1]):
         raise ShapeError(f"out must have shape ({n}, {W.shape[1]}); received {out.shape}.")
     bar = ProgressBar(n, desc, enabled=progress)
     for start in range(0, n, chunk):  # one compiled call per chunk; the write of one overlaps the next
         stop = min(start + chunk, n)
-        out[start:stop] = np.asarray(_predict_chunk(fmap, W, _read(X, start, chunk, W.dtype)))[: stop - start]
+        out[start:stop] = np.asarray(_predict_chunk(fmap, W, _read(X, start, chunk, W.dtype), block))[: stop - start]
         bar.update(stop)
     return out
