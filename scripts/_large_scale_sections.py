@@ -76,6 +76,10 @@ def million() -> str:
                      "memory-mapped. Every method: Gaussian kernel, median-heuristic width, the same uniform centres "
                      "(scikit-learn draws its own); 20 λ from 1e-9 to 1e-2. Warm-up: compilation and the M × M "
                      "work run once on the first chunk before the timed run. Peak MB: the process's peak resident set.\n")
+        merged = [m["command"] for m in res.get("merged_runs", [])]
+        if merged:
+            parts.append("Measured again or added afterwards, on the same machine and rows: "
+                         + "; ".join(f"`{c}`" for c in merged) + ".\n")
         parts += _million_table(res) + [""]
         for key, t in res.get("targets", {}).items():
             if "falkon_one_fit_s" not in t:
@@ -163,14 +167,16 @@ def summary_rows(scale_page: str, perf_page: str) -> list[str]:
         if ours:
             rows.append(f"| {ours['n']:,} rows, 8 outputs, the same grid on one GPU (M = {ours['M']}) | "
                         f"{ours['seconds_to_model']:.0f} s, test RMSE {ours['test_rmse']:.4f} | "
-                        f"`python benchmarks/million.py --device` | {gpu.get('device')}, float32 | [{scale_page}]({scale_page}) |")
+                        f"`python benchmarks/million.py --device` | {gpu.get('device')} (host: {gpu['machine']['cpu_count']} cores), float32 | "
+                        f"[{scale_page}]({scale_page}) |")
     suite = _load("gpu_suite")
     if suite is not None:
         a = suite["targets"].get("a_bandwidth", {})
         c = {r["peer"]: r for r in suite["targets"].get("c_peers", {}).get("rows", []) if r["task"].startswith("kernel")}
         if "percent_of_peak" in a and c:
-            peers = "; ".join(f"{p.split('[')[0].split(' (')[0]} {r['peer_over_ours']:.2g}×" for p, r in c.items())
+            peers = "; ".join(f"{p.split('[')[0]} {r['peer_over_ours']:.2g}×" for p, r in c.items())
             rows.append(f"| GPU: path step bandwidth; kernel ridge over 7 λ at n = {next(iter(c.values()))['n']:,} vs peers "
                         f"(peer time / ours) | {a['percent_of_peak']:.0f} % of HBM peak; {peers} | "
-                        f"`python benchmarks/gpu_suite.py` | {suite['device']['kind']}, float32 | [{perf_page}]({perf_page}) |")
+                        f"`python benchmarks/gpu_suite.py` | {suite['device']['kind']} (host: {suite['machine']['cpu_count']} cores), "
+                        f"float32 | [{perf_page}]({perf_page}) |")
     return rows
