@@ -131,7 +131,7 @@ class NystromFeatures(FeatureMap):
             cut = (Z.shape[0] * jnp.finfo(Kmm.dtype).eps if rcond is None else rcond) * e[-1]
             scale = jnp.where(e > cut, 1.0 / jnp.sqrt(jnp.where(e > cut, e, 1.0)), 0.0)
             return cls(kernel, Z, Q * scale[None, :])
-        if jax.config.jax_enable_x64:
+        if jax.config.read("jax_enable_x64"):
             e, Q = jnp.linalg.eigh(Kmm.astype(jnp.float64))
         else:
             e, Q = np.linalg.eigh(np.asarray(Kmm, np.float64))

@@ -36,6 +36,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from .._checks import check_int
 from .._progress import ProgressBar
@@ -71,8 +72,9 @@ def _read(A: Any, start: int, chunk: int, dtype) -> np.ndarray:
 
 
 @eqx.filter_jit
-def _add_chunk(total: FeatureStatistics, fmap: FeatureMap, X: Array, Y: Array, valid: Array,
+def _add_chunk(total: FeatureStatistics, fmap: FeatureMap, X: ArrayLike, Y: ArrayLike, valid: ArrayLike,
                block: int) -> FeatureStatistics:
+    X, Y = jnp.asarray(X), jnp.asarray(Y)
     rows = jnp.where(jnp.arange(X.shape[0]) < valid, jnp.arange(X.shape[0]), -1).reshape(-1, block)
     part = accumulate_statistics(fmap, X, Y, rows, jnp.zeros(rows.shape[0], jnp.int32), 1)
     return jax.tree_util.tree_map(jnp.add, total, part)
@@ -113,7 +115,8 @@ def stream_statistics(fmap: FeatureMap, X: Any, Y: Any, chunk_rows: int = 65536,
 
 
 @eqx.filter_jit
-def _predict_chunk(fmap: FeatureMap, W: Array, X: Array, block: int) -> Array:
+def _predict_chunk(fmap: FeatureMap, W: Array, X: ArrayLike, block: int) -> Array:
+    X = jnp.asarray(X)
     blocks = X.reshape(-1, block, X.shape[1])  # features of one block at a time: memory O(block·D)
     return jax.lax.map(lambda B: fmap(B) @ W, blocks).reshape(X.shape[0], W.shape[1])
 
