@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -333,7 +332,6 @@ def worker_torch(task: dict) -> dict:
     once, then (K_nmᵀK_nm + nλK_mm) α = K_nmᵀY solved per λ; selection on the validation rows."""
     import numpy as np
 
-    import _bench
 
     try:
         import torch
