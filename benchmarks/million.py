@@ -332,7 +332,6 @@ def worker_torch(task: dict) -> dict:
     once, then (K_nmᵀK_nm + nλK_mm) α = K_nmᵀY solved per λ; selection on the validation rows."""
     import numpy as np
 
-
     try:
         import torch
         assert torch.cuda.is_available(), "torch has no CUDA device"
