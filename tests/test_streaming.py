@@ -1,16 +1,22 @@
 """Streamed feature statistics and predictions, and hold-out losses in feature space, against dense
-computations on the whole feature matrix."""
+computations on the whole feature matrix; in float64 and (the float32 run) in JAX's default float32,
+where the sums agree to float32's promise."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmtl.errors import ShapeError
+from conftest import FLOAT32_PROMISE, X64
+from jaxmtl.errors import NonFiniteError, ShapeError, TracedArgumentError
 from jaxmtl.filters import NuMethod, Tikhonov
 from jaxmtl.kernels import Gaussian
 from jaxmtl.kernels.outputs import common_similarity_eigh
 from jaxmtl.operators import NystromFeatures, stream_predict, stream_statistics
 from jaxmtl.paths import feature_coefficients, feature_holdout_losses
+
+RTOL = 1e-8 if X64 else FLOAT32_PROMISE["rtol"]
+ATOL = 1e-10 if X64 else FLOAT32_PROMISE["atol"]
 
 
 def _data(n, p=3, d=3, seed=0):
@@ -35,9 +41,11 @@ def test_stream_statistics_equal_dense_sums(memmapped):
     fm = NystromFeatures.fit(Gaussian(1.2), jnp.asarray(X), 20, random_state=0)
     st = stream_statistics(fm, Xm, Ym, chunk_rows=50, block_size=16)  # 233 rows: a padded last chunk
     P = np.asarray(fm(jnp.asarray(X)))
-    np.testing.assert_allclose(st.G[0], P.T @ P, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(st.B[0], P.T @ Y, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(st.S[0], Y.T @ Y, rtol=1e-10)
+    P = P.astype(np.float64)
+    scale = np.abs(P).T @ np.abs(P)  # sums of 233 terms: float32 round-off is relative to their magnitude
+    np.testing.assert_allclose(st.G[0], P.T @ P, rtol=RTOL, atol=ATOL * scale.max())
+    np.testing.assert_allclose(st.B[0], P.T @ Y, rtol=RTOL, atol=ATOL * (np.abs(P).T @ np.abs(Y)).max())
+    np.testing.assert_allclose(st.S[0], Y.T @ Y, rtol=RTOL)
     assert float(st.counts[0]) == 233
 
 
@@ -45,10 +53,11 @@ def test_stream_predict_equals_features_times_weights(memmapped, tmp_path):
     Xm, _, X, _ = memmapped
     fm = NystromFeatures.fit(Gaussian(1.2), jnp.asarray(X), 20, random_state=0)
     W = np.random.default_rng(1).normal(size=(20, 2))
-    out = np.lib.format.open_memmap(tmp_path / "P.npy", mode="w+", dtype=np.float64, shape=(233, 2))
+    W = W.astype(np.float64 if X64 else np.float32)
+    out = np.lib.format.open_memmap(tmp_path / "P.npy", mode="w+", dtype=W.dtype, shape=(233, 2))
     got = stream_predict(fm, W, Xm, chunk_rows=64, out=out)
     assert got is out
-    np.testing.assert_allclose(np.load(tmp_path / "P.npy"), np.asarray(fm(jnp.asarray(X))) @ W, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.load(tmp_path / "P.npy"), np.asarray(fm(jnp.asarray(X))) @ W, rtol=RTOL, atol=ATOL)
 
 
 @pytest.mark.parametrize("filt, params", [(Tikhonov(), np.logspace(-6, -1, 6)), (NuMethod(), np.arange(1, 31))])
@@ -67,14 +76,14 @@ def test_holdout_losses_equal_explicit_predictions(memmapped, filt, params):
         for k in (0, len(params) // 2, len(params) - 1):
             W = np.asarray(feature_coefficients(st_tr, a[w], V, filt, params[k]))
             F = P @ W @ np.asarray(V @ jnp.diag(a[w]) @ V.T)
-            np.testing.assert_allclose(L[w, k], np.mean((F - Y[va]) ** 2, axis=0), rtol=1e-8)
+            np.testing.assert_allclose(L[w, k], np.mean((F - Y[va]) ** 2, axis=0), rtol=RTOL, atol=ATOL)
     # one parameter per output (A = I): each column is that output's own fit
     k = np.array([0, len(params) // 2, len(params) - 1])
     W = np.asarray(feature_coefficients(st_tr, jnp.ones(3), jnp.eye(3), filt, jnp.asarray(params[k])))
     for j in range(3):
         Wj = np.asarray(feature_coefficients(st_tr, jnp.ones(3), jnp.eye(3), filt, params[k[j]]))
-        np.testing.assert_allclose(W[:, j], Wj[:, j], rtol=1e-8, atol=1e-10)
-        np.testing.assert_allclose(np.mean((P @ W[:, j] - Y[va, j]) ** 2), L[0, k[j], j], rtol=1e-8)
+        np.testing.assert_allclose(W[:, j], Wj[:, j], rtol=RTOL, atol=ATOL * np.abs(Wj).max())
+        np.testing.assert_allclose(np.mean((P @ W[:, j] - Y[va, j]) ** 2), L[0, k[j], j], rtol=RTOL, atol=ATOL)
 
 
 def test_streaming_refuses_mismatched_rows(memmapped):
@@ -86,3 +95,47 @@ def test_streaming_refuses_mismatched_rows(memmapped):
         stream_statistics(fm, Xm[:, 0], Ym)
     with pytest.raises(ShapeError, match="W must have shape"):
         stream_predict(fm, np.ones((4, 1)), Xm)
+    with pytest.raises(ShapeError, match="0 rows"):
+        stream_statistics(fm, Xm[:0], Ym[:0])
+
+
+def test_streaming_refuses_non_finite_rows_naming_the_row(memmapped):
+    _, _, X, Y = memmapped
+    fm = NystromFeatures.fit(Gaussian(1.2), jnp.asarray(X), 5, random_state=0)
+    Xbad = np.array(X)
+    Xbad[140, 1] = np.nan
+    with pytest.raises(NonFiniteError, match="X has a non-finite value .* row 140"):
+        stream_statistics(fm, Xbad, Y, chunk_rows=64)
+    Ybad = np.array(Y)
+    Ybad[7, 0] = np.inf
+    with pytest.raises(NonFiniteError, match="Y has a non-finite value .* row 7"):
+        stream_statistics(fm, X, Ybad)
+    with pytest.raises(NonFiniteError, match="row 140"):
+        stream_predict(fm, np.ones((5, 1)), Xbad, chunk_rows=64)
+
+
+def test_streaming_refuses_traced_rows_by_name(memmapped):
+    _, _, X, Y = memmapped
+    fm = NystromFeatures.fit(Gaussian(1.2), jnp.asarray(X), 5, random_state=0)
+    with pytest.raises(TracedArgumentError, match="X must be a concrete value"):
+        jax.jit(lambda X: stream_statistics(fm, X, Y).G)(jnp.asarray(X))
+
+
+def test_float32_nystrom_map_keeps_the_centres_a_float32_decomposition_drops():
+    """Float32 centres: K(Z, Z) is decomposed in float64 and cut at eps₃₂·e_max, so ΦΦᵀ reproduces K on
+    the centres; the float32 decomposition (traced centres) cuts at m·eps₃₂·e_max and drops some."""
+    rng = np.random.default_rng(0)
+    Z = jnp.asarray(rng.normal(size=(300, 4)), jnp.float32)
+    kern = Gaussian(3.0)
+    fm = NystromFeatures.from_centres(kern, Z)
+    traced = jax.jit(lambda Z: NystromFeatures.from_centres(kern, Z).whitening)(Z)
+    kept = int(np.sum(np.linalg.norm(np.asarray(fm.whitening), axis=0) > 0))
+    kept_f32 = int(np.sum(np.linalg.norm(np.asarray(traced), axis=0) > 0))
+    K = np.asarray(kern(Z, Z), np.float64)
+    e = np.linalg.eigvalsh(K)
+    assert kept == int(np.sum(e > np.finfo(np.float32).eps * e[-1]))
+    assert kept_f32 < kept  # the m·eps₃₂ cut loses centres of this Gaussian Gram
+    err = np.linalg.norm(np.asarray(fm.gram(Z), np.float64) - K) / np.linalg.norm(K)
+    Wt = np.asarray(traced, np.float64)
+    err_f32 = np.linalg.norm(K @ Wt @ Wt.T @ K - K) / np.linalg.norm(K)  # ΦΦᵀ on the centres, float32 cut
+    assert err < 1e-3 and err < err_f32

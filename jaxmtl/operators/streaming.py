@@ -38,9 +38,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from .._checks import check_int
+from .._checks import check_int, require_concrete
 from .._progress import ProgressBar
-from ..errors import ShapeError
+from ..errors import NonFiniteError, ShapeError
 from .nystrom import FeatureMap, FeatureStatistics, accumulate_statistics
 
 __all__ = ["stream_predict", "stream_statistics"]
@@ -49,10 +49,14 @@ Array = jax.Array
 
 
 def _rows(A: Any, name: str) -> int:
+    require_concrete(A, name, "the rows are read on the host a chunk at a time; call this function outside jit "
+                              "(the chunks are compiled)")
     shape = getattr(A, "shape", None)
     if shape is None or len(shape) != 2:
         raise ShapeError(f"{name} must be a 2-D array that slices along its rows (e.g. a NumPy memmap); "
                          f"received {type(A).__name__} with shape {shape}.")
+    if shape[0] == 0:
+        raise ShapeError(f"{name} has 0 rows (shape={tuple(shape)}); at least 1 is needed.")
     return int(shape[0])
 
 
@@ -63,9 +67,14 @@ def _chunk_size(n: int, chunk_rows: int, block_size: int) -> tuple[int, int]:
     return -(-chunk // block) * block, block
 
 
-def _read(A: Any, start: int, chunk: int, dtype) -> np.ndarray:
-    """Rows [start, start + chunk) of A as ``dtype``, zero-padded to ``chunk`` rows."""
+def _read(A: Any, start: int, chunk: int, dtype, name: str) -> np.ndarray:
+    """Rows [start, start + chunk) of A as ``dtype``, zero-padded to ``chunk`` rows; a non-finite
+    value is refused with its row (a NaN would make every sum, and so every loss, NaN)."""
     part = np.asarray(A[start:start + chunk], dtype=dtype)
+    bad = ~np.isfinite(part)
+    if bad.any():
+        row = start + int(np.argwhere(bad)[0][0])
+        raise NonFiniteError(f"{name} has a non-finite value (NaN or inf) in row {row}; remove or impute it first.")
     if part.shape[0] < chunk:
         part = np.concatenate([part, np.zeros((chunk - part.shape[0],) + part.shape[1:], dtype)])
     return part
@@ -108,7 +117,7 @@ def stream_statistics(fmap: FeatureMap, X: Any, Y: Any, chunk_rows: int = 65536,
                               jnp.zeros((1,), dtype))
     bar = ProgressBar(n, desc, enabled=progress)
     for start in range(0, n, chunk):  # one compiled call per chunk of the file (I/O, not the computation)
-        total = _add_chunk(total, fmap, _read(X, start, chunk, dtype), _read(Y, start, chunk, dtype),
+        total = _add_chunk(total, fmap, _read(X, start, chunk, dtype, "X"), _read(Y, start, chunk, dtype, "Y"),
                            np.int32(min(chunk, n - start)), block)
         bar.update(min(start + chunk, n))
     return total
@@ -147,6 +156,6 @@ def stream_predict(fmap: FeatureMap, W: Any, X: Any, chunk_rows: int = 65536, ou
     bar = ProgressBar(n, desc, enabled=progress)
     for start in range(0, n, chunk):  # one compiled call per chunk; the write of one overlaps the next
         stop = min(start + chunk, n)
-        out[start:stop] = np.asarray(_predict_chunk(fmap, W, _read(X, start, chunk, W.dtype), block))[: stop - start]
+        out[start:stop] = np.asarray(_predict_chunk(fmap, W, _read(X, start, chunk, W.dtype, "X"), block))[: stop - start]
         bar.update(stop)
     return out
