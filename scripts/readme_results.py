@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a checkout
     sys.path.insert(0, str(ROOT))
-from benchmarks._repro import BETTER, NOT_REPRODUCED, REPRODUCED, verdict  # noqa: E402
+from benchmarks._repro import BETTER, NOT_REPRODUCED, REPRODUCED, SKIPPED, verdict  # noqa: E402
 from scripts._large_scale_sections import gpu_suite, million, summary_rows  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -76,6 +76,32 @@ def _is_paper_claim(c: dict) -> bool:
     return c.get("kind", "paper") != "sanity" and "finite" not in c["claim"]
 
 
+TWO_SIDED_2SE = ("2·√(SE_ours² + SE_paper²)", "|mean difference| ≤ 2·SE")  # tolerances of two-sided 2-SE tests
+FALSE_FAILURE_2SE = 0.0455  # P(|Z| > 2): a two-sided test at 2 standard errors fails this often when its claim holds
+
+
+def _two_sided_tests(claims: list[dict]) -> int:
+    """How many two-sided tests at 2 standard errors the checked ``claims`` make: one per figure
+    compared with a published mean (a claim "on every dataset" makes one per dataset), one per
+    paired comparison of two methods."""
+    count = 0
+    for c in claims:
+        if c.get("status") == SKIPPED or not any(t in c.get("tolerance", "") for t in TWO_SIDED_2SE):
+            continue
+        count += len(c.get("figures") or []) or 1
+    return count
+
+
+def _chance_line(claims: list[dict]) -> str:
+    """The number of two-sided 2-SE tests and how many of them fail by chance when every claim holds."""
+    n = _two_sided_tests(claims)
+    if not n:
+        return ""
+    return (f" {n} two-sided test{'s' if n > 1 else ''} at 2 standard errors: were every claim exactly true, "
+            f"about {n * FALSE_FAILURE_2SE:.1f} of them (P(|Z| > 2) = {100 * FALSE_FAILURE_2SE:.2f} % each) would "
+            "fall outside by chance alone.")
+
+
 def reproductions() -> str:
     """The Markdown of the reproductions section (without the markers): the claims not reproduced
     and those better than published first, then per script its tables and every claim with its
@@ -95,7 +121,7 @@ def reproductions() -> str:
         claims = [c for c in res.get("claims", []) if _is_paper_claim(c)]
         if claims:
             parts.append(f"Claims checked by the script ({_counts(claims)}; it exits non-zero when one is not "
-                         "reproduced, and such a claim stays listed with its reason):\n")
+                         f"reproduced, and such a claim stays listed with its reason).{_chance_line(claims)}\n")
             parts.extend(_claim_line(c) for c in claims)
             parts.append("")
         else:
@@ -111,7 +137,7 @@ def reproductions() -> str:
                      "tolerance, in the direction that favours us (each is listed below with the figures):"}
     head = "\n".join(f"{heads[v]}\n\n" + "\n".join(f"- {f}" for f in listed[v]) + "\n"
                      for v in heads if listed[v])
-    head = (f"Over the recorded runs: {_counts(checked)}.\n\n"
+    head = (f"Over the recorded runs: {_counts(checked)}.{_chance_line(checked)}\n\n"
             + ("" if listed[NOT_REPRODUCED] else "Every checked claim is reproduced or better than published.\n\n")
             + head)
     return (head + "\n" + "\n".join(parts)).strip() + "\n"

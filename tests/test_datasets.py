@@ -90,7 +90,19 @@ def test_ida_bad_arguments():
         load_ida("heart", split=10)
     with pytest.raises(ParameterError):
         load_ida("heart", split=1.5)
+    with pytest.raises(ParameterError, match="n_splits"):
+        load_ida("heart", n_splits=11)
+    with pytest.raises(ParameterError, match="not both"):
+        load_ida("heart", split=0, n_splits=3)
     assert load_ida("Breast-Cancer", split=0).X_train.shape == (200, 9)
+
+
+def test_ida_first_realisations():
+    """n_splits returns the first realisations, equal to those of the full list."""
+    first, every = load_ida("titanic", n_splits=3), load_ida("titanic")
+    assert len(first) == 3
+    for a, b in zip(first, every[:3]):
+        assert all(np.array_equal(u, v) for u, v in zip(a, b))
 
 
 # ----------------------------------------------------------------------------- Mulan

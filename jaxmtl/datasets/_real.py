@@ -139,8 +139,8 @@ def ida_names() -> tuple[str, ...]:
     return _IDA_NAMES
 
 
-def load_ida(name: str, split: int | None = None) -> BinarySplit | list[BinarySplit]:
-    """One of Rätsch's IDA binary classification benchmarks, with its first 10 realisations.
+def load_ida(name: str, split: int | None = None, n_splits: int | None = None) -> BinarySplit | list[BinarySplit]:
+    """One of Rätsch's IDA binary classification benchmarks, with the realisations bundled (the first 10).
 
     Available: ``banana`` (2-d, 400 train / 4900 test), ``breast_cancer`` (9-d, 200/77),
     ``german`` (20-d, 700/300), ``heart`` (13-d, 170/100), ``image`` (18-d, 1300/1010),
@@ -151,40 +151,52 @@ def load_ida(name: str, split: int | None = None) -> BinarySplit | list[BinarySp
     Args:
         name: one of :func:`ida_names` (case-insensitive; ``-`` is read as ``_``).
         split: 0-based index of the realisation (0..9, the original IDA realisation numbers
-            1..10), or None for all ten.
+            1..10), or None for several (see ``n_splits``).
+        n_splits: with ``split=None``, how many realisations to return, the first ones in the
+            original order (None: every bundled realisation). A script that must stay comparable
+            when more realisations are bundled names its count here.
 
     Returns:
         a :class:`BinarySplit` ``(X_train (n_train, d), y_train (n_train,), X_test (n_test, d),
         y_test (n_test,))`` of float64 arrays with labels in {-1.0, +1.0} when ``split`` is an
-        int; a list of 10 of them when ``split`` is None.
+        int; a list of ``n_splits`` of them (all bundled ones by default) when ``split`` is None.
 
     Raises:
-        ParameterError: unknown name, or split not an int in 0..9.
+        ParameterError: unknown name, split not an int in 0..9, n_splits not an int in 1..10, or
+            both split and n_splits given.
 
     Example:
         >>> from jaxmtl.datasets import load_ida
         >>> Xtr, ytr, Xte, yte = load_ida("heart", split=0)
         >>> Xtr.shape, Xte.shape, sorted(set(ytr.tolist()))
         ((170, 13), (100, 13), [-1.0, 1.0])
-        >>> len(load_ida("heart"))
-        10
+        >>> len(load_ida("heart")), len(load_ida("heart", n_splits=5))
+        (10, 5)
     """
     key = _normalise_name(name, _IDA_NAMES, "IDA")
     raw = _load_npz(f"{key}.npz")
     x = raw["x"].astype(np.float64)
     t = raw["t"].astype(np.float64)
     train, test = raw["train"].astype(np.int64), raw["test"].astype(np.int64)
-    n_splits = train.shape[0]
+    n_total = train.shape[0]
 
     def one(i: int) -> BinarySplit:
         return BinarySplit(x[train[i]], t[train[i]], x[test[i]], t[test[i]])
 
     if split is None:
-        return [one(i) for i in range(n_splits)]
+        if n_splits is None:
+            return [one(i) for i in range(n_total)]
+        if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or not 1 <= n_splits <= n_total:
+            raise ParameterError(f"n_splits must be an int in 1..{n_total} (the bundled realisations) or None, "
+                                 f"got {n_splits!r}")
+        return [one(i) for i in range(int(n_splits))]
+    if n_splits is not None:
+        raise ParameterError(f"give split (one realisation) or n_splits (the first ones), not both: "
+                             f"split={split!r}, n_splits={n_splits!r}")
     if isinstance(split, bool) or not isinstance(split, (int, np.integer)):
-        raise ParameterError(f"split must be an int in 0..{n_splits - 1} or None, got {split!r}")
-    if not 0 <= int(split) < n_splits:
-        raise ParameterError(f"split must be in 0..{n_splits - 1}, got {split}")
+        raise ParameterError(f"split must be an int in 0..{n_total - 1} or None, got {split!r}")
+    if not 0 <= int(split) < n_total:
+        raise ParameterError(f"split must be in 0..{n_total - 1}, got {split}")
     return one(int(split))
 
 
