@@ -179,7 +179,7 @@ def test_exact_route_searches_widths_on_a_subsample_as_brute_force_on_it(monkeyp
     x, y, t = small_multitask(10)  # 40 rows, 4 tasks
     monkeypatch.setattr(_matrix_free, "WIDTH_SUBSAMPLE", 28)
     omegas, lams = [0.0, 0.5, 1.0], [1e-1, 1e-2, 1e-3]
-    kw = dict(omegas=omegas, filter="tikhonov", lambdas=lams, family="common_similarity")
+    kw = dict(omegas=omegas, filter="tikhonov", lambdas=lams, family="common_similarity", selection="holdout")
     m = MultiTaskRegressor(**kw).fit(x, y, t)
     assert m.route_ == "exact" and m.kernel_widths_.shape == (1,) and m.cv_scores_.shape == (1, 3, 3)
     yc = y - y.mean()

@@ -6,7 +6,7 @@ import pytest
 
 from jaxmtl import Gaussian, MultiTaskRegressor
 from jaxmtl.errors import ParameterError, TaskError
-from jaxmtl.models._per_task import N_PARTS, validation_parts
+from jaxmtl.models._per_task import N_PARTS, task_kfold_masks, validation_parts
 from jaxmtl.selection import kfold_masks
 
 
@@ -107,15 +107,64 @@ def test_cross_fitted_family_loss_equals_explicit_nested_selection():
     np.testing.assert_allclose(model.family_scores_["independent"], expected, rtol=1e-6)
 
 
+def test_task_kfold_masks_deal_every_task_over_the_folds():
+    codes = np.repeat([2, 0, 1], [7, 20, 3])[np.random.default_rng(0).permutation(30)]
+    masks = task_kfold_masks(codes, 4, 5, n_repeats=3)
+    assert masks.shape == (12, 30)
+    for r in range(3):
+        held = ~masks[4 * r:4 * r + 4]
+        np.testing.assert_array_equal(held.sum(axis=0), 1)  # every row held out once per partition
+        for t in range(3):  # each fold holds out ⌊n_t / 4⌋ or ⌈n_t / 4⌉ rows of every task
+            n_t = int((codes == t).sum())
+            assert set(held[:, codes == t].sum(axis=1)) <= {n_t // 4, -(-n_t // 4)}
+    assert not np.array_equal(masks[:4], masks[4:8])  # the partitions are independent shuffles
+    np.testing.assert_array_equal(task_kfold_masks(codes, 4, 5), masks[:4])
+
+
+def test_default_selection_independent_family_on_task_folds_equals_brute_force():
+    """selection='auto': each task's width and λ chosen on k folds stratified by task, against
+    explicit loops of dense refits on those folds."""
+    X, y, tasks = _tasks([12, 9, 15], [np.sin, lambda x: x**2, lambda x: np.cos(3 * x)], 0.1, 1)
+    factors, lambdas = np.array([0.5, 1.0, 2.0]), np.array([1e-1, 1e-2, 1e-3])
+    model = MultiTaskRegressor(filter="tikhonov", n_folds=3, n_repeats=2, family="independent",
+                               width_factors=factors, lambdas=lambdas, random_state=4).fit(X, y, tasks)
+    d = np.abs(X - X.T)[np.triu_indices(len(X), 1)]
+    chosen = _brute_force(X, y, tasks, task_kfold_masks(tasks, 3, 4, 2), np.median(d) * factors, lambdas)
+    for t, (loss, w, lam) in chosen.items():
+        np.testing.assert_allclose(model.task_widths_[t], w, rtol=1e-10)
+        np.testing.assert_allclose(model.task_params_[t], lam, rtol=1e-10)
+    np.testing.assert_allclose(model.best_score_, sum(c[0] for c in chosen.values()), rtol=1e-6)
+
+
+def test_default_selection_coupled_family_by_loo_compared_on_task_folds():
+    """selection='auto' on the exact route: the common-similarity family is the one leave-one-out
+    selects, and its compared loss is that model's k-fold loss on the task folds (least over the
+    path), as a fit on those folds at its width and ω alone gives it."""
+    X, y, tasks = _tasks([10] * 5, [np.sin] * 5, 0.2, 3)
+    kw = dict(n_steps=40, omegas=[0.0, 0.5, 1.0], n_folds=4, n_repeats=1, random_state=2)
+    auto = MultiTaskRegressor(**kw).fit(X, y, tasks)
+    loo = MultiTaskRegressor(selection="loo", family="common_similarity", **kw).fit(X, y, tasks)
+    assert auto.family_ == "common_similarity", auto.family_scores_
+    for key in ("kernel_width", "omega", "param"):
+        assert auto.best_params_[key] == pytest.approx(loo.best_params_[key], rel=1e-10)
+    np.testing.assert_allclose(auto.predict(X, tasks), loo.predict(X, tasks), rtol=1e-8, atol=1e-10)
+    on_folds = MultiTaskRegressor(kernel=Gaussian(auto.best_params_["kernel_width"]), n_steps=40,
+                                  omegas=[auto.best_params_["omega"]], family="common_similarity",
+                                  selection=task_kfold_masks(tasks, 4, 2)).fit(X, y, tasks)
+    np.testing.assert_allclose(auto.family_scores_["common_similarity"], on_folds.best_score_, rtol=1e-6)
+
+
 def test_validation_parts_deal_each_task_evenly():
     masks = kfold_masks(40, 4, 0, 2)
     codes = np.repeat([0, 1, 2], [7, 20, 13])
     part = validation_parts(masks, codes, 3, 1)
     np.testing.assert_array_equal(part < 0, masks)
-    for f in range(len(masks)):
-        for t in range(3):
-            counts = np.bincount(part[f][(codes == t) & ~masks[f]], minlength=3)
-            assert counts.max() - counts.min() <= 1, (f, t, counts)
+    row_part = part.max(axis=0)  # each row's part (−1: never held out)
+    for t in range(3):  # balanced within each task
+        counts = np.bincount(row_part[(codes == t) & (row_part >= 0)], minlength=3)
+        assert counts.max() - counts.min() <= 1, (t, counts)
+    for i in range(40):  # a row held out by both partitions scores the same part in each
+        assert len(set(part[:, i][part[:, i] >= 0])) == 1, i
 
 
 def test_family_selection_independent_and_shared_tasks():
@@ -177,3 +226,19 @@ def test_family_arguments_checked():
     m = MultiTaskRegressor(kernel=Gaussian(1.0), n_steps=10, omegas=[0.0, 1.0]).fit(X, y, tasks)
     if m.family_ == "independent":
         np.testing.assert_array_equal(m.task_widths_, [1.0, 1.0])
+
+
+@pytest.mark.scripts
+def test_sizes_benchmark_part_pairs_its_differences():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import _defaults_structured as structured
+
+    res = structured.multitask_sizes((10,), 1, ("related",), 4)
+    row = res["rows"][0]
+    assert row["tasks"] == 4 and row["rows_per_task"] == 10
+    better = min(row["per_task_mse"], row["pooled_mse"])
+    assert row["difference"] == pytest.approx(row["ours_mse"] - better, rel=1e-9, abs=1e-12)
+    assert row["difference_se"] > 0 and res["claims"][0]["pass"] == (row["difference"] <= row["difference_se"])

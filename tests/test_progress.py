@@ -48,7 +48,7 @@ def test_progress_bar_draws_to_its_stream():
 @pytest.mark.filterwarnings("ignore::jaxmtl.errors.GridEdgeWarning")
 def test_matrix_free_fit_draws_its_steps_with_verbose_and_nothing_without(capsys):
     toy = make_multitask_toy(10, rng=0)
-    kwargs = dict(route="matrix_free", n_steps=40, kernel=Gaussian(0.5), omegas=[0.0, 0.5])
+    kwargs = dict(route="matrix_free", n_steps=40, kernel=Gaussian(0.5), omegas=[0.0, 0.5], family="common_similarity")
     quiet = MultiTaskRegressor(**kwargs).fit(toy.x, toy.y, toy.tasks)
     assert capsys.readouterr().err == ""
     loud = MultiTaskRegressor(**kwargs, verbose=True).fit(toy.x, toy.y, toy.tasks)

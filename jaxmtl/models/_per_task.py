@@ -23,9 +23,10 @@ width and parameter among hundreds of candidates on its own few held-out rows (a
 school on School's hold-out), where a coupled family chooses one width, ω and parameter for all
 tasks on all held-out rows. The family is therefore compared by its *cross-fitted* validation
 loss (:func:`cross_fitted`, nested selection on the validation rows): each task's held-out rows
-of every fold are dealt at random into ``N_PARTS`` = 5 parts (:func:`validation_parts`,
-balanced within each task and fold); each part scores the width and parameter the task chooses
-on its other four parts, so that no held-out row scores a choice made on it. All parts' losses
+are dealt at random into ``N_PARTS`` = 5 parts (:func:`validation_parts`, balanced within each
+task; a row held out by several repeated partitions keeps its part in all of them); each
+part scores the width and parameter the task chooses on its other four parts, so that no held-out
+row scores a choice made on it. All parts' losses
 come out of the same compiled path (a (V,)-valued loss), at no extra eigendecomposition. The
 estimate is of a choice made on 4/5 of the rows, so slightly pessimistic for the fitted model,
 which takes each task's choice on all its held-out rows; the width refinement's extra
@@ -75,7 +76,7 @@ N_PARTS = 5  # parts of the held-out rows in the cross-fitted loss: each part sc
 
 __all__ = ["FAMILIES", "TaskLayout", "task_layout", "task_fold_losses", "task_coefficients", "task_predict",
            "IndependentFit", "select_independent", "select_outputs", "output_predict", "independent_params",
-           "validation_parts", "cross_fitted"]
+           "validation_parts", "cross_fitted", "task_kfold_masks"]
 
 
 class TaskLayout(NamedTuple):
@@ -162,8 +163,13 @@ def task_fold_losses(widths, X, y, valid, train, parts, filt, params, report=Non
 def validation_parts(masks: np.ndarray, codes: np.ndarray, n_parts: int, random_state: int | None) -> np.ndarray:
     """(k, N) part (0 … V−1, V = ``n_parts``) of every fold's held-out rows, −1 on training rows.
 
-    Each task's held-out rows of a fold (``~masks[f] & (codes == t)``) are put in a random order
-    and dealt to the parts in turn: part sizes differ by at most one row per task and fold.
+    Each row has one part, in every fold that holds it out: with repeated partitions a row held
+    out in several folds scores the same part in each, so that no choice made on the other parts
+    has seen the row (a part per fold and row would leak it across the repeats). The held-out rows
+    of each task (over all folds) are put in a random order and dealt to the parts in turn: part
+    sizes differ by at most one row per task — also where every fold holds out a single row of a
+    task (k-fold at a few rows per task), whose rows a dealing within each fold would put in one
+    part and leave nothing to cross-fit.
 
     Example:
         >>> masks = np.array([[False, False, False, True]])
@@ -171,15 +177,45 @@ def validation_parts(masks: np.ndarray, codes: np.ndarray, n_parts: int, random_
         [[1, 0, 0, -1]]
     """
     k, N = masks.shape
-    key = np.random.default_rng(random_state).random((k, N))
-    group = np.where(masks, -1, codes[None, :])  # training rows: group −1
-    order = np.lexsort((key, group), axis=-1)
-    g = np.take_along_axis(group, order, axis=1)
-    pos = np.broadcast_to(np.arange(N), (k, N))
-    start = np.maximum.accumulate(np.where(np.diff(g, axis=1, prepend=-2) != 0, pos, 0), axis=1)
-    out = np.empty((k, N), int)
-    np.put_along_axis(out, order, np.where(g >= 0, (pos - start) % n_parts, -1), axis=1)
-    return out
+    held = ~np.asarray(masks, bool)
+    key = np.random.default_rng(random_state).random((N,))
+    group = np.where(held.any(axis=0), np.asarray(codes), -1)  # the task of every held-out row
+    order = np.lexsort((key, group))
+    g = group[order]
+    pos = np.arange(N)
+    start = np.maximum.accumulate(np.where(np.diff(g, prepend=-2) != 0, pos, 0))
+    part = np.empty(N, int)
+    part[order] = np.where(g >= 0, (pos - start) % n_parts, -1)
+    return np.where(held, part[None, :], -1)
+
+
+def task_kfold_masks(codes: np.ndarray, n_folds: int, seed: int | None = 0, n_repeats: int = 1) -> np.ndarray:
+    """(n_repeats·n_folds, N) training masks of k-fold splits stratified by task (True = training).
+
+    In each partition every task's rows are put in a random order and dealt to the folds in
+    turn from a random fold on, so that each fold holds out 1/k of every task (sizes differ by at
+    most one row per task): the per-task choice of the independent family is then made on all of a task's rows,
+    as a per-task ``GridSearchCV`` makes it. Partition r uses the seed (seed, r) (the seed
+    itself for r = 0, a fresh shuffle each with ``seed=None``).
+
+    Example:
+        >>> masks = task_kfold_masks(np.array([0, 0, 0, 1, 1, 1]), 3)
+        >>> (~masks).sum(axis=1).tolist()  # one row of each task held out per fold
+        [2, 2, 2]
+    """
+    codes = np.asarray(codes)
+    N = len(codes)
+    out = []
+    for r in range(n_repeats):  # a handful of partitions: each is one vectorised deal over all rows
+        rng = np.random.default_rng(seed if r == 0 or seed is None else (seed, r))
+        key, offset = rng.random(N), rng.integers(n_folds, size=int(codes.max(initial=0)) + 1)
+        order = np.lexsort((key, codes))
+        sorted_codes = codes[order]
+        start = np.searchsorted(sorted_codes, sorted_codes, side="left")  # first position of each row's task
+        fold = np.empty(N, int)  # each task dealt from a random fold on: no fold holds every remainder
+        fold[order] = (np.arange(N) - start + offset[sorted_codes]) % n_folds
+        out.append(fold[None, :] != np.arange(n_folds)[:, None])
+    return np.concatenate(out)
 
 
 def cross_fitted(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._checks import check_bool, check_outputs, check_random_state, check_unit_interval
+from .._checks import check_bool, check_n_folds, check_outputs, check_random_state, check_unit_interval
 from ..errors import ParameterError, ShapeError, TaskError
 from ..kernels.scalar import Gaussian, Kernel
 from ..operators.tasks import (
@@ -50,10 +50,22 @@ from ..operators.tasks import (
 )
 from ._base import RegressorMixin, resolve_filter
 from ._matrix_free import _MatrixFreeEstimator
-from ._per_task import FAMILIES, IndependentFit, independent_params, select_independent, task_predict
+from ._per_task import (
+    FAMILIES,
+    IndependentFit,
+    independent_params,
+    select_independent,
+    task_kfold_masks,
+    task_predict,
+)
 from ._row_blocks import in_row_blocks
 
 __all__ = ["MultiTaskRegressor"]
+
+# With the default hold-out the independent family chooses each task's width and λ on k-fold
+# splits stratified by task (every row of a task validated, as a per-task GridSearchCV does) up to
+# this many rows, and the families are compared on those folds; above, on the hold-out (docs/defaults.md).
+TASK_KFOLD_MAX_ROWS = 5000
 
 
 def _same_task(rows, cols):
@@ -93,8 +105,16 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         one — KernelRidge per task, the baseline that family must contain (docs/defaults.md).
       n_steps: path length (default 300 for the ν-method, 3000 for Landweber, evaluated on a
         geometric grid and continued when the best step is the last).
-      selection: 'holdout', 'kfold' (folds vmapped), on the exact route also 'loo' and 'gcv'
-        (closed form), or boolean training masks (k, N) / (N,).
+      selection: 'auto' (default; below), 'holdout', 'kfold' (folds vmapped), on the exact route
+        also 'loo' and 'gcv' (closed form), or boolean training masks (k, N) / (N,). 'auto': the
+        common-similarity family selects by leave-one-out on the exact route (every row
+        validated, at the cost of one hold-out) and on the hold-out on the matrix-free route; the
+        independent family chooses each task's width and λ on ``n_folds``-fold splits stratified
+        by task (every row of a task validated, repeated as ``n_repeats`` says; the hold-out
+        above ``TASK_KFOLD_MAX_ROWS`` = 5000 rows), and the families are compared there — the
+        common-similarity family at its selected width and ω. At tens of rows per task one
+        hold-out validates a handful of each task's rows and loses to per-task tuned
+        ``KernelRidge`` (docs/defaults.md).
       n_folds, validation_fraction, width_factors, random_state: as in
         :class:`~jaxmtl.VectorValuedRegressor`.
       fit_intercept: centre y on its training mean.
@@ -111,15 +131,16 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
       family: 'auto' (default): the common-similarity and the independent family, the one of
         lower validation loss on the comparison folds kept; 'common_similarity'; 'independent'
         (every task its own Gaussian width, filter parameter and mean; needs ``kernel=None`` or a
-        :class:`~jaxmtl.kernels.Gaussian`, and 'kfold', 'holdout' or masks — with 'loo' / 'gcv'
-        'auto' keeps the common-similarity family, the only one with those closed forms).
+        :class:`~jaxmtl.kernels.Gaussian`, and 'auto', 'kfold', 'holdout' or masks — with 'loo' /
+        'gcv' 'auto' keeps the common-similarity family, the only one with those closed forms).
       n_repeats: partitions of a 'kfold' selection (None: ⌈1000 / N⌉, at most 3: repeated
         k-fold where N is small, as :class:`~jaxmtl.MultiClassClassifier`).
       verbose: print each stage of the fit with its time, and a bar of the steps done on the
         matrix-free route, on stderr.
 
-    Both families are selected on the same folds (the hold-out, the k folds or the given
-    masks), each task of the independent family on its rows in them, and compared by the same
+    Both families are compared on the same folds (those of the independent family: the k folds
+    stratified by task with 'auto', else the hold-out, the k folds or the given masks), each task
+    of the independent family selected on its rows in them, and by the same
     loss there: the held-out squared error averaged over each fold's rows, then over folds —
     for the independent family *cross-fitted* (each task's parameters chosen on one random
     half of its held-out rows score the other half, and vice versa; see
@@ -138,7 +159,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
     _kernel_lists = True
 
     def __init__(self, kernel: Kernel | list[Kernel] | None = None, omegas: Any = None, filter: Any = None,
-                 n_steps: int | None = None, selection: str = "holdout", n_folds: int = 5,
+                 n_steps: int | None = None, selection: Any = "auto", n_folds: int = 5,
                  validation_fraction: float = 0.25, width_factors: Any = None,
                  fit_intercept: bool = True, random_state: int = 0, lambdas: Any = None,
                  route: str = "auto", family: str = "auto", n_repeats: int | None = None,
@@ -167,14 +188,35 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
             raise ParameterError(f"family must be one of {FAMILIES}; received {self.family!r}.")
         closed_form = isinstance(self.selection, str) and self.selection in ("loo", "gcv")
         if self.family == "independent" and closed_form:
-            raise ParameterError(f"family='independent' selects on folds: selection must be 'kfold', 'holdout' "
-                                 f"or masks; received {self.selection!r}.")
+            raise ParameterError(f"family='independent' selects on folds: selection must be 'auto', 'kfold', "
+                                 f"'holdout' or masks; received {self.selection!r}.")
         if self.kernel is not None and not (isinstance(self.kernel, Gaussian) and np.ndim(self.kernel.sigma) == 0):
             if self.family == "independent":
                 raise ParameterError("family='independent' fits a Gaussian kernel per task: kernel must be None "
                                      f"or a Gaussian with one width; received {self.kernel!r}.")
             return "common_similarity"
         return "common_similarity" if closed_form else self.family
+
+    def _task_masks(self, codes: np.ndarray, selection: Any) -> np.ndarray:
+        """(k, N) training masks of the independent family's selection and of the comparison of the
+        families: with ``selection='auto'`` up to ``TASK_KFOLD_MAX_ROWS`` rows ``n_folds``-fold
+        splits stratified by task (:func:`~jaxmtl.models._per_task.task_kfold_masks`), repeated as
+        ``n_repeats`` says; else the masks of ``selection`` (the hold-out above that size)."""
+        n = len(codes)
+        if isinstance(selection, str) and selection == "auto" and n <= TASK_KFOLD_MAX_ROWS:
+            self._masks(n)  # checks n_repeats
+            return task_kfold_masks(codes, check_n_folds(self.n_folds, n), check_random_state(self.random_state),
+                                    self._n_repeats(n))
+        return self._masks(n)
+
+    def _coupled_selection(self, selection: Any, n: int) -> Any:
+        """The common-similarity family's selection: ``selection``, or for 'auto' leave-one-out on
+        the exact route (every row validated, at the hold-out's cost: one eigendecomposition per
+        width and ω) and the hold-out on the matrix-free route (``selection`` is the parameter's
+        value)."""
+        if isinstance(selection, str) and selection == "auto":
+            return "loo" if self._route(n) == "exact" else "holdout"
+        return selection
 
     def fit(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike) -> "MultiTaskRegressor":
         """Fit on long-form data.
@@ -208,20 +250,28 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         dtype = jax.dtypes.canonicalize_dtype(X.dtype)
         Y = (Y - y_mean).astype(dtype)
         filt = resolve_filter(self.filter, independent=True)
-        masks = self._masks(X.shape[0])  # the folds of every family: like is compared with like
-        scores = {}
-        if family != "independent":
-            Xj = jnp.asarray(X)
-            self._select_and_fit(X, Y, _build, omegas, (Xj, *_same_task(codes, codes)),
-                                 lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])),
-                                 subsample_exact=True)
-            scores["common_similarity"] = self.best_score_
-            self.best_params_["omega"] = self._op_param
-            self.X_fit_, self.task_codes_ = Xj, jnp.asarray(codes)
+        selection = self.selection
+        try:  # the families' own selections (see _coupled_selection and _task_masks)
+            self.selection = "holdout" if isinstance(selection, str) and selection == "auto" else selection
+            # the independent family's folds, where the families are compared: like is compared with like
+            masks = self._task_masks(codes, selection) if family != "common_similarity" else None
+            self.selection = self._coupled_selection(selection, X.shape[0])
+            scores = {}
+            if family != "independent":
+                Xj = jnp.asarray(X)
+                compared = self._select_and_fit(X, Y, _build, omegas, (Xj, *_same_task(codes, codes)),
+                                                lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])),
+                                                compare_masks=masks, subsample_exact=True)
+                scores["common_similarity"] = self.best_score_ if compared is None else compared
+                self.best_params_["omega"] = self._op_param
+                self.X_fit_, self.task_codes_ = Xj, jnp.asarray(codes)
+        finally:
+            self.selection = selection
         if family != "common_similarity":
             kernels, widths = self._resolve_kernels(X)
             fit, independent_score, scores["independent"], _ = select_independent(
-                np.asarray(X, dtype), Y[:, 0], codes, len(labels), masks, filt, independent_params(self, filt),
+                np.asarray(X, dtype), Y[:, 0], codes, len(labels), cast(np.ndarray, masks), filt,
+                independent_params(self, filt),
                 np.array([float(cast(Gaussian, kernels[0]).sigma)]) if widths is None else widths,
                 refine=self.kernel is None and self.width_factors is None,
                 random_state=check_random_state(self.random_state))

@@ -1,0 +1,71 @@
+"""The fields part of benchmarks/_defaults_structured.py: its new fields have the structure they
+claim, and its plain div/curl grid uses the kernels VectorFieldRegressor uses."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxmtl.datasets import grid_2d, vector_field_2
+from jaxmtl.operators.fields import field_operator
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def structured():
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location("defaults_structured_under_test", BENCH / "_defaults_structured.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(BENCH))
+    return mod
+
+
+def _divergence_and_curl(name, structured, x, h=1e-5):
+    """Central differences of the field at the points x (m, 2): (div, curl) (m,)."""
+    f = lambda z: structured.new_field(name, z)
+    dx, dy = np.array([h, 0.0]), np.array([0.0, h])
+    Jx, Jy = (f(x + dx) - f(x - dx)) / (2 * h), (f(x + dy) - f(x - dy)) / (2 * h)
+    return Jx[:, 0] + Jy[:, 1], Jx[:, 1] - Jy[:, 0]
+
+
+def test_the_grid_gram_is_the_estimators_operator(structured):
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    Z = np.random.default_rng(1).normal(size=(4, 2))
+    for sigma, gamma in ((0.7, 0.3), (1.5, 0.0), (0.4, 1.0)):
+        dense = np.asarray(field_operator(Z, X, sigma, gamma).as_matrix())
+        assert np.allclose(structured._div_curl_gram(Z, X, sigma, [gamma])[0], dense, atol=1e-5 * np.abs(dense).max())
+
+
+def test_new_fields_have_their_stated_parts(structured):
+    x = np.random.default_rng(2).uniform(-1.5, 1.5, (50, 2))
+    div, curl = _divergence_and_curl("vortex", structured, x)
+    assert np.abs(div).max() < 1e-6 and np.abs(curl).max() > 0.1  # a rotation: divergence-free, curl
+    div, curl = _divergence_and_curl("div_curl_sum", structured, x)
+    assert np.abs(div).max() > 0.1 and np.abs(curl).max() > 0.1  # both parts present
+    t = np.pi / 6
+    R = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    for i in (0, 7, 31):  # v(x) = R v₂(Rᵀ x), point by point
+        assert np.allclose(structured.new_field("field_2_rotated", x[i:i + 1])[0], R @ vector_field_2((R.T @ x[i])[None])[0])
+    with pytest.raises(ValueError, match="unknown field"):
+        structured.new_field("nope", x)
+
+
+def test_the_plain_grid_recovers_a_field_of_its_own_kernel(structured):
+    # a field drawn from the div/curl kernel at a width and γ of the grid: its selection and refit
+    # predict it at new points far better than the field's own size
+    X = grid_2d(7, -1.5, 1.5)
+    rng = np.random.default_rng(3)
+    centres = rng.uniform(-1.5, 1.5, (8, 2))
+    sigma = np.median(np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))[np.triu_indices(len(X), 1)])
+    coef = rng.normal(size=16)
+    field = lambda Z: (structured._div_curl_gram(Z, centres, sigma, [0.3])[0] @ coef).reshape(len(Z), 2)
+    predict = structured.div_curl_grid(X, field(X))
+    Z = rng.uniform(-1.2, 1.2, (30, 2))
+    assert np.sqrt(np.mean((predict(Z) - field(Z)) ** 2)) < 0.05 * np.sqrt(np.mean(field(Z) ** 2))
