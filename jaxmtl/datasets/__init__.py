@@ -7,6 +7,7 @@ Real data (shipped as package data, provenance notes ``PROVENANCE_*.txt`` beside
 * :func:`load_mulan` / :func:`mulan_names` — six Mulan multi-target regression sets.
 * :func:`load_parkinsons` — Parkinson's telemonitoring, 5875 recordings of 42 patients (tasks).
 * :func:`load_computer_survey` — computer ratings of 180 respondents (tasks), 20 each.
+* :func:`load_sarcos` — SARCOS inverse dynamics, 4449 rows × 21 inputs, 7 outputs (joint torques).
 * :func:`parse_arff` — the small dense-ARFF reader used by :func:`load_mulan`.
 
 Synthetic problems (Baldassarre et al., [BRBV11] §7.1):
@@ -32,6 +33,7 @@ from ._real import (
     load_school,
     mulan_names,
 )
+from ._sarcos import SARCOS_FEATURE_NAMES, SARCOS_TARGET_NAMES, load_sarcos
 from ._tasks_real import PARKINSONS_TARGETS, load_computer_survey, load_parkinsons
 from ._synthetic import (
     FIELD1_CENTRES,
@@ -68,6 +70,9 @@ __all__ = [
     "PARKINSONS_TARGETS",
     "load_parkinsons",
     "load_computer_survey",
+    "SARCOS_FEATURE_NAMES",
+    "SARCOS_TARGET_NAMES",
+    "load_sarcos",
     "UCIData",
     "UCI_STANDARDIZE",
     "load_uci",
