@@ -17,6 +17,18 @@ if str(ROOT) not in sys.path:  # the scripts import jaxmtl from this checkout
     sys.path.insert(0, str(ROOT))
 
 
+# Source lines for a child process (``python -c``) that count the XLA programs it compiles and their
+# compilation seconds into ``counts``; the child imports jax first.
+COMPILE_COUNTER = """
+counts = {"programs": 0, "compile_s": 0.0}
+def on_duration(event, duration, **kwargs):
+    if event == "/jax/core/compile/backend_compile_duration":
+        counts["programs"] += 1
+        counts["compile_s"] += duration
+jax.monitoring.register_event_duration_secs_listener(on_duration)
+"""
+
+
 def machine() -> dict:
     """Platform, processor, cores, memory and library versions."""
     import jax

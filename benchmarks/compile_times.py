@@ -31,19 +31,14 @@ import os
 import subprocess
 import sys
 
-from _bench import ROOT, table, versions, write
+from _bench import COMPILE_COUNTER, ROOT, table, versions, write
 
 _CHILD = """
 import json, sys, time, warnings
 import numpy as np
 import jax
 kind, sizes = sys.argv[1], [int(s) for s in sys.argv[2:]]
-counts = {"programs": 0, "compile_s": 0.0}
-def on_duration(event, duration, **kwargs):
-    if event == "/jax/core/compile/backend_compile_duration":
-        counts["programs"] += 1
-        counts["compile_s"] += duration
-jax.monitoring.register_event_duration_secs_listener(on_duration)
+""" + COMPILE_COUNTER + """
 if kind == "jaxmtl":
     from jaxmtl import VectorValuedRegressor
     make = VectorValuedRegressor

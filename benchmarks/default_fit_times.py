@@ -81,7 +81,7 @@ import resource
 import subprocess
 import sys
 
-from _bench import RESULTS, ROOT, table, versions, write
+from _bench import COMPILE_COUNTER, RESULTS, ROOT, table, versions, write
 
 _ONE_FIT = """
 import importlib.util, json, sys, time, warnings
@@ -109,12 +109,7 @@ import json, sys, time, warnings
 import numpy as np
 import jax
 kind, n, d, fit_outputs, points = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-counts = {"programs": 0, "compile_s": 0.0}
-def on_duration(event, duration, **kwargs):
-    if event == "/jax/core/compile/backend_compile_duration":
-        counts["programs"] += 1
-        counts["compile_s"] += duration
-jax.monitoring.register_event_duration_secs_listener(on_duration)
+""" + COMPILE_COUNTER + """
 rng = np.random.default_rng(0)
 X = rng.normal(size=(n, 2))
 j = np.arange(d)

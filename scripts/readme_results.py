@@ -522,12 +522,33 @@ def summary(docs: str = "docs/") -> str:
     return "\n".join(rows) + "\n\nRegenerate with `python scripts/readme_results.py` after any of these commands.\n"
 
 
+def fit_cost() -> str:
+    """The Markdown of the fit-cost table: ``VectorValuedRegressor()``'s first and warm fit against
+    outputs and rows beside the per-output ``GridSearchCV(KernelRidge)`` (``default_fit_times_outputs.json``)."""
+    parts: list[str] = []
+    res = _result("default_fit_times_outputs", parts)
+    if res is None:
+        return "No run recorded yet: `python benchmarks/default_fit_times.py --outputs-table`.\n"
+    shared = " (other jobs running: CPU seconds, single-threaded, are the measure)" if res.get("machine_shared") else ""
+    lines = [f"{res['what']}; {res['dtype']}; {res['threads']} thread(s). "
+             f"`python benchmarks/default_fit_times.py --outputs-table` ({_machine_line(res)}{shared}).\n",
+             "| rows n | outputs d | default first / warm (CPU s) | per-output GridSearchCV first / warm (CPU s) "
+             "| ratio first | ratio warm |", "|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        ours, base = r["default"], r["baseline"]
+        lines.append(f"| {r['n']} | {r['d']} | {ours['first']['cpu_s']:.1f} / {ours['warm']['cpu_s']:.2f} | "
+                     f"{base['first']['cpu_s']:.1f} / {base['warm']['cpu_s']:.1f} | {r['first_ratio']:.2f} | "
+                     f"{r['warm_ratio']:.2f} |")
+    lines.append(f"\nTarget: {res['target']} — **{'met' if res['met'] else 'not met'}** at the sizes measured.\n")
+    return "\n".join(lines)
+
+
 SECTIONS = {"README.md": {"summary": summary},
             "docs/index.md": {"summary": lambda: summary(docs="")},
             "docs/reproductions.md": {"reproductions": reproductions},
             "docs/performance.md": {"performance": performance, "perf-tables": benchmark_tables, "gpu-suite": gpu_suite},
             "docs/scale.md": {"scale": scale, "million": million},
-            "docs/defaults.md": {"defaults": defaults},
+            "docs/defaults.md": {"defaults": defaults, "fit-cost": fit_cost},
             "docs/solvers.md": {"solvers": solvers}}
 
 
