@@ -114,11 +114,14 @@ def test_task_kfold_masks_deal_every_task_over_the_folds():
     for r in range(3):
         held = ~masks[4 * r:4 * r + 4]
         np.testing.assert_array_equal(held.sum(axis=0), 1)  # every row held out once per partition
+        assert set(held.sum(axis=1)) <= {30 // 4, -(-30 // 4)}  # and every fold holds out 1/k of the rows
         for t in range(3):  # each fold holds out ⌊n_t / 4⌋ or ⌈n_t / 4⌉ rows of every task
             n_t = int((codes == t).sum())
             assert set(held[:, codes == t].sum(axis=1)) <= {n_t // 4, -(-n_t // 4)}
     assert not np.array_equal(masks[:4], masks[4:8])  # the partitions are independent shuffles
     np.testing.assert_array_equal(task_kfold_masks(codes, 4, 5), masks[:4])
+    for seed in range(20):  # two rows per task, more folds than rows per task: no fold without validation rows
+        assert (~task_kfold_masks(np.repeat(np.arange(3), 2), 5, seed)).any(axis=1).all(), seed
 
 
 def test_default_selection_independent_family_on_task_folds_equals_brute_force():
@@ -242,3 +245,14 @@ def test_sizes_benchmark_part_pairs_its_differences():
     better = min(row["per_task_mse"], row["pooled_mse"])
     assert row["difference"] == pytest.approx(row["ours_mse"] - better, rel=1e-9, abs=1e-12)
     assert row["difference_se"] > 0 and res["claims"][0]["pass"] == (row["difference"] <= row["difference_se"])
+
+
+def test_default_selection_refuses_bad_folds_and_repeats_by_name_and_keeps_the_fit():
+    X, y, tasks = _tasks([6, 6], [np.sin, np.cos], 0.1, 5)
+    model = MultiTaskRegressor(n_steps=10, omegas=[0.0, 1.0]).fit(X, y, tasks)
+    before = model.predict(X, tasks)
+    for bad, name in ((dict(n_repeats=0), "n_repeats"), (dict(n_folds=1), "n_folds")):
+        with pytest.raises(ParameterError, match=name):
+            model.set_params(**bad).fit(X, y, tasks)
+        model.set_params(n_repeats=None, n_folds=5)
+        np.testing.assert_array_equal(model.predict(X, tasks), before)

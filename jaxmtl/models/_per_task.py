@@ -192,11 +192,13 @@ def validation_parts(masks: np.ndarray, codes: np.ndarray, n_parts: int, random_
 def task_kfold_masks(codes: np.ndarray, n_folds: int, seed: int | None = 0, n_repeats: int = 1) -> np.ndarray:
     """(n_repeats·n_folds, N) training masks of k-fold splits stratified by task (True = training).
 
-    In each partition every task's rows are put in a random order and dealt to the folds in
-    turn from a random fold on, so that each fold holds out 1/k of every task (sizes differ by at
-    most one row per task): the per-task choice of the independent family is then made on all of a task's rows,
-    as a per-task ``GridSearchCV`` makes it. Partition r uses the seed (seed, r) (the seed
-    itself for r = 0, a fresh shuffle each with ``seed=None``).
+    In each partition the rows, task after task and each task's rows in a random order, are dealt
+    to the folds in turn from a random fold on: each fold holds out 1/k of every task (sizes
+    differ by at most one row per task) and 1/k of all rows (at least one, with k ≤ N: no fold
+    without validation rows, as a random start per task could leave at a few rows per task). The
+    per-task choice of the independent family is then made on all of a task's rows, as a per-task
+    ``GridSearchCV`` makes it. Partition r uses the seed (seed, r) (the seed itself for r = 0, a
+    fresh shuffle each with ``seed=None``).
 
     Example:
         >>> masks = task_kfold_masks(np.array([0, 0, 0, 1, 1, 1]), 3)
@@ -208,12 +210,9 @@ def task_kfold_masks(codes: np.ndarray, n_folds: int, seed: int | None = 0, n_re
     out = []
     for r in range(n_repeats):  # a handful of partitions: each is one vectorised deal over all rows
         rng = np.random.default_rng(seed if r == 0 or seed is None else (seed, r))
-        key, offset = rng.random(N), rng.integers(n_folds, size=int(codes.max(initial=0)) + 1)
-        order = np.lexsort((key, codes))
-        sorted_codes = codes[order]
-        start = np.searchsorted(sorted_codes, sorted_codes, side="left")  # first position of each row's task
-        fold = np.empty(N, int)  # each task dealt from a random fold on: no fold holds every remainder
-        fold[order] = (np.arange(N) - start + offset[sorted_codes]) % n_folds
+        key, first = rng.random(N), int(rng.integers(n_folds))
+        fold = np.empty(N, int)
+        fold[np.lexsort((key, codes))] = (np.arange(N) + first) % n_folds  # consecutive rows: consecutive folds
         out.append(fold[None, :] != np.arange(n_folds)[:, None])
     return np.concatenate(out)
 

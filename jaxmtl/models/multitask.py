@@ -204,7 +204,6 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         ``n_repeats`` says; else the masks of ``selection`` (the hold-out above that size)."""
         n = len(codes)
         if isinstance(selection, str) and selection == "auto" and n <= TASK_KFOLD_MAX_ROWS:
-            self._masks(n)  # checks n_repeats
             return task_kfold_masks(codes, check_n_folds(self.n_folds, n), check_random_state(self.random_state),
                                     self._n_repeats(n))
         return self._masks(n)
