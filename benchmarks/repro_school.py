@@ -22,18 +22,23 @@ reported separately). ω = 0 (independent) and ω = 1 (pooled) are reported from
 
 Landweber (≤ 3000 steps): the same compiled path with the Landweber filter.
 
-Tikhonov-by-refit: 30 λ geometric in [1e-5, 1e-2] × 11 ω = 330 dense Cholesky solves of the
-N×N joint Gram (a jitted solve called in a loop, as a user without a path would), λ and ω on
-the validation set. Landweber and Tikhonov run on the first 3 repetitions of the full run (each
-costs minutes per repetition on a 2-core machine; the ν-method runs on all 10); their
-model-selection times are measured, not extrapolated, in the same process as the ν-method's.
+Tikhonov: 30 λ geometric in [1e-5, 1e-2] × 11 ω. Its explained variance, on all 10
+repetitions, from the eigendecomposition of each Q_ω ("via SVD", as the paper): the whole λ path
+of an ω from one decomposition, λ and ω on the validation set. Its model-selection time by refit,
+on the first 3 repetitions: 330 dense Cholesky solves of the N×N joint Gram (a jitted solve called
+in a loop, as a user without a path would); there the refit's selection and explained variance
+are checked against the eigen path's (the same estimator computed two ways). Landweber runs on
+all 10 repetitions. Model-selection times are measured, not extrapolated, in the same process as
+the ν-method's.
 
 Claims (§7.2): each explained variance of Table 1 against ours two-sided within 2 standard errors
-of the difference (SE = std/√repetitions: 10 in the paper; ours 10 for the ν-method, 3 for
-Landweber and Tikhonov); "the three algorithms perform consistently" (paired differences on the
-same repetitions within 2 SE); "improve on … 26.4%" (one-sided, as stated); "almost two orders
-of magnitude faster than Tikhonov" (≥ 10^1.5 = 32×) and "more than one order of magnitude faster
-than Landweber" (≥ 10×), measured in one process.
+of the difference (SE = std/√repetitions: 10 in the paper and ours); "the three algorithms
+perform consistently" (paired differences on the same repetitions within 2 SE); "improve on …
+26.4%" (one-sided, as stated); "almost two orders of magnitude faster than Tikhonov" (≥ 10^1.5 =
+32×) and "more than one order of magnitude faster than Landweber" (≥ 10×), measured in one
+process. Where ours is better than published, the reason states what the run shows: the same
+students and split fractions as the paper, and the difference in units of the paper's per-split
+standard deviation (the script cannot know the paper's splits).
 
 Usage: python benchmarks/repro_school.py [--quick]   (--quick: 40 schools, one repetition,
 Landweber ≤ 300 steps, 30 λ × 3 ω for Tikhonov; checks that the ν-method and Tikhonov agree on
@@ -79,6 +84,21 @@ def tikhonov_solve(K, KS, Kv, KSv, y, yv, om, lam):
     return jnp.mean(((om * Kv + (1 - om) * KSv) @ C - yv) ** 2), C
 
 
+@jax.jit
+def tikhonov_eigen_path(K, KS, Kv, KSv, y, yv, omegas, lambdas):
+    """The Tikhonov path of every ω from one eigendecomposition of each Q_ω = ωK + (1−ω)K_S:
+    validation MSE (Ω, L) and, per ω, the coefficients (n, L) of every λ are
+    C_λ = U diag(1/(e + nλ)) Uᵀy; one ω at a time (``lax.map``), so one N×N decomposition is held."""
+    n = y.shape[0]
+
+    def one(om):
+        e, U = jnp.linalg.eigh(om * K + (1 - om) * KS)
+        C = U @ ((U.T @ y) / (e[:, None] + n * lambdas[None, :]))  # (n, L)
+        return jnp.mean(((om * Kv + (1 - om) * KSv) @ C - yv) ** 2, axis=0)
+
+    return jax.lax.map(one, omegas)
+
+
 def explained_variance(Kt, KSt, om, C, ym, y_test):
     F = om * (Kt @ C) + (1 - om) * (KSt @ C)
     return float(1 - np.mean((np.asarray(F)[:, 0] + ym - y_test) ** 2) / np.var(y_test))
@@ -94,7 +114,7 @@ def main():
         keep = np.isin(tasks, np.arange(40))
         X, y, tasks = X[keep], y[keep], tasks[keep]
     reps = 1 if quick else 10
-    slow_reps = 1 if quick else 3  # repetitions that also run Landweber and Tikhonov-by-refit
+    slow_reps = 1 if quick else 3  # repetitions that also time Tikhonov by refit
     T_nu, T_lw = (150, 300) if quick else (150, 3000)
     lambdas = np.geomspace(1e-5, 1e-2, 30)
     tik_omegas = OMEGAS[::5] if quick else OMEGAS
@@ -105,6 +125,7 @@ def main():
     compile_s = {}
     meta = {"width": [], "n_train": []}
     paths = {}
+    refit_check = []  # per timed repetition: the refit's selection against the eigen path's
     jo = jnp.asarray(OMEGAS)
     for r in range(reps):
         tr, va, te = school_split(tasks, np.random.default_rng(r))
@@ -121,8 +142,6 @@ def main():
         jax.block_until_ready(KSt)
         meta["width"].append(width); meta["n_train"].append(len(tr))
         for name, filt, T in (("nu_method", NuMethod(), T_nu), ("landweber", Landweber(), T_lw)):
-            if name == "landweber" and r >= slow_reps:
-                continue
             if name not in compile_s:
                 t0 = time.perf_counter()
                 jax.block_until_ready(school_paths(*path_args, jo, filt, T))
@@ -138,7 +157,14 @@ def main():
             if name == "nu_method":
                 ev["independent"].append(explained_variance(Kt, KSt, 0.0, res.best_coef[0], ym, y[te]))
                 ev["pooled"].append(explained_variance(Kt, KSt, 1.0, res.best_coef[-1], ym, y[te]))
-        if r < slow_reps:  # Tikhonov-by-refit: one jitted Cholesky solve per (ω, λ)
+        # Tikhonov's explained variance on every repetition: the eigen path of each ω
+        losses = np.asarray(tikhonov_eigen_path(*mats, jnp.asarray(tik_omegas), jnp.asarray(lambdas)))
+        io, il = np.unravel_index(int(np.argmin(losses)), losses.shape)
+        om, lam = float(tik_omegas[io]), float(lambdas[il])
+        C = tikhonov_solve(*mats, om, lam)[1]
+        ev["tikhonov"].append(explained_variance(Kt, KSt, om, C, ym, y[te]))
+        sel["tikhonov"].append((om, lam))
+        if r < slow_reps:  # Tikhonov-by-refit, timed: one jitted Cholesky solve per (ω, λ)
             jax.block_until_ready(tikhonov_solve(*mats, 0.5, 1e-3))  # compile outside the timing
             t0 = time.perf_counter()
             best = (np.inf, None, None, None)
@@ -149,19 +175,21 @@ def main():
                     if loss < best[0]:
                         best = (loss, float(om), float(lam), C)
             secs["tikhonov"].append(time.perf_counter() - t0)
-            ev["tikhonov"].append(explained_variance(Kt, KSt, best[1], best[3], ym, y[te]))
-            sel["tikhonov"].append((best[1], best[2]))
+            refit_check.append({"eigen": sel["tikhonov"][-1], "refit": (best[1], best[2]),
+                                "eigen_loss": float(losses.min()), "refit_loss": best[0],
+                                "ev_difference": explained_variance(Kt, KSt, best[1], best[3], ym, y[te])
+                                - ev["tikhonov"][-1]})
         print(f"rep {r}: EV ν {100 * ev['nu_method'][-1]:.1f}% (ω, t) = {sel['nu_method'][-1]} "
-              f"{secs['nu_method'][-1]:.2f} s" + (f"; Landweber {100 * ev['landweber'][-1]:.1f}% "
-              f"{secs['landweber'][-1]:.1f} s; Tikhonov {100 * ev['tikhonov'][-1]:.1f}% "
-              f"{secs['tikhonov'][-1]:.1f} s" if r < slow_reps else ""), flush=True)
+              f"{secs['nu_method'][-1]:.2f} s; Landweber {100 * ev['landweber'][-1]:.1f}% "
+              f"{secs['landweber'][-1]:.1f} s; Tikhonov {100 * ev['tikhonov'][-1]:.1f}%"
+              + (f" {secs['tikhonov'][-1]:.1f} s by refit" if r < slow_reps else ""), flush=True)
     med = {k: float(np.median(v)) for k, v in secs.items()}
     n_tik = len(tik_omegas) * len(lambdas)
     ours = {"explained_variance": ev, "selected": sel, "selection_seconds": secs,
             "selection_seconds_median": med, "first_call_seconds_incl_compile": compile_s,
             "speedup_tikhonov_refit_over_nu": med["tikhonov"] / med["nu_method"],
             "speedup_landweber_over_nu": med["landweber"] / med["nu_method"],
-            "tikhonov_refits_per_repetition": n_tik, **meta}
+            "tikhonov_refits_per_repetition": n_tik, "tikhonov_refit_vs_eigen_path": refit_check, **meta}
 
     def s(k):
         v = 100 * np.asarray(ev[k])
@@ -170,8 +198,8 @@ def main():
     rows = [["ν-method (≤150 steps), ω selected", s("nu_method"), "31 ± 3 %", f"{med['nu_method']:.2f}", "106 ± 4"],
             [f"Landweber (≤{T_lw} steps), ω selected", s("landweber"), "32 ± 4 %", f"{med['landweber']:.1f}",
              "2015 ± 45"],
-            [f"Tikhonov by refit ({len(lambdas)} λ × {len(tik_omegas)} ω)", s("tikhonov"), "32 ± 3 %",
-             f"{med['tikhonov']:.1f}", "5900 ± 70"],
+            [f"Tikhonov ({len(lambdas)} λ × {len(tik_omegas)} ω; time by refit, {slow_reps} reps)", s("tikhonov"),
+             "32 ± 3 %", f"{med['tikhonov']:.1f}", "5900 ± 70"],
             ["independent (ω = 0), ν-method", s("independent"), "—", "same call as ν", "—"],
             ["pooled (ω = 1), ν-method", s("pooled"), "—", "same call as ν", "—"],
             ["Argyriou et al. 2008 (75% training)", "—", "26.4 ± 1.9 %", "—", "—"]]
@@ -183,6 +211,11 @@ def main():
     allev = [v for k in keys for v in ev[k]]
     claims.sanity("explained variances finite and in (-1, 1)", all(-1 < v < 1 for v in allev))
     claims.sanity("selected ω in the grid", all(w in OMEGAS for w, _ in sel["nu_method"]))
+    claims.sanity("Tikhonov by refit and by the eigen path: the same best validation loss (1e-6 relative) and, "
+                  "where they select the same (ω, λ), the same explained variance (1e-6)",
+                  all(abs(c["eigen_loss"] - c["refit_loss"]) <= 1e-6 * c["refit_loss"]
+                      and (c["eigen"] != c["refit"] or abs(c["ev_difference"]) < 1e-6) for c in refit_check),
+                  detail=str(refit_check))
     for k, label in (("nu_method", "ν-method"), ("landweber", "Landweber"), ("tikhonov", "Tikhonov")):
         pm_, ps_ = PAPER[k]["ev"]
         cmp = _repro.mean_vs_published(100 * np.asarray(ev[k]), pm_, ps_, 10)
@@ -191,20 +224,25 @@ def main():
                      f"{100 * np.std(ev[k], ddof=1) if len(ev[k]) > 1 else 0:.1f} % ({cmp['ours_k']} repetitions)",
                      tolerance=f"two-sided |ours − paper| ≤ 2·√(SE_ours² + SE_paper²) = {cmp['tolerance']:.1f} points",
                      detail=f"difference {cmp['difference']:+.1f} points", direction="higher", figures=cmp,
-                     explanation="our 3069 training students per split come from the bundled School data "
-                                 "(15362 students); the independent (ω = 0) and pooled (ω = 1) rows show where "
-                                 "the selected ω sits")
+                     explanation=f"the same {len(y)} students of {len(np.unique(tasks))} schools and the paper's "
+                                 f"split fractions ({int(np.median(meta['n_train']))} training students per "
+                                 f"split); ours − paper = {cmp['difference']:+.1f} points, "
+                                 f"{cmp['difference'] / ps_:+.1f} of the paper's per-split standard deviation "
+                                 f"({ps_} points; ours {100 * np.std(ev[k], ddof=1) if len(ev[k]) > 1 else 0:.1f}): "
+                                 f"the paper's splits are not published; on ours independent tasks (ω = 0) give "
+                                 f"{100 * np.mean(ev['independent']):.1f} % and pooled (ω = 1) "
+                                 f"{100 * np.mean(ev['pooled']):.1f} %")
         claims.check(f"{label}: \"improve on the results reported in (Argyriou et al, 2008a) … 26.4% ± 1.9%\"",
                      np.mean(ev[k]) - 2 * _repro.se(ev[k]) > 0.264, paper="> 26.4 %",
                      ours=f"{100 * np.mean(ev[k]):.1f} % (SE {100 * _repro.se(ev[k]):.1f})",
                      tolerance="one-sided, as stated: mean − 2·SE > 26.4 %", direction="higher")
     for k, label in (("landweber", "Landweber"), ("tikhonov", "Tikhonov")):
-        pr = _repro.paired(ev["nu_method"][:slow_reps], ev[k], z=2.0)
-        ok = pr["indistinguishable"] if slow_reps > 1 else abs(pr["mean_difference"]) <= 0.03
+        pr = _repro.paired(ev["nu_method"], ev[k], z=2.0)
+        ok = pr["indistinguishable"] if reps > 1 else abs(pr["mean_difference"]) <= 0.03
         claims.check(f"\"The three algorithms perform consistently\": ν-method vs {label} on the same splits",
                      ok, paper="31 vs 32 ± 3–4 %", ours=f"ν − {label} = {100 * pr['mean_difference']:+.2f} points "
                      f"(SE {100 * pr['se']:.2f}, {pr['runs']} splits)",
-                     tolerance="paired, |mean difference| ≤ 2·SE" if slow_reps > 1 else
+                     tolerance="paired, |mean difference| ≤ 2·SE" if reps > 1 else
                      "one split: |difference| ≤ 3 points (the paper's per-split std)",
                      quick=(k == "tikhonov"),
                      explanation="quick: Landweber stops at 300 steps (the paper's 3000 in the full run)")
@@ -219,7 +257,7 @@ def main():
     _repro.finish("repro_school", args, start, PAPER,
                   {"fraction_per_school": 0.6, "split": "train/val/test 20/20/20 % per school", "features": 19,
                    "width": "knn_width(k = 20% of n_train)", "omegas": OMEGAS.tolist(), "nu_max_steps": T_nu,
-                   "landweber_max_steps": T_lw, "repetitions": reps, "landweber_tikhonov_repetitions": slow_reps,
+                   "landweber_max_steps": T_lw, "repetitions": reps, "tikhonov_refit_repetitions": slow_reps,
                    "tikhonov_lambdas": "30 geometric in [1e-5, 1e-2]", "tikhonov_omegas": tik_omegas.tolist(),
                    "schools": "first 40 (quick)" if quick else "all 139"},
                   {"split_rng": "repetition index"}, ours, claims, [t1], {"figures": plot_paths(paths, quick)})
