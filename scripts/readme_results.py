@@ -83,12 +83,13 @@ FALSE_FAILURE_2SE = 0.0455  # P(|Z| > 2): a two-sided test at 2 standard errors 
 def _two_sided_tests(claims: list[dict]) -> int:
     """How many two-sided tests at 2 standard errors the checked ``claims`` make: one per figure
     compared with a published mean (a claim "on every dataset" makes one per dataset), one per
-    paired comparison of two methods."""
+    paired comparison of two methods (one per entry when ``ours`` holds one per size or set)."""
     count = 0
     for c in claims:
         if c.get("status") == SKIPPED or not any(t in c.get("tolerance", "") for t in TWO_SIDED_2SE):
             continue
-        count += len(c.get("figures") or []) or 1
+        ours = c.get("ours")
+        count += len(c.get("figures") or []) or (len(ours) if isinstance(ours, dict) else 1)
     return count
 
 

@@ -143,13 +143,14 @@ def test_scale_page_million_paragraph_matches_the_recorded_runs():
 
 def test_reproductions_page_states_how_many_two_sided_tests_each_script_makes_and_their_chance_failures():
     """Each script's count of two-sided 2-SE tests on docs/reproductions.md equals an explicit count over its
-    recorded claims (one per figure compared with a published mean, one per paired two-sided comparison), and
+    recorded claims (one per figure compared with a published mean, one per paired two-sided comparison, one
+    per size of a paired comparison made at every size), and
     the expected chance failures are that count times P(|Z| > 2)."""
     from math import erf, sqrt
 
     text = (ROOT / "docs" / "reproductions.md").read_text()
     p_two_sided = 1 - erf(2 / sqrt(2))
-    for name in ("repro_ida", "repro_school", "repro_ida_svm"):
+    for name in ("repro_ida", "repro_school", "repro_ida_svm", "repro_toy"):
         claims = json.loads((ROOT / f"benchmarks/results/{name}.json").read_text())["claims"]
         n = 0
         for c in claims:
@@ -159,6 +160,8 @@ def test_reproductions_page_states_how_many_two_sided_tests_each_script_makes_an
                 n += len(c["figures"])
             elif c["tolerance"].startswith("paired, |mean difference| ≤ 2·SE"):
                 n += 1
+            elif c["tolerance"].startswith("paired over the runs, two-sided: |mean difference| ≤ 2·SE at every size"):
+                n += len(c["ours"])
         section = text.split(f"`python benchmarks/{name}.py`")[1].split("\n### ")[0]
         assert f" {n} two-sided tests at 2 standard errors" in section, name
         assert f"about {n * p_two_sided:.1f} of them" in section, name
