@@ -349,7 +349,8 @@ def scale() -> str:
     return "\n".join(parts).strip() + "\n"
 
 
-DEFAULT_PARTS = ("mulan", "ida", "imbalanced", "digits", "fields", "unrelated", "school")
+DEFAULT_PARTS = ("mulan", "outputs", "ida", "imbalanced", "digits", "fields", "unrelated", "school", "school_speed",
+                 "multitask_real", "multitask_sizes")
 
 
 def _result_block(title: str, command: str, res: dict, body: dict) -> list[str]:
