@@ -275,7 +275,9 @@ def main(argv=None) -> dict:
     import _defaults_structured as structured  # multi-task data and vector fields
 
     if "fields" in parts:
-        results["fields"] = structured.fields(1 if args.quick else structured.FIELD_DRAWS, ("field_2",) if args.quick else ("field_1", "field_2"))
+        results["fields"] = (structured.fields(1, ("field_2",)) if args.quick else
+                             structured.fields(structured.FIELD_DRAWS, ("field_1", "field_2") + structured.NEW_FIELDS,
+                                               new_draws=structured.NEW_FIELD_DRAWS))
     if "unrelated" in parts:
         results["unrelated"] = structured.unrelated(*((4, 10) if args.quick else (20, 40)))
     if "school" in parts and not args.quick:

@@ -3,8 +3,10 @@
 A CPU multiplies float32 matrices in full precision whatever is asked, so TF32 (10 mantissa bits)
 and bfloat16 (7 bits) products are emulated (:func:`jaxmtl._emulate.emulated_products`: operands
 rounded, as tensor cores do). References: float64 fits of the same estimator (``dtype='float64'``)
-and NumPy arithmetic for the rounding itself. Runs in both precision runs; the fits use
-``dtype=`` so they compute in float32 (the precision whose products are reduced) in either.
+and NumPy arithmetic for the rounding itself. Every fit pins its precision with ``dtype=`` (float32,
+the precision whose products are reduced; float64 for references), so the module computes the
+same programs whatever the run's precision: it runs in the float64 run only (not in
+``FLOAT32_MODULES``).
 """
 
 import contextlib
@@ -99,12 +101,19 @@ def test_the_default_keeps_full_products_under_tf32():
     np.testing.assert_array_equal(emulated, plain)
 
 
+@pytest.fixture(scope="module")
+def heart_float64_predictions():
+    """The float64 reference on IDA heart, fitted once for both reduced settings."""
+    X, y, Xt, _ = heart()
+    return _fit(small_classifier, X, y, Xt, dtype="float64")[0]
+
+
 @pytest.mark.parametrize("setting", ["tf32", "bfloat16"])
-def test_reduced_products_keep_the_test_error_on_noisy_data(setting):
+def test_reduced_products_keep_the_test_error_on_noisy_data(setting, heart_float64_predictions):
     """IDA heart (noisy labels): the selected regularisation is far above the products' roundoff,
     the library does not warn, and the test error rate stays within the stated factor of float64's."""
     X, y, Xt, yt = heart()
-    ref, _ = _fit(small_classifier, X, y, Xt, dtype="float64")
+    ref = heart_float64_predictions
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*matmul_precision")
         pred, model = _fit(small_classifier, X, y, Xt, bits=MANTISSA_BITS[setting], dtype="float32",
@@ -126,9 +135,11 @@ def test_reduced_products_warn_where_the_model_needs_full_ones(params):
     """Slump (three concrete strengths from seven mixture proportions, little noise) selects
     λ ≈ 1e-6 or a ν-method path of hundreds of steps in float64; with TF32 products the library
     warns, naming the settings that fix it. (A Landweber path selects fewer steps under TF32, at
-    ρ above TF32's roundoff, and keeps float64's test error on these data: no warning.)"""
+    ρ above TF32's roundoff, and keeps float64's test error on these data: no warning.) The default
+    family selection picks the per-output family on these data (a width and a parameter per
+    strength); it is fitted alone here, so that each of the three fits compiles one family."""
     X, Y, Xt, Yt = slump()
-    model = lambda **kw: VectorValuedRegressor(**params, **kw)  # noqa: E731
+    model = lambda **kw: VectorValuedRegressor(family="independent", **params, **kw)  # noqa: E731
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the grid-edge warnings of float64's choice
         ref, full = _fit(model, X, Y, Xt, dtype="float64")

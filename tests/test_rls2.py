@@ -287,6 +287,8 @@ def test_plot_profiles_draws_one_line_per_selected_coefficient():
 
 
 # ---- estimators ----
+# The regressor's fits below share their shapes (40 rows of 2 features, 6 λ, 3 folds): the module
+# compiles the estimator's path once; a test on other shapes compiles it anew.
 def test_regressor_selects_lambda_by_cross_validation_and_predicts():
     rng = np.random.default_rng(6)
     X = rng.normal(size=(40, 2))
@@ -337,9 +339,9 @@ def test_single_kernel_selection_equals_a_kernel_ridge_loop():
     from sklearn.kernel_ridge import KernelRidge
 
     rng = np.random.default_rng(8)
-    X = rng.normal(size=(30, 2))
-    y = np.sin(X[:, 0] + X[:, 1]) + 0.3 * rng.normal(size=30)
-    m = RLS2Regressor(n_lambdas=5, lambda_range=(1e-3, 1e2), cv=3).fit(X, y)
+    X = rng.normal(size=(40, 2))
+    y = np.sin(X[:, 0] + X[:, 1]) + 0.3 * rng.normal(size=40)
+    m = RLS2Regressor(n_lambdas=6, lambda_range=(1e-3, 1e2), cv=3).fit(X, y)
     ref, idx, Ks = single_kernel_cv_reference(m, X, y, 3)
     np.testing.assert_allclose(m.single_kernel_cv_, ref, rtol=1e-6)
     a, i = np.unravel_index(np.argmin(ref), ref.shape)
@@ -349,11 +351,11 @@ def test_single_kernel_selection_equals_a_kernel_ridge_loop():
     assert m.n_iter_ == 1  # one solve with the weights fixed
     krr = KernelRidge(alpha=m.lambda_, kernel="precomputed").fit(Ks[idx[a]], y - y.mean())
     np.testing.assert_allclose(m.predict(X), krr.predict(Ks[idx[a]]) + y.mean(), atol=1e-8)
-    off = RLS2Regressor(n_lambdas=5, lambda_range=(1e-3, 1e2), cv=3, single_kernels=False).fit(X, y)
+    off = RLS2Regressor(n_lambdas=6, lambda_range=(1e-3, 1e2), cv=3, single_kernels=False).fit(X, y)
     assert off.selected_kernel_ is None and off.single_kernel_cv_ is None and off.n_kernels_ > 1
     # where one feature carries the signal, the path's per-feature kernels win and are kept
-    y1 = np.sin(2 * X[:, 0]) + 0.05 * rng.normal(size=30)
-    m1 = RLS2Regressor(n_lambdas=5, lambda_range=(1e-3, 1e2), cv=3).fit(X, y1)
+    y1 = np.sin(2 * X[:, 0]) + 0.05 * rng.normal(size=40)
+    m1 = RLS2Regressor(n_lambdas=6, lambda_range=(1e-3, 1e2), cv=3).fit(X, y1)
     assert m1.selected_kernel_ is None and m1.path_["cv_score"].min() < m1.single_kernel_cv_.min()
 
 
@@ -368,7 +370,7 @@ def test_single_kernels_screened_on_a_subsample_equal_kernel_ridge_loops(monkeyp
     rng = np.random.default_rng(9)
     X = rng.normal(size=(40, 2))
     y = np.sin(X[:, 0] + X[:, 1]) + 0.3 * rng.normal(size=40)
-    m = RLS2Regressor(n_lambdas=5, lambda_range=(1e-3, 1e2), cv=3, random_state=4).fit(X, y)
+    m = RLS2Regressor(n_lambdas=6, lambda_range=(1e-3, 1e2), cv=3, random_state=4).fit(X, y)
     rows = m.single_kernel_screen_rows_
     np.testing.assert_array_equal(rows, np.sort(np.random.default_rng(4).choice(40, 24, replace=False)))
     ref_sub, idx, _ = single_kernel_cv_reference(m, X, y, 3, rows)
@@ -392,12 +394,12 @@ def test_fold_paths_on_their_own_rows_equal_paths_on_the_fold_alone():
     """The k-fold score of the RLS2 path (each fold's c-steps factor its own rows) equals rls2_path run on the
     fold's training rows alone (the sub-stack of those rows, mean of those outputs) and predicted at the rest."""
     rng = np.random.default_rng(10)
-    X = rng.normal(size=(31, 2))
-    y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.normal(size=31)
+    X = rng.normal(size=(40, 2))
+    y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.normal(size=40)
     m = RLS2Regressor(n_lambdas=6, lambda_range=(1e-3, 1e2), cv=3, single_kernels=False).fit(X, y)
     Xs = (X - X.mean(0)) / X.std(0)
     st = m.dictionary_.stack(Xs, scale=m.scale_)
-    fold = np.random.default_rng(0).permutation(np.arange(31) % 3)
+    fold = np.random.default_rng(0).permutation(np.arange(40) % 3)
     ref = np.zeros(6)
     for f in range(3):
         tr, te = np.flatnonzero(fold != f), np.flatnonzero(fold == f)

@@ -162,8 +162,9 @@ def test_family_selection_independent_and_shared_outputs():
 
 
 def test_independent_family_persists_and_gives_a_per_output_predictor():
-    X, Y = _outputs(30, FUNCTIONS, 0.1, 1)
-    m = VectorValuedRegressor(family="independent", n_steps=40).fit(X, Y)
+    # the shapes and settings of test_independent_family_float32's fits (their programs are shared)
+    X, Y = _outputs(40, FUNCTIONS, 0.1, 1)
+    m = VectorValuedRegressor(family="independent", n_steps=60).fit(X, Y)
     assert m.kernel_ is None and m.family_scores_.keys() == {"independent"}
     path = os.path.join(tempfile.mkdtemp(), "model.npz")
     save(m, path)
@@ -171,7 +172,7 @@ def test_independent_family_persists_and_gives_a_per_output_predictor():
     f = m.predictor()  # a width per output, as a pytree: jit, and gradients through the widths
     assert type(f).__name__ == "PerOutputPredictor"
     # two summation orders of Σᵢ K(x, xᵢ) cᵢ (the predictor at once, predict in row blocks): in float32
-    # their roundoff grows with Σ|c|, which a 40-step path on 30 rows makes large
+    # their roundoff grows with Σ|c|, which a 60-step path on 40 rows makes large
     atol = ATOL if X64 else max(ATOL, 64 * np.finfo(np.float32).eps * float(np.abs(np.asarray(f.coef)).sum(axis=0).max()
                                                                            * np.abs(np.asarray(f.output_matrix)).max()))
     np.testing.assert_allclose(jax.jit(lambda model, x: model(x))(f, X), m.predict(X), rtol=RTOL, atol=atol)
@@ -186,8 +187,8 @@ def test_independent_family_persists_and_gives_a_per_output_predictor():
         assert np.all(np.abs(m.predict(X)[:, j] - (G @ c * s + b)) <= RTOL * size + ATOL)
     grad = jax.grad(lambda model: model(X).sum())(f)
     assert grad.widths.shape == (Y.shape[1],) and np.all(np.isfinite(grad.widths))
-    one = VectorValuedRegressor(n_steps=40).fit(X, Y[:, 0])  # a single output: the families coincide
-    assert one.family_ == "common_similarity" and one.predict(X).shape == (30,)
+    one = VectorValuedRegressor(n_steps=60).fit(X, Y[:, 0])  # a single output: the families coincide
+    assert one.family_ == "common_similarity" and one.predict(X).shape == (40,)
 
 
 def test_independent_family_float32():
