@@ -217,7 +217,9 @@ def test_the_recorded_runs_read_as_three_verdicts():
         return {c["claim"]: _repro.verdict(c) for c in res["claims"]}
     school, ida, toy = verdicts("repro_school"), verdicts("repro_ida"), verdicts("repro_toy")
     assert school["ν-method: explained variance (Table 1) reproduced"] == _repro.BETTER
-    assert school["Landweber: explained variance (Table 1) reproduced"] == _repro.REPRODUCED
+    assert school["Landweber: explained variance (Table 1) reproduced"] == _repro.BETTER  # 10 repetitions
+    # "the three algorithms perform consistently": an equivalence within the paper's 1 point, met
+    assert all(v == _repro.REPRODUCED for c, v in school.items() if "perform consistently" in c)
     assert ida["titanic: ν-method test error (Table 2) reproduced"] == _repro.BETTER
     assert ida["breast_cancer: ν-method test error (Table 2) reproduced"] == _repro.NOT_REPRODUCED
     assert ida["landweber: test errors (Table 2, landweber column) reproduced on every dataset"] == _repro.BETTER
@@ -239,3 +241,20 @@ def test_readme_and_performance_tables_match_the_recorded_results():
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "readme_results.py"), "--check"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, "stale: run python scripts/readme_results.py\n" + proc.stderr
+
+
+def test_the_toy_no_gain_reason_names_the_sizes_the_recorded_runs_show():
+    """The vector-valued "no gain" claim of repro_toy is a paired two-sided test per size; its reason
+    names exactly the sizes where the recorded runs (recomputed here) put the coupled kernel more than
+    two standard errors below the diagonal one."""
+    res = json.loads((ROOT / "benchmarks" / "results" / "repro_toy.json").read_text())
+    vector = res["ours"]["vector"]
+    better = []
+    for size in vector["coupled"]:
+        d = np.asarray(vector["coupled"][size]["runs"]) - np.asarray(vector["independent"][size]["runs"])
+        if d.mean() < -2 * d.std(ddof=1) / np.sqrt(len(d)):
+            better.append(int(size))
+    claim = next(c for c in res["claims"] if "no gain in using a non-diagonal kernel" in c["claim"])
+    assert (claim["status"] == "pass") == (not better and "worse" not in claim.get("explanation", ""))
+    if better:
+        assert f"significantly better than the diagonal one at n = {better}" in claim["explanation"]
