@@ -33,7 +33,8 @@ the ν-method's.
 
 Claims (§7.2): each explained variance of Table 1 against ours two-sided within 2 standard errors
 of the difference (SE = std/√repetitions: 10 in the paper and ours); "the three algorithms
-perform consistently" (paired differences on the same repetitions within 2 SE); "improve on …
+perform consistently" (an equivalence: the paired difference on the same repetitions, with its
+2-SE interval, within the 1 point the paper calls consistent: 31 vs 32 %); "improve on …
 26.4%" (one-sided, as stated); "almost two orders of magnitude faster than Tikhonov" (≥ 10^1.5 =
 32×) and "more than one order of magnitude faster than Landweber" (≥ 10×), measured in one
 process. Where ours is better than published, the reason states what the run shows: the same
@@ -238,14 +239,18 @@ def main():
                      tolerance="one-sided, as stated: mean − 2·SE > 26.4 %", direction="higher")
     for k, label in (("landweber", "Landweber"), ("tikhonov", "Tikhonov")):
         pr = _repro.paired(ev["nu_method"], ev[k], z=2.0)
-        ok = pr["indistinguishable"] if reps > 1 else abs(pr["mean_difference"]) <= 0.03
+        # an equivalence claim: the paper calls 31 vs 32 % consistent, so the margin is its 1 point, and
+        # the paired difference must lie within it with its 2-SE interval (a plain |mean| ≤ 2·SE test
+        # would fail any difference, however small, that enough splits resolve)
+        ok = abs(pr["mean_difference"]) + 2 * pr["se"] <= 0.01 if reps > 1 else abs(pr["mean_difference"]) <= 0.03
         claims.check(f"\"The three algorithms perform consistently\": ν-method vs {label} on the same splits",
                      ok, paper="31 vs 32 ± 3–4 %", ours=f"ν − {label} = {100 * pr['mean_difference']:+.2f} points "
                      f"(SE {100 * pr['se']:.2f}, {pr['runs']} splits)",
-                     tolerance="paired, |mean difference| ≤ 2·SE" if reps > 1 else
+                     tolerance="paired equivalence: |mean difference| + 2·SE ≤ 1 point (the paper's 31 vs 32 %, "
+                               "which it calls consistent)" if reps > 1 else
                      "one split: |difference| ≤ 3 points (the paper's per-split std)",
                      quick=(k == "tikhonov"),
-                     explanation="quick: Landweber stops at 300 steps (the paper's 3000 in the full run)")
+                     explanation="quick: Landweber stops at 300 steps (the paper's 3000 in the full run)" if quick else "")
     tik_x, lw_x = ours["speedup_tikhonov_refit_over_nu"], ours["speedup_landweber_over_nu"]
     claims.check("\"the ν-method is almost two orders of magnitude faster than Tikhonov\" (model selection)",
                  tik_x >= 10 ** 1.5, paper="5900 / 106 s = 56×",
