@@ -490,7 +490,8 @@ def summary(docs: str = "docs/") -> str:
         met = sum(bool(c.get("pass")) for c in defaults_claims)
         res = json.loads(sorted(RESULTS.glob("defaults_vs_tuned_*.json"))[0].read_text())
         rows.append(f"| Estimators with no arguments vs a tuned scikit-learn grid search (Mulan, IDA, digits, "
-                    f"fields, School, Parkinson's, computer survey, SARCOS; few rows per task, many outputs) | {met} of {len(defaults_claims)} targets met | "
+                    f"fields, School, Parkinson's, computer survey, SARCOS; few rows per task, many outputs) | "
+                    f"{met} of {len(defaults_claims)} targets met | "
                     f"`python benchmarks/defaults_vs_tuned.py` | {_short_machine(res)}, float32 | "
                     f"[{pages['defaults']}]({pages['defaults']}) |")
     for name, key, what, fmt in SPEED:
