@@ -62,6 +62,15 @@ def _million_table(res: dict) -> list[str]:
     return lines
 
 
+def _merged(res: dict) -> list[str]:
+    """The sentence naming the runs merged into ``res`` after its first run (none: no sentence)."""
+    merged = [m["command"] for m in res.get("merged_runs", [])]
+    if not merged:
+        return []
+    return ["Measured again or added afterwards, on the same kind of machine and the same rows: "
+            + "; ".join(f"`{c}`" for c in merged) + ".\n"]
+
+
 def million() -> str:
     """The Markdown of the million-row section of docs/scale.md."""
     parts = []
@@ -76,11 +85,7 @@ def million() -> str:
                      "memory-mapped. Every method: Gaussian kernel, median-heuristic width, the same uniform centres "
                      "(scikit-learn draws its own); 20 λ from 1e-9 to 1e-2. Warm-up: compilation and the M × M "
                      "work run once on the first chunk before the timed run. Peak MB: the process's peak resident set.\n")
-        merged = [m["command"] for m in res.get("merged_runs", [])]
-        if merged:
-            parts.append("Measured again or added afterwards, on the same machine and rows: "
-                         + "; ".join(f"`{c}`" for c in merged) + ".\n")
-        parts += _million_table(res) + [""]
+        parts += _merged(res) + _million_table(res) + [""]
         for key, t in res.get("targets", {}).items():
             if "falkon_one_fit_s" not in t:
                 parts.append(f"- {key}: Falkon: {t.get('falkon')}")
@@ -97,7 +102,7 @@ def million() -> str:
     if gpu is not None:
         parts.append(f"\nGPU figures (`python benchmarks/million.py --device`; {_machine(gpu)}; float32 products at full "
                      "precision; peak MB: the host process's resident set, the GPU's allocations for PyTorch):\n")
-        parts += _million_table(gpu) + [""]
+        parts += _merged(gpu) + _million_table(gpu) + [""]
     return "\n".join(parts).strip() + "\n"
 
 

@@ -144,13 +144,26 @@ def test_scale_page_million_paragraph_matches_the_recorded_runs():
     assert float(m.group(1)) == round(sk[100_000]["peak_rss_mb"] / 1000, 1)
     m = _quoted(page, r"gives a test RMSE within ([\d.]+) % of ours there")
     assert float(m.group(1)) == round(100 * abs(sk[100_000]["test_rmse"] / ours[100_000]["test_rmse"] - 1), 1)
-    g = {r["method"]: r for r in gpu["rows"]}
+    rows = {(r["method"], r["M"]): r for r in gpu["rows"]}
+    g = {method: rows[method, 20_000] for method in ("jaxmtl", "torch")}
     m = _quoted(page, r"takes ([\d.]+) s to the selected model, ([\d.]+) s of it the training pass")
     assert [float(x) for x in m.groups()] == [round(g["jaxmtl"]["seconds_to_model"]), round(g["jaxmtl"]["train_pass_s"])]
     m = _quoted(page, r"takes ([\d.]+) s but its float32 normal equations lose the small λ, and its selected model's "
                       r"test RMSE is ([\d.]+) against our ([\d.]+)\.")
     assert [float(x) for x in m.groups()] == [round(g["torch"]["seconds_to_model"]), round(g["torch"]["test_rmse"], 3),
                                               round(g["jaxmtl"]["test_rmse"], 3)]
+    small, large = rows["jaxmtl", 10_000], rows["jaxmtl", 30_000]
+    m = _quoted(page, r"With M = 10 000 the route takes ([\d.]+) s \(test RMSE ([\d.]+)\), with M = 30 000 ([\d.]+) s\s+"
+                      r"\(([\d.]+)\): the training pass grows with M² \(([\d.]+) s to ([\d.]+) s for 9 times M²\)")
+    assert [float(x) for x in m.groups()] == [round(small["seconds_to_model"]), round(small["test_rmse"], 4),
+                                              round(large["seconds_to_model"]), round(large["test_rmse"], 4),
+                                              round(small["train_pass_s"]), round(large["train_pass_s"])]
+    cg = rows["jaxmtl-cg", 30_000]
+    assert "seconds_to_model" not in cg and cg["preconditioner_factors"] == len(gpu["grid"]["lambdas"]) * gpu["data"]["outputs"]
+    m = _quoted(page, r"(\d+) of them here\s+\(about ([\d.]+)·10¹⁵ flops and (\d+) GB in float32\)")
+    M = 30_000
+    assert [float(x) for x in m.groups()] == [cg["preconditioner_factors"], round(cg["preconditioner_factors"] * M**3 / 3e15, 1),
+                                              round(cg["preconditioner_factors"] * M**2 * 4 / 1e9)]
 
 
 def test_reproductions_page_states_how_many_two_sided_tests_each_script_makes_and_their_chance_failures():
