@@ -68,7 +68,8 @@ default rows (``--rows ... 10000`` adds it): the default's eigendecompositions o
 one) and the baseline's 901 Cholesky fits of 8 000 rows per output each take hours on one core,
 past the half hour the table is meant to take. ``--quick``: n = 200, d = 1 and
 2, one baseline output (``results/default_fit_times_outputs_quick.json``); otherwise
-``results/default_fit_times_outputs.json``.
+``results/default_fit_times_outputs.json``. A run replaces the rows of the (n, d) it measures and keeps
+the file's other rows, so sizes can be added one at a time (each row records its own load).
 """
 
 from __future__ import annotations
@@ -223,6 +224,11 @@ def _outputs_main(args) -> int:
     outputs, rows = ([1, 2], [200]) if args.quick else (args.outputs, args.rows)
     records = outputs_table(outputs, rows, args.cpu_limit, args.threads, args.baseline_outputs,
                             args.baseline_full_max)
+    name = "default_fit_times_outputs_quick" if args.quick else "default_fit_times_outputs"
+    if (RESULTS / f"{name}.json").exists():  # rows of other (n, d) from earlier runs are kept
+        measured = {(r["n"], r["d"]) for r in records}
+        kept = [r for r in json.loads((RESULTS / f"{name}.json").read_text())["rows"] if (r["n"], r["d"]) not in measured]
+        records = sorted(kept + records, key=lambda r: (r["n"], r["d"]))
     below = [r for r in records if r.get("first_ratio") is not None and r.get("warm_ratio") is not None]
     payload = {"what": "VectorValuedRegressor() first and warm fit (compilation in the first) against outputs d "
                        "and rows n, beside GridSearchCV(KernelRidge) per output (180 points, 5-fold)",
@@ -233,7 +239,7 @@ def _outputs_main(args) -> int:
                "met": bool(below) and len(below) == len(records)
                       and all(r["first_ratio"] < 1 and r["warm_ratio"] < 1 for r in below),
                "rows": records}
-    path = write("default_fit_times_outputs_quick" if args.quick else "default_fit_times_outputs", payload)
+    path = write(name, payload)
     flat = [{"n": r["n"], "d": r["d"],
              **{f"{s} cpu_s": (r["default"][s]["cpu_s"] if s in r["default"] else f"> {r['default'].get('cpu_at_stop_s')}")
                 for s in ("first", "warm")},

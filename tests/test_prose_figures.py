@@ -69,6 +69,12 @@ def test_defaults_page_sarcos_fit_seconds_match_the_recorded_run():
     assert [float(m.group(1)), float(m.group(2))] == [round(row["ours_fit_s"]), round(row["tuned_fit_s"])]
     assert m.group(4) == "seven" and row["d"] == 7
     assert float(m.group(3)) == round(row["ours_fit_s"] / (7 * row["tuned_fit_s"]), 1)
+    table = json.loads((ROOT / "benchmarks/results/default_fit_times_outputs.json").read_text())
+    (cell,) = [r for r in table["rows"] if (r["n"], r["d"]) == (3000, 7)]
+    m = _quoted("docs/defaults.md", r"at n = 3000 and d = 7 the default's first fit costs ([\d.]+) CPU s against "
+                                    r"([\d.]+) for seven per-output searches \(([\d.]+)\)")
+    assert [float(g) for g in m.groups()] == [round(cell["default"]["first"]["cpu_s"], 1),
+                                              round(cell["baseline"]["first"]["cpu_s"], 1), round(cell["first_ratio"], 2)]
 
 
 def test_performance_page_gpu_paragraph_matches_the_recorded_run():
