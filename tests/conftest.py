@@ -80,6 +80,31 @@ LONG_MODULES = ("test_reliability.py", "test_reliability_must_accept.py", "test_
 SCRIPT_TESTS = ("test_benchmark_quick_mode_runs", "test_the_precision_benchmark_quick_mode_records_its_figures")
 
 
+# Modules in descending order of their run time on the 2-core machine (the end-to-end and float32
+# runs, measured with --durations): xdist's loadfile scheduler hands files out in collection order,
+# so the longest start first and the short ones fill the end (xdist's own reorder, by number of
+# tests, is switched off in pyproject: it put modules of one test that runs for a minute or two
+# last, where one worker ran them while the other idled). Unlisted modules follow, largest first.
+HEAVY_MODULES = ("test_float32.py", "test_repro_scripts.py", "test_tutorials.py", "test_docstring_examples.py",
+                 "test_sklearn_compat.py", "test_matmul_precision.py",
+                 "test_distributed.py", "test_readme.py", "test_demo.py", "test_vector_valued_families.py",
+                 "test_approximate_small.py", "test_reliability.py", "test_task_field_models.py",
+                 "test_million_quick.py", "test_multitask_families.py", "test_defaults.py", "test_rls2.py",
+                 "test_compilation_cache.py", "test_gpu_suite.py", "test_traced_api.py", "test_hyper_gradients.py",
+                 "test_default_fit_times.py", "test_reliability_must_accept.py", "test_perf_scale_quick.py",
+                 "test_properties.py", "test_hostile_numerics.py", "test_extending.py", "test_independent_filter.py")
+
+
+def _longest_first(items: list) -> None:
+    """Order ``items`` module by module: HEAVY_MODULES first in their order, then the others by their
+    number of tests (largest first); a module's tests keep their order."""
+    counts: dict = {}
+    for item in items:
+        counts[item.path] = counts.get(item.path, 0) + 1
+    rank = {name: i for i, name in enumerate(HEAVY_MODULES)}
+    items.sort(key=lambda item: (rank.get(item.path.name, len(rank)), -counts[item.path], str(item.path)))
+
+
 @pytest.hookimpl(tryfirst=True)  # before the -m selection reads the marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
@@ -87,6 +112,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.scripts)
         elif item.path.name in LONG_MODULES:
             item.add_marker(pytest.mark.long)
+    _longest_first(items)
 
 
 def pytest_report_header(config):

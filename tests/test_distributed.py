@@ -131,7 +131,9 @@ def test_distributed_four_processes_equal_one_process_float32(tmp_path):
 
 @pytest.mark.slow
 def test_distributed_four_processes_equal_one_process_float64(tmp_path):
-    check_equal_to_one_process(tmp_path, 4, "float64", 1e-10, ("exact", "landweber", "nystrom"))
+    # four shards add their partial products in another order than one process does, and the iterative
+    # routes carry that round-off through hundreds of steps: predictions measured 4.6e-10 apart
+    check_equal_to_one_process(tmp_path, 4, "float64", 1e-9, ("exact", "landweber", "nystrom"))
 
 
 def test_distributed_process_that_dies_stops_the_others_with_a_clear_error(tmp_path):
