@@ -263,17 +263,19 @@ def _falkon(kernel, Z, X, Y, A, lambdas, Xe, Ye, n_steps, block, preconditioned)
     bcols = jnp.tile(b, (1, P))  # (m, P·d)
     if preconditioned:
         L = jnp.linalg.cholesky(Kmm + m * jnp.finfo(dtype).eps * eye)  # K_mm = L Lᵀ, T = Lᵀ
-        LtL = L.T @ L  # T Tᵀ
-        R = jax.vmap(lambda al, l: jnp.linalg.cholesky(al * LtL / m + l * eye))(aj, lam)  # A = Rᵀ
+        s, U = eigh(L.T @ L)  # T Tᵀ = U diag(s) Uᵀ: one decomposition serves every column
+        # A_c = U diag(√(a_c s/m + λ_c)) Uᵀ, the symmetric root of a_c TTᵀ/m + λ_c I ([RCR17] take its
+        # Cholesky factor: AᵀA, and so BBᵀ, is the same, but that needs one m × m factor per column)
+        root_inv = jax.lax.rsqrt(clip_psd(s)[:, None] * aj[None, :] / m + lam[None, :])  # (m, P·d)
+
+        def a_inv(W):  # A_c⁻¹ w_c for every column c (A_c symmetric: also A_c⁻ᵀ)
+            return U @ (root_inv * (U.T @ W))
 
         def Bmul(W):  # B w = T⁻¹ A⁻¹ w / √n, column-wise
-            u = jax.vmap(lambda Rc, w: jax.scipy.linalg.solve_triangular(Rc, w, lower=True, trans="T"))(R, W.T)
-            return jax.scipy.linalg.solve_triangular(L, u.T, lower=True, trans="T") / jnp.sqrt(n)
+            return jax.scipy.linalg.solve_triangular(L, a_inv(W), lower=True, trans="T") / jnp.sqrt(n)
 
         def Btmul(W):  # Bᵀ w = A⁻ᵀ T⁻ᵀ w / √n
-            u = jax.scipy.linalg.solve_triangular(L, W, lower=True)
-            return jax.vmap(lambda Rc, w: jax.scipy.linalg.solve_triangular(Rc, w, lower=True))(R, u.T).T \
-                / jnp.sqrt(n)
+            return a_inv(jax.scipy.linalg.solve_triangular(L, W, lower=True)) / jnp.sqrt(n)
     else:
         def Bmul(W):
             return W
