@@ -64,11 +64,11 @@ def _million_table(res: dict) -> list[str]:
 
 def _merged(res: dict) -> list[str]:
     """The sentence naming the runs merged into ``res`` after its first run (none: no sentence)."""
-    merged = [m["command"] for m in res.get("merged_runs", [])]
+    merged = [f"`{m['command']}`" + (f" ({m['note']})" if m.get("note") else "") for m in res.get("merged_runs", [])]
     if not merged:
         return []
     return ["Measured again or added afterwards, on the same kind of machine and the same rows: "
-            + "; ".join(f"`{c}`" for c in merged) + ".\n"]
+            + "; ".join(merged) + ".\n"]
 
 
 def million() -> str:
