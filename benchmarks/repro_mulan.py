@@ -154,6 +154,7 @@ def main():
         scores = {k: [] for k in KINDS}
         per_target = {k: [] for k in KINDS}  # (folds, d) RRMSE of each target: which target drives a loss
         omegas, kept_mean, families, defaults_kept, secs = [], [], [], [], {k: 0.0 for k in scores}
+        defaults_omegas = []  # the defaults' ω on each fold (None where the per-target family was kept)
         for f, m in enumerate(outer):
             xm, xs = X[m].mean(0), X[m].std(0)
             xs = np.where(xs > 0, xs, 1.0)
@@ -174,6 +175,7 @@ def main():
                 elif kind == "defaults":
                     families.append(model.family_)
                     defaults_kept.append(_keeps_mean(model))
+                    defaults_omegas.append(model.best_params_.get("omega") if model.family_ != "independent" else None)
             t0 = time.perf_counter()
             F, _ = krr_per_target(Xtr, Ytr, Xte, seed=f)
             secs["krr_per_target"] += time.perf_counter() - t0
@@ -184,6 +186,7 @@ def main():
         ours[name]["selected_omegas"] = omegas
         ours[name]["mean_kept_folds"] = int(sum(kept_mean))
         ours[name]["defaults_families"] = families
+        ours[name]["defaults_omegas"] = [None if w is None else float(w) for w in defaults_omegas]
         ours[name]["defaults_mean_kept_folds"] = int(sum(defaults_kept))
         ours[name]["seconds"] = secs
         ours[name]["n"], ours[name]["p"], ours[name]["d"] = X.shape[0], X.shape[1], Y.shape[1]
