@@ -13,6 +13,7 @@ import pytest
 from sklearn.gaussian_process.kernels import Matern as SkMatern
 from sklearn.kernel_ridge import KernelRidge
 
+from conftest import FLOAT32_PROMISE
 from jaxmtl.errors import NotFittedError, ParameterError, ShapeError
 from jaxmtl.filters import NuMethod, Tikhonov
 from jaxmtl.kernels import Gaussian, Laplacian, Matern, Polynomial
@@ -225,6 +226,58 @@ def test_falkon_matches_direct_solve_and_steps_do_not_grow_with_conditioning():
     assert conds[-1] > 50 * conds[0]  # the system's condition number grows 50×+ along the path …
     assert max(pre) <= 25 and max(pre) < 2.5 * min(pre)  # … the preconditioned steps barely move
     assert min(base) > 40  # plain CG on the same systems is not there after 40 steps
+
+
+def _cholesky_preconditioned_cg(Knm, Kmm, Y, A, lams, steps):
+    """[RCR17] Alg. 1 as written, one column at a time in NumPy float64: B = T⁻¹R⁻ᵀ/√n with
+    K_mm + m·eps·I = L Lᵀ (T = Lᵀ) and R Rᵀ = a_j·TTᵀ/m + λ I (a Cholesky factor per λ and
+    output direction), plain CG on Bᵀ H B from 0; returns (P, m, d) coefficients."""
+    n, m = Knm.shape
+    a, V = np.linalg.eigh(A)
+    L = np.linalg.cholesky(Kmm + m * np.finfo(np.float64).eps * np.eye(m))
+    Yr = Y @ V
+    coef = np.zeros((len(lams), m, len(a)))
+    for p, lam in enumerate(lams):
+        for j, aj in enumerate(a):
+            R = np.linalg.cholesky(aj * L.T @ L / m + lam * np.eye(m))
+            B = np.linalg.solve(L.T, np.linalg.inv(R.T)) / np.sqrt(n)
+            M = B.T @ (aj * Knm.T @ Knm + n * lam * Kmm) @ B
+            rhs = B.T @ (Knm.T @ Yr[:, j])
+            x, r = np.zeros(m), rhs.copy()
+            d, rs = r.copy(), r @ r
+            for _ in range(steps):
+                Md = M @ d
+                alpha = rs / (d @ Md)
+                x, r = x + alpha * d, r - alpha * Md
+                d, rs = r + (r @ r) / rs * d, r @ r
+            coef[p, :, j] = B @ x
+    return coef @ V.T
+
+
+@pytest.mark.parametrize("x64", [True, False], ids=["float64", "float32"])
+def test_falkon_shared_root_preconditioner_gives_the_iterates_of_per_column_cholesky_factors(x64):
+    """The preconditioner's A is the symmetric root of a·TTᵀ/m + λI from one eigendecomposition of TTᵀ
+    shared by every column; [RCR17] take its Cholesky factor, one per column. AᵀA (so BBᵀ) is the same
+    and CG is invariant under the orthogonal change between the two: after a few steps, short of
+    convergence, the coefficients equal the explicit per-column loop's (float64 to 1e-10; float32 to
+    its promise). The width keeps K_mm well conditioned (condition number about 400), so coefficients,
+    not only predictions, are determined to those digits."""
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-1, 1, size=(150, 2))
+    Y = np.c_[np.sin(3 * X[:, 0]), np.cos(2 * X[:, 1])] + 0.05 * rng.normal(size=(150, 2))
+    A = np.array([[1.0, 0.3], [0.3, 0.6]])
+    Z, lams, steps = X[:25], np.array([1e-1, 1e-3]), 4
+    ref = _cholesky_preconditioned_cg(gauss(X, Z, 0.2), gauss(Z, Z, 0.2), Y, A, lams, steps)
+    with jax.enable_x64(x64):
+        dt = jnp.float64 if x64 else jnp.float32
+        res = falkon_path(Gaussian(0.2), jnp.asarray(Z, dt), jnp.asarray(X, dt), jnp.asarray(Y, dt),
+                          jnp.asarray(A, dt), jnp.asarray(lams, dt), steps)
+        got = np.asarray(res.coef, np.float64)
+    assert got.dtype == np.float64 and np.asarray(res.coef).dtype == dt
+    rel = np.abs(got - ref).max() / np.abs(ref).max()
+    assert rel < (1e-10 if x64 else FLOAT32_PROMISE["rtol"]), rel
+    converged = _cholesky_preconditioned_cg(gauss(X, Z, 0.2), gauss(Z, Z, 0.2), Y, A, lams, 60)
+    assert np.abs(ref - converged).max() > 1e-3 * np.abs(converged).max()  # 4 steps: iterates, not the solution
 
 
 # ----------------------------------------------------------------------------- estimator
