@@ -66,6 +66,16 @@ def test_the_plain_grid_recovers_a_field_of_its_own_kernel(structured):
     sigma = np.median(np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))[np.triu_indices(len(X), 1)])
     coef = rng.normal(size=16)
     field = lambda Z: (structured._div_curl_gram(Z, centres, sigma, [0.3])[0] @ coef).reshape(len(Z), 2)
-    predict = structured.div_curl_grid(X, field(X))
     Z = rng.uniform(-1.2, 1.2, (30, 2))
-    assert np.sqrt(np.mean((predict(Z) - field(Z)) ** 2)) < 0.05 * np.sqrt(np.mean(field(Z) ** 2))
+    for dtype in (np.float64, np.float32):  # the user's NumPy grid, and the same grid in the default's precision
+        predict = structured.div_curl_grid(X, field(X), dtype=dtype)
+        assert predict(Z).dtype == dtype
+        assert np.sqrt(np.mean((predict(Z) - field(Z)) ** 2)) < 0.05 * np.sqrt(np.mean(field(Z) ** 2))
+    assert structured._div_curl_gram(X.astype(np.float32), centres.astype(np.float32), sigma, [0.3]).dtype == np.float32
+
+
+def test_a_grid_claim_passes_within_one_paired_standard_error(structured):
+    row = {"set": "vortex", "points": 40, "ours_angular": 1.3, "grid_angular": 1.0, "ours_minus_grid_se": 0.4}
+    claim = structured._grid_claim(row, "grid", "the grid's")
+    assert claim["pass"] and claim["value"] == pytest.approx(1.3)
+    assert not structured._grid_claim({**row, "ours_minus_grid_se": 0.2}, "grid", "the grid's")["pass"]
