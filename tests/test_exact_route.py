@@ -15,9 +15,10 @@ import pytest
 
 from jaxmtl import Gaussian, MultiTaskRegressor, VectorFieldRegressor
 from jaxmtl.datasets import grid_2d, make_multitask_toy, vector_field_1
-from jaxmtl.errors import ParameterError
+from jaxmtl.errors import GridEdgeWarning, ParameterError
 from jaxmtl.filters import Landweber, NuMethod, Tikhonov
 from jaxmtl.models import _matrix_free
+from jaxmtl.models._grid_search import _warn_on_edges
 from jaxmtl.models.fields import _build_div_curl
 from jaxmtl.models.multitask import _build, _same_task
 from jaxmtl.paths.dense import dense_coefficients, dense_grid_losses
@@ -124,6 +125,46 @@ def test_vector_field_exact_route_every_selection_and_tikhonov_prediction():
         c = np.linalg.solve(G + len(X) * 1e-4 * np.mean(np.diag(G)) * np.eye(G.shape[0]), V.reshape(-1))
         Xn = X[:4] + 0.05
         np.testing.assert_allclose(m.predict(Xn), (field_gram(Xn, X, 0.9, 0.4) @ c).reshape(-1, 2), rtol=1e-7)
+
+
+def test_vector_field_default_filter_is_tikhonov_on_the_exact_route_down_to_the_working_precision(monkeypatch):
+    from jaxmtl.models.fields import JOINT_MAX_UNKNOWNS, TIKHONOV_MAX_UNKNOWNS, default_lambdas
+
+    X, V = small_field()
+    # the resolved filter: Tikhonov where the operator is materialised, the ν-method matrix-free above;
+    # n_steps asks for the ν-method and lambdas for Tikhonov whatever the size
+    assert VectorFieldRegressor()._family_filter(TIKHONOV_MAX_UNKNOWNS).name == "tikhonov"
+    assert VectorFieldRegressor()._route(TIKHONOV_MAX_UNKNOWNS) == "exact"
+    assert VectorFieldRegressor()._family_filter(TIKHONOV_MAX_UNKNOWNS + 1).name == "nu_method"
+    assert VectorFieldRegressor()._route(TIKHONOV_MAX_UNKNOWNS + 1) == "matrix_free"
+    assert VectorFieldRegressor(route="exact")._family_filter(10 * TIKHONOV_MAX_UNKNOWNS).name == "tikhonov"
+    assert VectorFieldRegressor(n_steps=20)._family_filter(10).name == "nu_method"
+    assert VectorFieldRegressor(n_steps=20)._route(JOINT_MAX_UNKNOWNS + 1) == "matrix_free"
+    assert VectorFieldRegressor(lambdas=[1e-3])._family_filter(TIKHONOV_MAX_UNKNOWNS + 1).name == "tikhonov"
+    # the grid: 1 down to max(ε/10, 1e-12), three per decade
+    for dtype, floor, size in ((np.float32, np.finfo(np.float32).eps / 10, 25), (np.float64, 1e-12, 37)):
+        lams = default_lambdas(dtype)
+        assert lams.size == size and lams[0] == 1.0 and lams[-1] == pytest.approx(floor)
+        np.testing.assert_allclose(lams[:-1] / lams[1:], 10 ** (1 / 3) * np.ones(size - 1), rtol=1e-9 if size == 37 else 0.03)
+    m = VectorFieldRegressor(kernel=Gaussian(0.9), kind="div_curl", gammas=[0.4], n_folds=3).fit(X, V)
+    assert m.filter_.name == "tikhonov" and m.route_ == "exact"
+    np.testing.assert_allclose(m.path_params_, default_lambdas(np.float64))
+    # the selected λ's dense Tikhonov solve (G + nλḡI) C = v, as for a given λ
+    lam = m.best_params_["param"]
+    G = field_gram(X, X, 0.9, 0.4)
+    c = np.linalg.solve(G + len(X) * lam * np.mean(np.diag(G)) * np.eye(G.shape[0]), V.reshape(-1))
+    Xn = X[:4] + 0.05
+    np.testing.assert_allclose(m.predict(Xn), (field_gram(Xn, X, 0.9, 0.4) @ c).reshape(-1, 2), rtol=1e-6)
+    # at the default grid's smallest λ in float32 the warning says that float64 resolves smaller ones
+    jax.config.update("jax_enable_x64", False)
+    try:
+        hint = VectorFieldRegressor()._lambda_edge_hint(Tikhonov())
+    finally:
+        jax.config.update("jax_enable_x64", True)
+    with pytest.warns(GridEdgeWarning, match="float32's resolution"):
+        _warn_on_edges(None, None, default_lambdas(np.float32), 24, Tikhonov(), True, hint)
+    assert VectorFieldRegressor()._lambda_edge_hint(Tikhonov()) is None  # float64: the usual advice
+    assert VectorFieldRegressor(lambdas=[1e-3])._lambda_edge_hint(Tikhonov()) is None
 
 
 def test_auto_route_threshold_and_refusals(monkeypatch):

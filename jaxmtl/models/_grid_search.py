@@ -65,8 +65,9 @@ def _refine_widths(kernels, widths, scores, score):
     return [kernels[i] for i in order], widths[order], scores[order]
 
 
-def _warn_on_edges(width, grid, params, ip, filt, defaults: bool) -> None:
-    """Warn (GridEdgeWarning) when a selected value lies on the edge of its grid."""
+def _warn_on_edges(width, grid, params, ip, filt, defaults: bool, lambda_hint: str | None = None) -> None:
+    """Warn (GridEdgeWarning) when a selected value lies on the edge of its grid; ``lambda_hint``
+    replaces the advice of a λ on the grid's small end."""
     if width is not None and len(grid) > 1 and (width <= grid.min() or width >= grid.max()):
         side = "smallest" if width <= grid.min() else "largest"
         warnings.warn(f"the selected kernel width {width:.4g} is the {side} of the grid "
@@ -77,6 +78,7 @@ def _warn_on_edges(width, grid, params, ip, filt, defaults: bool) -> None:
         what = f"step {int(params[ip])} (the last of the path)" if filt.iterative \
             else f"λ = {params[ip]:.3g} (the smallest of the grid)"
         hint = "n_steps" if filt.iterative else "lambdas"
+        advice = lambda_hint if lambda_hint is not None and not filt.iterative else f"pass a larger {hint} range"
         warnings.warn(f"the selected {what} lies on the edge of its grid"
                       + (" after continuing the path" if defaults and filt.iterative else "")
-                      + f"; pass a larger {hint} range.", GridEdgeWarning, stacklevel=4)
+                      + f"; {advice}.", GridEdgeWarning, stacklevel=4)

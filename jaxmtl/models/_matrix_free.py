@@ -33,6 +33,7 @@ import numpy as np
 from .._checks import check_bool
 from .._progress import StageReporter, reporting
 from ..errors import DivergenceError, ParameterError
+from ..filters.spectral import SpectralFilter
 from ..kernels.scalar import Gaussian
 from ..paths.dense import dense_coefficients, dense_grid_losses
 from ..paths.eigen import mse_loss
@@ -132,6 +133,19 @@ class _MatrixFreeEstimator(_GridSelection):
     :class:`~jaxmtl.models._spectral._GridSelection`.
     """
 
+    def _family_filter(self, unknowns: int) -> SpectralFilter:
+        """The filter the grid runs for ``unknowns`` n·d: ``filter`` resolved (None: the ν-method)."""
+        return resolve_filter(self.filter)
+
+    def _filter_params(self, filt: SpectralFilter) -> np.ndarray:
+        """The filter parameters a path scores: steps 1 … ``n_steps`` or the λ grid (relative to the
+        Gram's mean diagonal), as the eigen-path estimators' (``_SpectralEstimator._resolve_params``)."""
+        return _SpectralEstimator._resolve_params(self, filt, 1.0)
+
+    def _lambda_edge_hint(self, filt: SpectralFilter) -> str | None:
+        """What the GridEdgeWarning of a λ on the grid's small end advises (None: a larger range)."""
+        return None
+
     def _route(self, unknowns: int) -> str:
         if not isinstance(self.route, str) or self.route not in ROUTES:
             raise ParameterError(f"route must be one of {ROUTES}; received {self.route!r}.")
@@ -151,7 +165,7 @@ class _MatrixFreeEstimator(_GridSelection):
         are its folds): what a comparison with another family on the same folds needs."""
         n, d = Y.shape
         route = self._route(n * d)
-        filt = resolve_filter(self.filter)
+        filt = self._family_filter(n * d)
         allowed = SELECTIONS if route == "exact" else ("kfold", "holdout")
         if isinstance(self.selection, str) and self.selection not in allowed:
             raise ParameterError(
@@ -165,7 +179,7 @@ class _MatrixFreeEstimator(_GridSelection):
                 f"(n·d = {n * d} > {EXACT_MAX_UNKNOWNS}, or route='matrix_free'); received "
                 f"{type(filt).__name__}. route='exact' materialises the operator instead."
             )
-        path = _SpectralEstimator._resolve_params(self, filt, 1.0)
+        path = self._filter_params(filt)
         default_steps = filt.iterative and self.n_steps is None
         if default_steps:
             path = _step_grid(MATRIX_FREE_STEPS.get(filt.name, int(path[-1])) if route == "matrix_free"
@@ -206,7 +220,7 @@ class _MatrixFreeEstimator(_GridSelection):
             raise DivergenceError("every path of the grid diverged or produced non-finite losses.")
         iw, ip, it = _best_index(scores)
         _warn_on_edges(None if widths is None else widths[iw], search_grid, path, it, filt,
-                       self.width_factors is None and self.n_steps is None)
+                       self.width_factors is None and self.n_steps is None, self._lambda_edge_hint(filt))
         self.kernel_ = kernels[iw]
         self.filter_ = filt
         self.route_ = route

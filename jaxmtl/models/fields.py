@@ -5,14 +5,26 @@ divergence-free (26) kernels, by a spectral filter on the operator; γ is chosen
 fitted field splits into its curl-free and divergence-free parts (same coefficients, each
 kernel's share).
 
-Routes. With ``route='auto'`` an iterative filter (the default ν-method) selected by k-fold or
-hold-out runs matrix-free above ``JOINT_MAX_UNKNOWNS`` = 200 unknowns n·p (one ``lax.scan`` of operator products per path, folds and γ vmapped);
-other filters, LOO and GCV materialise the operator and eigendecompose it (up to
-``EXACT_MAX_UNKNOWNS`` = 1500 unknowns n·p). The eigen path cannot share a decomposition across
-γ: Γ_cf and Γ_df do not commute (for p = 2, Γ_df = R Γ_cf Rᵀ with R the quarter turn, yet the
+Routes and filter. The default (``filter=None``) is Tikhonov on the materialised operator up to
+``TIKHONOV_MAX_UNKNOWNS`` = 400 unknowns n·p (200 points in 2-D; with ``route='exact'`` at any
+size), with λ from 1 down to the working precision's resolution (:func:`default_lambdas`: 10⁻⁸ in
+float32, 10⁻¹² in float64, where the other estimators stop at 10⁻⁶), and the ν-method matrix-free
+above. Noiseless fields are fitted best near interpolation: Tikhonov's eigen path reaches every λ
+of that range at once, where the ν-method's effective λ stops near σ_max/t² at its last step
+(~1.7·10⁻⁷ σ_max after 2400 steps); on the fields of the defaults benchmark it matched or beat the
+former ν-method default at every size (docs/defaults.md). Departure: [BRBV11] §7.1 runs the
+ν-method; ``filter='nu_method'`` (or ``n_steps``) is the paper's, as in ``benchmarks/repro_fields.py``.
+
+With ``route='auto'`` an iterative filter selected by k-fold or hold-out runs matrix-free above
+``JOINT_MAX_UNKNOWNS`` = 200 unknowns n·p (one ``lax.scan`` of operator products per path, folds
+and γ vmapped); other filters, LOO and GCV materialise the operator and eigendecompose it (up to
+``EXACT_MAX_UNKNOWNS`` = 1500 unknowns). The eigen path cannot share a decomposition across γ:
+Γ_cf and Γ_df do not commute (for p = 2, Γ_df = R Γ_cf Rᵀ with R the quarter turn, yet the
 eigenvectors of their mixture move with γ), so it costs one eigendecomposition per width, γ and
-fold, where a default path costs ~150 products of one GEMM each: at n = 200 the matrix-free
-scoring was about ten times cheaper, and compiled in seconds rather than tens of seconds.
+fold, where a default ν-method path costs ~150 products of one GEMM each. With the two-stage
+search below the two cost the same at 200 points in 2-D (Tikhonov 3 s, the ν-method 5 s per fit,
+one core), and the eigendecompositions 1.6 × more at 400 points and 2.4 × at 700 (one-off
+measurements on noisy field 1, equal errors) — hence ``TIKHONOV_MAX_UNKNOWNS``.
 
 Selection in two stages (default widths, above ``JOINT_MAX_UNKNOWNS`` unknowns; at or below it,
 where the joint search costs seconds, widths × every γ are scored jointly on the exact route as
@@ -54,7 +66,7 @@ from numpy.typing import ArrayLike
 from .._checks import check_bool, check_outputs, check_random_state, check_unit_interval
 from .._progress import StageReporter
 from ..errors import ParameterError, ShapeError
-from ..filters.spectral import get_filter
+from ..filters.spectral import SpectralFilter, get_filter
 from ..kernels.scalar import Gaussian, Kernel
 from ..operators.base import SeparableOperator
 from ..operators.fields import field_operator
@@ -62,9 +74,9 @@ from ..selection.criteria import kfold_masks
 from ._base import RegressorMixin
 from ._row_blocks import in_row_blocks
 from ._matrix_free import MATRIX_FREE_STEPS, _MatrixFreeEstimator, _scorer, _search_widths
-from ._spectral import WIDTH_SUBSAMPLE, _best_index, _SpectralEstimator, _step_grid, _warn_on_edges
+from ._spectral import WIDTH_SUBSAMPLE, _best_index, _step_grid, _warn_on_edges
 
-__all__ = ["VectorFieldRegressor", "angular_error"]
+__all__ = ["VectorFieldRegressor", "angular_error", "default_lambdas"]
 
 KINDS = ("auto", "div_curl", "curl_free", "div_free", "independent")
 N_FOLDS = 10  # default folds (see the module docstring and docs/defaults.md)
@@ -72,6 +84,24 @@ WIDTH_FOLDS = 5  # default folds of the width stage (the other estimators' defau
 JOINT_MAX_UNKNOWNS = 200  # at most this many unknowns n·p: widths × γ jointly on the exact route
 # γ points of the width stage: the grid's least, middle and largest value
 COARSE_GAMMAS = 3
+# filter=None: Tikhonov up to this many unknowns n·p with route='auto' (the ν-method matrix-free above):
+# there its eigendecompositions cost no more than the ν-method's path (200 points in 2-D: 3 s against
+# 5 s per fit), beyond it they cost more (1.6 × at 400 points, 2.4 × at 700) for the same error on noisy fields
+TIKHONOV_MAX_UNKNOWNS = 400
+
+
+def default_lambdas(dtype) -> np.ndarray:
+    """The default λ grid of closed-form filters, largest first: three per decade from 1 down to
+    the working precision's resolution, max(ε/10, 10⁻¹²) (ε the dtype's machine epsilon). Noiseless
+    fields are fitted best near interpolation, below the 10⁻⁶ where the other estimators' grid stops.
+
+    Example:
+        >>> lams = default_lambdas(np.float32)
+        >>> float(lams[0]), bool(1e-8 < lams[-1] < 2e-8), lams.size
+        (1.0, True, 25)
+    """
+    floor = max(float(np.finfo(dtype).eps) / 10, 1e-12)
+    return np.geomspace(1.0, floor, int(round(3 * np.log10(1.0 / floor))) + 1)
 
 
 def _coarse(grid: np.ndarray) -> np.ndarray:
@@ -124,7 +154,11 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         selected on ``gammas``), 'curl_free' (γ = 1), 'div_free' (γ = 0) or 'independent'
         (Gaussian ⊗ I).
       gammas: γ grid for 'div_curl' (default 0, 0.1, …, 1).
-      filter, n_steps, selection, n_folds, validation_fraction, width_factors, random_state,
+      filter: a spectral filter or its name; None (the default) runs Tikhonov on the exact route
+        (up to ``TIKHONOV_MAX_UNKNOWNS`` unknowns n·p with ``route='auto'``) on the λ grid of
+        :func:`default_lambdas`, and the ν-method matrix-free above; with ``n_steps`` given, the
+        ν-method, with ``lambdas`` given, Tikhonov.
+      n_steps, selection, n_folds, validation_fraction, width_factors, random_state,
         lambdas, route, verbose: as in :class:`~jaxmtl.MultiTaskRegressor`, but ``n_folds=None`` (the
         default) means ``N_FOLDS`` = 10 folds, one per sample below 10 samples (default
         selection: k-fold; on the exact route 'loo' leaves out one component of one point at a
@@ -150,7 +184,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
     _default_n_folds = N_FOLDS
 
     def __init__(self, kernel: Gaussian | None = None, kind: str = "auto", gammas: Any = None,
-                 filter: Any = "nu_method", n_steps: int | None = None, selection: str = "kfold",
+                 filter: Any = None, n_steps: int | None = None, selection: str = "kfold",
                  n_folds: int | None = None, validation_fraction: float = 0.25, width_factors: Any = None,
                  random_state: int = 0, lambdas: Any = None, route: str = "auto", dtype: Any = None,
                  verbose: bool = False,
@@ -231,10 +265,38 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.X_fit_ = Xj
         return self
 
+    def _family_filter(self, unknowns: int) -> SpectralFilter:
+        """``filter`` resolved; None (the default): the ν-method when ``n_steps`` is given, Tikhonov
+        when ``lambdas`` is, else Tikhonov with ``route='exact'`` or, with 'auto', up to
+        ``TIKHONOV_MAX_UNKNOWNS`` unknowns, and the ν-method (matrix-free) above."""
+        if self.filter is not None:
+            return get_filter(self.filter)
+        if self.n_steps is not None or self.lambdas is not None:
+            return get_filter("nu_method" if self.n_steps is not None else "tikhonov")
+        exact = isinstance(self.route, str) and (self.route == "exact" or (self.route == "auto"
+                                                                           and unknowns <= TIKHONOV_MAX_UNKNOWNS))
+        return get_filter("tikhonov" if exact else "nu_method")
+
+    def _filter_params(self, filt: SpectralFilter) -> np.ndarray:
+        """The shared rule, but for the default λ grid: down to the working precision's resolution
+        (:func:`default_lambdas`), where the shared one stops at 10⁻⁶."""
+        if filt.iterative or self.lambdas is not None:
+            return super()._filter_params(filt)
+        return default_lambdas(jax.dtypes.canonicalize_dtype(np.float64))
+
+    def _lambda_edge_hint(self, filt: SpectralFilter) -> str | None:
+        """At the default grid's smallest λ in float32: float64 resolves smaller ones."""
+        if filt.iterative or self.lambdas is not None or jax.dtypes.canonicalize_dtype(np.float64) != np.float32:
+            return None
+        return "the default grid reaches down to float32's resolution (dtype='float64' resolves smaller λ)"
+
     def _route(self, unknowns: int) -> str:
-        """route='auto' is matrix-free for iterative filters selected by k-fold or hold-out (see
-        the module docstring), else the eigen-path estimators' rule."""
-        if isinstance(self.route, str) and self.route == "auto" and get_filter(self.filter).iterative \
+        return self._route_of(self._family_filter(unknowns), unknowns)
+
+    def _route_of(self, filt: SpectralFilter, unknowns: int) -> str:
+        """route='auto' is matrix-free for iterative filters selected by k-fold or hold-out above
+        ``JOINT_MAX_UNKNOWNS`` unknowns (see the module docstring), else the eigen-path estimators' rule."""
+        if isinstance(self.route, str) and self.route == "auto" and filt.iterative \
                 and not (isinstance(self.selection, str) and self.selection in ("loo", "gcv")) \
                 and unknowns > JOINT_MAX_UNKNOWNS:
             return "matrix_free"
@@ -266,9 +328,9 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         else:
             masks = self._masks(m)
         mode = self.selection if named and self.selection in ("loo", "gcv") else "kfold"
-        filt = get_filter(self.filter)
-        route = self._route(m * p)
-        path = _SpectralEstimator._resolve_params(self, filt, 1.0)
+        filt = self._family_filter(n * p)  # the path stage's filter
+        route = self._route_of(filt, m * p)
+        path = self._filter_params(filt)
         if filt.iterative and self.n_steps is None:
             path = _step_grid(MATRIX_FREE_STEPS.get(filt.name, int(path[-1])) if route == "matrix_free"
                               else int(path[-1]))
