@@ -139,14 +139,14 @@ def div_curl_grid(X, V, cv=5, seed=0, dtype=np.float64):
     return lambda Z: (_div_curl_gram(np.asarray(Z, dtype), X, s, g)[0] @ coef).reshape(len(Z), p)
 
 
-def _field_row(name, X, V, points, draws) -> dict:
+def _field_row(name, X, V, points, draws, float64: bool = False) -> dict:
     """Mean angular errors over ``draws`` random draws of ``points`` training points of X (tested on
     the rest): ``VectorFieldRegressor()``, per-component tuned KernelRidge on the coarse and fine γ
     grids, and the plain div/curl grid (:func:`div_curl_grid`)."""
     from jaxmtl import VectorFieldRegressor
     from jaxmtl.models import angular_error
 
-    errs = {k: [] for k in ("ours", "tuned", "fine", "grid", "grid32")}
+    errs = {k: [] for k in ("ours", "tuned", "fine", "grid", "grid32") + (("ours64",) if float64 else ())}
     t_ours, t_theirs = [], []
     for seed in range(draws):
         idx = np.random.default_rng(seed).choice(len(X), points, replace=False)
@@ -154,6 +154,9 @@ def _field_row(name, X, V, points, draws) -> dict:
         Xi, Vi = X[idx], V[idx]
         m, t = _timed(lambda: VectorFieldRegressor().fit(Xi, Vi))  # noqa: B023 - called at once
         errs["ours"].append(angular_error(V[rest], m.predict(X[rest])))
+        if float64:  # the same default in float64, beside the float64 grid
+            errs["ours64"].append(angular_error(V[rest], VectorFieldRegressor(dtype="float64").fit(Xi, Vi)
+                                                .predict(X[rest])))
         t_ours.append(t)
         kr, t = _timed(lambda: _kr_search(KR_ALPHAS, KR_FIELD_GAMMAS).fit(Xi, Vi))  # noqa: B023 - called at once
         errs["tuned"].append(angular_error(V[rest], kr.predict(X[rest])))
@@ -164,8 +167,8 @@ def _field_row(name, X, V, points, draws) -> dict:
         errs["grid32"].append(angular_error(V[rest], div_curl_grid(X[idx], V[idx], dtype=np.float32)(X[rest])))
     mean = {k: float(np.mean(v)) for k, v in errs.items()}
 
-    def paired_se(other):  # standard error of the mean paired difference ours − other over the draws
-        diff = np.asarray(errs["ours"]) - np.asarray(errs[other])
+    def paired_se(other, ours="ours"):  # standard error of the mean paired difference ours − other over the draws
+        diff = np.asarray(errs[ours]) - np.asarray(errs[other])
         return float(np.std(diff, ddof=1) / np.sqrt(draws)) if draws > 1 else 0.0
 
     return {"set": name, "points": points, "draws": draws, "ours_angular": mean["ours"],
@@ -174,6 +177,7 @@ def _field_row(name, X, V, points, draws) -> dict:
             "grid_angular": mean["grid"], "ratio_grid": mean["grid"] / mean["tuned"],
             "ours_minus_grid_se": paired_se("grid"), "grid32_angular": mean["grid32"],
             "ours_minus_grid32_se": paired_se("grid32"),
+            **({"ours64_angular": mean["ours64"], "ours64_minus_grid_se": paired_se("grid", "ours64")} if float64 else {}),
             "ours_fit_s": statistics.median(t_ours), "tuned_fit_s": statistics.median(t_theirs)}
 
 
@@ -203,7 +207,7 @@ def fields(draws: int, names=("field_1", "field_2"), points=None, new_draws: int
              if name in names for m in (NEW_FIELD_POINTS if points is None else points)]
     rows = []
     for name, V, m, k in sets:
-        rows.append(_field_row(name, X, V, m, k))
+        rows.append(_field_row(name, X, V, m, k, float64=name in NEW_FIELDS))
         print(table(rows[-1:], list(rows[-1])), flush=True)
     claims = [{"claim": "field_2: VectorFieldRegressor() ≤ 0.9 × the angular error of tuned per-component "
                         "KernelRidge (40 noiseless points)", "value": r["ratio"], "pass": bool(r["ratio"] <= 0.9)}
@@ -217,18 +221,24 @@ def fields(draws: int, names=("field_1", "field_2"), points=None, new_draws: int
         claims.append({"claim": "field_1, mean over γ: VectorFieldRegressor()'s ratio to tuned KernelRidge ≤ the "
                                 "plain div/curl grid's", "value": float(ours - grid), "pass": bool(ours <= grid)})
     claims += [_grid_claim(r, "grid", "the plain div/curl grid's (float64 NumPy)")
-               for r in rows if not r["set"].startswith("field_1")]
+               for r in rows if r["set"] == "field_2"]
+    # the new fields, like with like: the default (float32) against the grid in float32, and the
+    # default with dtype='float64' against the float64 grid (noiseless fields want λ below float32's reach)
     claims += [_grid_claim(r, "grid32", "the same grid's in float32, the default's precision")
+               for r in rows if r["set"] in NEW_FIELDS]
+    claims += [_grid_claim(r, "grid", "the plain div/curl grid's (float64 NumPy)", ours="ours64")
                for r in rows if r["set"] in NEW_FIELDS]
     return {"rows": rows, "claims": claims}
 
 
-def _grid_claim(row: dict, grid: str, what: str) -> dict:
-    """Claim that a field row's default is at or below ``grid``'s mean angular error within one
-    standard error of the paired difference over draws; the value is the ratio of the means."""
-    ours, theirs, se = row["ours_angular"], row[f"{grid}_angular"], row[f"ours_minus_{grid}_se"]
-    return {"claim": f"{row['set']} ({row['points']} points): VectorFieldRegressor()'s angular error ≤ {what} "
-                     "within one paired standard error", "value": ours / theirs, "pass": bool(ours - theirs <= se)}
+def _grid_claim(row: dict, grid: str, what: str, ours: str = "ours") -> dict:
+    """Claim that a field row's default (``ours``: 'ours' in JAX's default float32, 'ours64' with
+    dtype='float64') is at or below ``grid``'s mean angular error within one standard error of the
+    paired difference over draws; the value is the ratio of the means."""
+    mine, theirs, se = row[f"{ours}_angular"], row[f"{grid}_angular"], row[f"{ours}_minus_{grid}_se"]
+    model = "VectorFieldRegressor()" if ours == "ours" else "VectorFieldRegressor(dtype='float64')"
+    return {"claim": f"{row['set']} ({row['points']} points): {model}'s angular error ≤ {what} "
+                     "within one paired standard error", "value": mine / theirs, "pass": bool(mine - theirs <= se)}
 
 
 def unrelated_tasks(n_tasks: int, n_per_task: int, seed: int = 0):

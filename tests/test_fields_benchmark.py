@@ -79,3 +79,6 @@ def test_a_grid_claim_passes_within_one_paired_standard_error(structured):
     claim = structured._grid_claim(row, "grid", "the grid's")
     assert claim["pass"] and claim["value"] == pytest.approx(1.3)
     assert not structured._grid_claim({**row, "ours_minus_grid_se": 0.2}, "grid", "the grid's")["pass"]
+    row64 = {**row, "ours64_angular": 0.9, "ours64_minus_grid_se": 0.01}
+    claim = structured._grid_claim(row64, "grid", "the grid's", ours="ours64")
+    assert claim["pass"] and claim["value"] == pytest.approx(0.9) and "dtype='float64'" in claim["claim"]
