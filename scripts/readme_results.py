@@ -356,7 +356,7 @@ DEFAULT_PARTS = ("mulan", "outputs", "ida", "imbalanced", "digits", "fields", "u
 def _result_block(title: str, command: str, res: dict, body: dict) -> list[str]:
     """A results table with its command, machine line and claims (per-repeat lists stay in the JSON)."""
     rows = body["rows"]
-    cols = [c for c in rows[0] if not isinstance(rows[0][c], list)]
+    cols = list(dict.fromkeys(c for r in rows for c in r if not isinstance(r[c], list)))  # every row's columns
     lines = [f"**{title}** (`{command}`; "
              f"{_machine_line(res) if 'machine' in res else ''}; run took {res.get('seconds', 0) / 60:.0f} min)\n",
              "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols)]
