@@ -12,29 +12,14 @@ Many modules switch x64 on when imported (so that they run alone in float64); an
 fixture sets the run's precision again before every test.
 
 Compiled programs are dropped after each test module: one process compiles thousands of them
-over the whole suite, and holding them all grows memory without bound. They are also written to
-JAX's persistent compilation cache (docs/performance.md, "Compilation"), in a directory fresh for
-each run (``JAX_COMPILATION_CACHE_DIR``, created by the first process of the run, inherited by the
-worker processes and the subprocesses of the end-to-end tests, removed when the run ends): a later
-module, worker or script that compiles the same program reads it back instead of compiling it again.
+over the whole suite, and holding them all grows memory without bound.
 """
 
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import jax
 import pytest
-
-if "JAX_COMPILATION_CACHE_DIR" not in os.environ:  # the run's first process: its own cache, removed at the end
-    os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxmtl-tests-xla-")
-    os.environ["JAXMTL_TEST_CACHE_OWNER"] = str(os.getpid())
-# programs that compile in under this many seconds are not worth a file each
-os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.2")
-jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
-jax.config.update("jax_persistent_cache_min_compile_time_secs",
-                  float(os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"]))
 
 PRECISION = os.environ.get("JAXMTL_TEST_PRECISION", "float64")
 if PRECISION not in ("float32", "float64"):
@@ -128,11 +113,6 @@ def pytest_collection_modifyitems(config, items):
         elif item.path.name in LONG_MODULES:
             item.add_marker(pytest.mark.long)
     _longest_first(items)
-
-
-def pytest_unconfigure(config):
-    if os.environ.get("JAXMTL_TEST_CACHE_OWNER") == str(os.getpid()):
-        shutil.rmtree(os.environ["JAX_COMPILATION_CACHE_DIR"], ignore_errors=True)
 
 
 def pytest_report_header(config):
