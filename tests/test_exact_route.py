@@ -127,7 +127,7 @@ def test_vector_field_exact_route_every_selection_and_tikhonov_prediction():
         np.testing.assert_allclose(m.predict(Xn), (field_gram(Xn, X, 0.9, 0.4) @ c).reshape(-1, 2), rtol=1e-7)
 
 
-def test_vector_field_default_filter_is_tikhonov_on_the_exact_route_down_to_the_working_precision(monkeypatch):
+def test_vector_field_default_filter_is_tikhonov_on_the_exact_route_down_to_the_working_precision():
     from jaxmtl.models.fields import JOINT_MAX_UNKNOWNS, TIKHONOV_MAX_UNKNOWNS, default_lambdas
 
     X, V = small_field()
@@ -141,7 +141,10 @@ def test_vector_field_default_filter_is_tikhonov_on_the_exact_route_down_to_the_
     assert VectorFieldRegressor(n_steps=20)._family_filter(10).name == "nu_method"
     assert VectorFieldRegressor(n_steps=20)._route(JOINT_MAX_UNKNOWNS + 1) == "matrix_free"
     assert VectorFieldRegressor(lambdas=[1e-3])._family_filter(TIKHONOV_MAX_UNKNOWNS + 1).name == "tikhonov"
-    # the grid: 1 down to max(ε/10, 1e-12), three per decade
+    # the grid: 1 down to max(ε/10, 1e-12), three per decade; a dtype that is not floating is refused by name
+    for bad in (np.int32, "int64", None):
+        with pytest.raises(ParameterError, match="dtype must be a floating-point dtype"):
+            default_lambdas(bad)
     for dtype, floor, size in ((np.float32, np.finfo(np.float32).eps / 10, 25), (np.float64, 1e-12, 37)):
         lams = default_lambdas(dtype)
         assert lams.size == size and lams[0] == 1.0 and lams[-1] == pytest.approx(floor)
@@ -165,6 +168,14 @@ def test_vector_field_default_filter_is_tikhonov_on_the_exact_route_down_to_the_
         _warn_on_edges(None, None, default_lambdas(np.float32), 24, Tikhonov(), True, hint)
     assert VectorFieldRegressor()._lambda_edge_hint(Tikhonov()) is None  # float64: the usual advice
     assert VectorFieldRegressor(lambdas=[1e-3])._lambda_edge_hint(Tikhonov()) is None
+    # inside scikit-learn's GridSearchCV: filter=None is a parameter like any other (cloned, searched, refit)
+    from sklearn.model_selection import GridSearchCV
+
+    search = GridSearchCV(VectorFieldRegressor(kernel=Gaussian(0.9), kind="div_curl", gammas=[0.4], n_folds=3),
+                          {"filter": [None, "nu_method"]}, cv=2).fit(X, V)
+    assert search.best_params_["filter"] in (None, "nu_method") and search.predict(Xn).shape == (4, 2)
+    assert search.best_estimator_.filter_.name == ("tikhonov" if search.best_params_["filter"] is None
+                                                   else "nu_method")
 
 
 def test_auto_route_threshold_and_refusals(monkeypatch):

@@ -75,6 +75,29 @@ def test_float32_fit_costs_little_test_error_and_keeps_the_global_setting(name):
     assert errors["float32"] <= factor * errors["float64"] + f["error_atol"], errors
 
 
+def test_vector_field_default_tikhonov_grid_in_float32_costs_little_test_error():
+    """The field default (Tikhonov on the eigen path, λ down to the working precision) in float32 and
+    float64 on a noisy field: each searches its own dtype's grid, and float32's test error keeps the
+    promise."""
+    from jaxmtl.datasets import grid_2d, vector_field_1
+    from jaxmtl.models.fields import angular_error, default_lambdas
+
+    X = grid_2d(12)
+    V, _, _ = vector_field_1(X, 0.3)
+    rng = np.random.default_rng(0)
+    idx = rng.choice(len(X), 40, replace=False)
+    rest = np.setdiff1d(np.arange(len(X)), idx)
+    Vn = V[idx] + 0.05 * rng.normal(size=(40, 2))
+    errors = {}
+    for dtype in ("float32", "float64"):
+        model = M.VectorFieldRegressor(dtype=dtype).fit(X[idx], Vn)
+        assert model.filter_.name == "tikhonov" and np.asarray(model.coef_).dtype == dtype
+        np.testing.assert_allclose(model.path_params_, default_lambdas(np.dtype(dtype)))
+        errors[dtype] = angular_error(V[rest], model.predict(X[rest]))
+    f = FLOAT32_PROMISE
+    assert errors["float32"] <= f["error_factor"] * errors["float64"] + f["error_atol"], errors
+
+
 # Estimators whose float32 test error is allowed more than the promise, with the reason (docs/precision.md):
 # MixedEffectRegressor's default λ grid reaches 1e-7, beyond float32's resolution on these data; those
 # grid points are left out in float32, so it selects a larger λ than float64 does (1.8 × the error here).

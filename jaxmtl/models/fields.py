@@ -101,6 +101,8 @@ def default_lambdas(dtype) -> np.ndarray:
         >>> float(lams[0]), bool(1e-8 < lams[-1] < 2e-8), lams.size
         (1.0, True, 25)
     """
+    if not (isinstance(dtype, (type, np.dtype, str)) and np.issubdtype(np.dtype(dtype), np.floating)):
+        raise ParameterError(f"dtype must be a floating-point dtype (float32 or float64); received {dtype!r}.")
     floor = max(float(np.finfo(dtype).eps) / 10, 1e-12)
     return np.geomspace(1.0, floor, int(round(3 * np.log10(1.0 / floor))) + 1)
 
