@@ -528,7 +528,8 @@ def write_payload(args, dev, accel, sz, stream, start, targets, complete):
                                                     for m in ("cuml", "torch", "falkon", "gpytorch", "pykeops")}},
                "dtype": "float32 (float64 only as the reference of e_precision)",
                "matmul_precision": str(jax.config.jax_default_matmul_precision or "default: JAX's DEFAULT precision "
-                                       "(full float32 on the CPU; TF32 allowed on NVIDIA tensor cores)"),
+                                       "(full float32 on the CPU; TF32 allowed on NVIDIA tensor cores) around the "
+                                       "calls; jaxmtl's own functions trace theirs at HIGHEST (jaxmtl.products)"),
                "threads": int(os.environ.get("JAXMTL_BENCH_THREADS", "1")), "sizes": sz, "stream_triad": stream,
                "elapsed_s": time.perf_counter() - start, "targets": targets}
     _bench.RESULTS.mkdir(parents=True, exist_ok=True)

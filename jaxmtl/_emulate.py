@@ -13,7 +13,7 @@ This reaches into JAX's lowering registry (``jax._src``); it is not part of the 
 
 Example:
     >>> import jax, jax.numpy as jnp
-    >>> a = jnp.full((1, 1), 1.0 + 2.0 ** -12, jnp.float32)
+    >>> a = jax.device_put(jnp.full((1, 1), 1.0 + 2.0 ** -12, jnp.float32), jax.devices("cpu")[0])
     >>> with emulated_products(10):
     ...     float(jnp.matmul(a, a)[0, 0]), float(jnp.matmul(a, a, precision="highest")[0, 0])
     (1.0, 1.00048828125)

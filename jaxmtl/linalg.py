@@ -30,7 +30,7 @@ Example:
     >>> def smallest(omega):  # the repeated eigenvalue 1 − ω of A_ω, d = 3
     ...     A = omega * jnp.ones((3, 3)) + (1 - omega) * jnp.eye(3)
     ...     return eigh(A)[0][0]
-    >>> float(jax.grad(smallest)(0.3))
+    >>> round(float(jax.grad(smallest)(0.3)), 6)
     -1.0
 """
 
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from .products import full_precision
 
 __all__ = ["eigh", "eigvalsh", "clip_psd"]
 
@@ -64,7 +65,7 @@ def eigh(A: Array) -> tuple[Array, Array]:
 
     Example:
         >>> w, V = eigh(jnp.eye(2))
-        >>> w
+        >>> w.round(6)
         Array([1., 1.], dtype=float32)
     """
     w, V = jnp.linalg.eigh(A)
@@ -72,6 +73,7 @@ def eigh(A: Array) -> tuple[Array, Array]:
 
 
 @eigh.defjvp
+@full_precision
 def _eigh_jvp(primals, tangents):
     (A,), (dA,) = primals, tangents
     w, V = eigh(A)
@@ -95,6 +97,7 @@ def eigvalsh(A: Array) -> Array:
     return eigh(A)[0]
 
 
+@full_precision
 def clip_psd(w: Array) -> Array:
     """Eigenvalues of a PSD matrix clipped at 0, with the derivative of the unclipped values.
 

@@ -43,6 +43,19 @@ FLOAT32_PROMISE = {"rtol": 2e-3, "atol": 2e-4, "error_factor": 1.1, "error_atol"
 
 jax.config.update("jax_enable_x64", X64)
 
+# JAXMTL_TEST_PRODUCTS=tf32 (or bfloat16): the whole run with every float32 product that is not asked
+# for HIGHEST rounded as a GPU's tensor cores (TPU's) round it under JAX's default precision
+# (:func:`jaxmtl._emulate.emulated_products`), so that a CPU reproduces what the suite meets on an
+# accelerator: the library's own computations must not depend on JAX's default precision.
+PRODUCTS = os.environ.get("JAXMTL_TEST_PRODUCTS", "")
+if PRODUCTS:
+    from jaxmtl._emulate import MANTISSA_BITS, emulated_products
+
+    if PRODUCTS not in MANTISSA_BITS:
+        raise pytest.UsageError(f"JAXMTL_TEST_PRODUCTS must be one of {sorted(MANTISSA_BITS)}; received {PRODUCTS!r}.")
+    _EMULATION = emulated_products(MANTISSA_BITS[PRODUCTS])  # held: for the life of the process
+    _EMULATION.__enter__()
+
 
 # Modules that compare float32 with float64 explicitly (``dtype=``), and the docstring examples (written
 # for a fresh session): they run in the float32 run only, in JAX's default configuration.
@@ -116,7 +129,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_report_header(config):
-    return f"jaxmtl test precision: {PRECISION} (jax_enable_x64={X64})"
+    products = f", float32 products emulated as {PRODUCTS}" if PRODUCTS else ""
+    return f"jaxmtl test precision: {PRECISION} (jax_enable_x64={X64}){products}"
 
 
 @pytest.fixture(autouse=True)

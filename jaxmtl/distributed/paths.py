@@ -55,6 +55,7 @@ from ..operators.nystrom import FeatureMap, FeatureStatistics, accumulate_statis
 from ..operators.sharded import AXIS, ShardedKernelOperator
 from ..paths.eigen import mse_loss
 from ..paths.scan import path_scan
+from ..products import full_precision
 
 __all__ = ["distributed_operator", "feature_statistics_global", "kfold_path_losses", "predict_rows",
            "refit_path", "step_size"]
@@ -100,6 +101,7 @@ def _kfold(op, kernels, Y, valid, masks, filt, n_steps, report):
     return jax.lax.map(per_kernel, kernels)
 
 
+@full_precision
 def kfold_path_losses(op: ShardedKernelOperator, kernels: Kernel, Y: Array, valid: Array, masks: Array,
                       filt: str | IterativeFilter, n_steps: int, report: Array | None = None) -> tuple[Array, Array]:
     """Held-out losses of every kernel × fold × step, replicated on every process.
@@ -122,6 +124,7 @@ def _replicate(tree, mesh):
 
 
 @partial(jax.jit, static_argnames=("filt", "n_steps"))
+@full_precision
 def refit_path(op: ShardedKernelOperator, Y: Array, valid: Array, filt: IterativeFilter,
                n_steps: int) -> tuple[Array, Array, Array]:
     """The path on every valid row to step ``n_steps``: (coefficients (n_pad, d) sharded, diverged, τ)."""
@@ -130,6 +133,7 @@ def refit_path(op: ShardedKernelOperator, Y: Array, valid: Array, filt: Iterativ
 
 
 @partial(jax.jit, static_argnames=("mesh", "block_size"))
+@full_precision
 def predict_rows(kernel: Kernel, X_eval: Array, X: Array, CA: Array, mesh: Mesh, block_size: int = 1024) -> Array:
     """(m, d) predictions K(X_eval, X) @ CA, replicated; X, CA (n_pad, ·) sharded by rows.
 
@@ -146,6 +150,7 @@ def predict_rows(kernel: Kernel, X_eval: Array, X: Array, CA: Array, mesh: Mesh,
 
 
 @partial(jax.jit, static_argnames=("mesh", "n_groups"))
+@full_precision
 def feature_statistics_global(fmap: FeatureMap, X: Array, Y: Array, rows: Array, ids: Array, mesh: Mesh,
                               n_groups: int) -> FeatureStatistics:
     """Per-group ΦᵀΦ, ΦᵀY, YᵀY of rows spread over the mesh, replicated (one ``psum``).

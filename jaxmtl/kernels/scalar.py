@@ -27,6 +27,7 @@ from jax.typing import ArrayLike
 
 from .._checks import check_inputs, check_int, check_positive
 from ..errors import ParameterError, ShapeError
+from ..products import full_precision
 
 __all__ = [
     "Kernel",
@@ -285,8 +286,8 @@ class Laplacian(Kernel):
       sigma: width σ > 0.
 
     Example:
-        >>> Laplacian(1.0)(jnp.array([[0.0]]), jnp.array([[0.0], [1.0]]))
-        Array([[1.        , 0.36787945]], dtype=float32)
+        >>> Laplacian(1.0)(jnp.array([[0.0]]), jnp.array([[0.0], [1.0]])).round(6)  # exp(-1)
+        Array([[1.      , 0.367879]], dtype=float32)
     """
 
     sigma: Array
@@ -352,8 +353,8 @@ class Matern(Kernel):
       length_scale: ℓ > 0.
 
     Example:
-        >>> Matern(0.5, 1.0)(jnp.array([[0.0]]), jnp.array([[1.0]]))
-        Array([[0.36787945]], dtype=float32)
+        >>> Matern(0.5, 1.0)(jnp.array([[0.0]]), jnp.array([[1.0]])).round(6)  # exp(-1)
+        Array([[0.367879]], dtype=float32)
     """
 
     length_scale: Array
@@ -408,6 +409,7 @@ class SobolevSpline(Kernel):
         return X[:, 0] * (1.0 - X[:, 0])
 
 
+@full_precision
 def median_heuristic(X: npt.ArrayLike, max_points: int = 1000) -> float:
     """Median pairwise Euclidean distance between distinct rows of X (a Gaussian width).
 
@@ -435,6 +437,7 @@ def median_heuristic(X: npt.ArrayLike, max_points: int = 1000) -> float:
     return float(np.median(np.sqrt(d2[iu])))
 
 
+@full_precision
 def knn_width(X: npt.ArrayLike, k: int, block_size: int = 1024) -> float:
     """Mean over points of the mean distance to their k nearest other points.
 

@@ -64,6 +64,7 @@ from ..operators.blocked import (
 )
 from ..paths.eigen import mse_loss
 from ..selection.criteria import gcv_path, loo_path
+from ..products import full_precision
 
 __all__ = [
     "TRANSFORMS",
@@ -121,6 +122,7 @@ def unconstrain(params: dict, spec: dict) -> dict:
 
 
 @jax.custom_vjp
+@full_precision
 def tikhonov_solve(K: Array, A: Array, Y: Array, lam: ArrayLike) -> Array:
     """C with K C A + nλ C = Y (:func:`~jaxmtl.operators.separable_solve`), implicit gradients.
 
@@ -133,11 +135,13 @@ def tikhonov_solve(K: Array, A: Array, Y: Array, lam: ArrayLike) -> Array:
     return separable_solve(K, A, Y, lam)
 
 
+@full_precision
 def _solve_fwd(K, A, Y, lam):
     C = separable_solve(K, A, Y, lam)
     return C, (K, A, C, lam)
 
 
+@full_precision
 def _solve_bwd(res, Cbar):
     K, A, C, lam = res
     W = separable_solve(K, A, Cbar, lam)  # S is self-adjoint: S*(W) = K W A + nλ W
@@ -148,6 +152,7 @@ def _solve_bwd(res, Cbar):
 tikhonov_solve.defvjp(_solve_fwd, _solve_bwd)
 
 
+@full_precision
 def kfold_tikhonov_loss(K: Array, A: Array, Y: Array, lam: ArrayLike, masks: Array, loss: Callable = mse_loss,
                         offset: Array | None = None) -> Array:
     """Mean over folds of the held-out loss of the Tikhonov solution (differentiable).
@@ -199,6 +204,7 @@ def soft_min(losses: Array, temperature: ArrayLike = 0.05) -> Array:
     return shift - tau * (jax.nn.logsumexp(z) - jnp.log(jnp.sum(finite)))
 
 
+@full_precision
 def eigen_criterion(K: Array, a: Array, V: Array, Y: Array, param: float | Array, filt: SpectralFilter | None = None,
                     criterion: str = "loo", temperature: ArrayLike = 0.05) -> Array:
     """Closed-form LOO or GCV on the eigen path of K ⊗ A, A = V diag(a) Vᵀ (differentiable).
@@ -256,10 +262,12 @@ def _blocked_products(kernel, X1, X2, M, block_size):
     return out.reshape(n_blocks * block_size, -1)[:n1]
 
 
+@full_precision
 def _remat_fwd(kernel, X1, X2, C, A, block_size):
     return _blocked_products(kernel, X1, X2, C @ A, block_size), (kernel, X1, X2, C, A)
 
 
+@full_precision
 def _remat_bwd(block_size, res, G):
     kernel, X1, X2, C, A = res
     M = C @ A
@@ -294,6 +302,7 @@ class RematKernelOperator(BlockedKernelOperator):
     products never stores an n × n matrix (memory O(block·n + n·d)).
     """
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         return _remat_matmul(self.kernel, self.X, self.X, C, self.A, self.block_size)
 
@@ -306,11 +315,13 @@ class RematCrossOperator(BlockedCrossOperator):
     (chunk·m·n numbers); with it, only the blocks' inputs.
     """
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         return _remat_matmul(self.kernel, self.X_eval, self.X, C, self.A, self.block_size)
 
 
 @partial(jax.jit, static_argnames=("filt", "n_steps", "chunk", "loss"))
+@full_precision
 def checkpointed_path_losses(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int,
                              eval_op: GramOperator, Y_eval: Array, w_eval: Array | None = None,
                              tau: ArrayLike | None = None, mask: Array | None = None,
@@ -366,6 +377,7 @@ def checkpointed_path_losses(op: GramOperator, Y: Array, filt: IterativeFilter, 
     return jnp.concatenate([losses.reshape(-1)[1:], held_out(last)[None]])  # C_1, …, C_T
 
 
+@full_precision
 def minimize(fun: Callable, raw0: Any, optimizer: str = "adam", n_steps: int = 200,
              learning_rate: float = 0.05) -> tuple[Any, Array]:
     """Minimise ``fun(raw)`` over an unconstrained pytree with optax, as one ``lax.scan``.
@@ -422,6 +434,7 @@ def minimize(fun: Callable, raw0: Any, optimizer: str = "adam", n_steps: int = 2
     return run(raw0)
 
 
+@full_precision
 def partition_kernel(kernel: Kernel) -> tuple[Kernel, Kernel]:
     """(array leaves, rest) of a kernel pytree: its continuous hyperparameters and the static rest."""
     return eqx.partition(kernel, eqx.is_inexact_array)

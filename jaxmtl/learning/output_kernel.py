@@ -91,6 +91,7 @@ from jax.typing import ArrayLike
 from .._checks import as_float_array, check_int, check_positive
 from ..errors import ParameterError, ShapeError
 from ..linalg import clip_psd, eigh, eigvalsh
+from ..products import full_precision
 
 __all__ = [
     "OKLResult",
@@ -127,6 +128,7 @@ class OKLResult(NamedTuple):
     converged: Array
 
 
+@full_precision
 def okl_objective(K: Array, Y: Array, C: Array, L: Array, lam: ArrayLike) -> Array:
     """Objective (3) of [DOGP11], dense: ‖Y − KCL‖²/(2λ) + ⟨CᵀKC, L⟩/2 + ‖L‖²/2.
 
@@ -149,6 +151,7 @@ def _sylvester_rotated(s: Array, Yt: Array, L: Array, lam) -> Array:
     return ((Yt @ V) / (s[:, None] * a[None, :] + lam)) @ V.T
 
 
+@full_precision
 def sylvester_step(s: Array, U: Array, Y: Array, L: Array, lam: ArrayLike) -> Array:
     """The C step of Algorithm 1 (line 3, eq. 6): C with K C L + λ C = Y, K = U diag(s) Uᵀ.
 
@@ -170,6 +173,7 @@ def sylvester_step(s: Array, U: Array, Y: Array, L: Array, lam: ArrayLike) -> Ar
     return U @ _sylvester_rotated(s, U.T @ Y, L, lam)
 
 
+@full_precision
 def output_kernel_update(K: Array, C: Array, L_prev: Array, lam: ArrayLike) -> Array:
     """The L step of Algorithm 1 (lines 4–7): L = argmin over symmetric PSD L of Q(L, C).
 
@@ -233,6 +237,7 @@ def _reduced_objective(Yt: Array, Ct: Array, L: Array) -> Array:
     return 0.5 * jnp.sum(Yt * Ct) + 0.5 * jnp.sum(L * L)
 
 
+@full_precision
 def okl_rotated(s: Array, Yt: Array, lam: ArrayLike, L0: Array, max_iter: int, tol: ArrayLike) -> tuple:
     """Algorithm 1 in the eigenbasis of K (pure, jittable; no input checks).
 
@@ -284,6 +289,7 @@ def _okl_full(K, Y, lam, L0, max_iter, tol):
     return OKLResult(U @ Ct, L, objs, ress, it, conv)
 
 
+@full_precision
 def output_basis(Y: Array, rank: int) -> Array:
     """(d, rank) top right singular vectors of Y: the basis W of the low-rank variant.
 
@@ -295,6 +301,7 @@ def output_basis(Y: Array, rank: int) -> Array:
     return Vt[:rank].T
 
 
+@full_precision
 def output_kernel_learning(K: ArrayLike, Y: ArrayLike, lam: float, *, L0: ArrayLike | None = None,
                            max_iter: int = 200, tol: float = 1e-8,
                            rank: int | None = None) -> OKLResult:
@@ -350,6 +357,7 @@ def output_kernel_learning(K: ArrayLike, Y: ArrayLike, lam: float, *, L0: ArrayL
     return res._replace(coef=coef, output_kernel=W @ res.output_kernel @ W.T)
 
 
+@full_precision
 def okl_path(s: Array, U: Array, Y: Array, lambdas: Array, K_eval: Array, max_iter: int, tol: ArrayLike,
              emit: Callable[[Array], Any] | None = None) -> Any:
     """Algorithm 1 along a decreasing λ path, each λ warm-started from the previous L ([DOGP11] §5.1).

@@ -58,6 +58,7 @@ from ..kernels.scalar import Kernel
 from ..linalg import eigh
 from ..operators.tasks import check_tasks
 from .kernel import check_alpha, check_lam, resolve_task_kernel
+from ..products import full_precision
 
 __all__ = ["Layout", "Prepared", "Query", "MixedEffectSolution", "unique_inputs", "merge_repeats", "task_layout",
            "prepare",
@@ -341,6 +342,7 @@ def check_weights(w: Any, n: int, name: str) -> np.ndarray:
     return w
 
 
+@full_precision
 def algorithm4(X: npt.ArrayLike, y: npt.ArrayLike, tasks: npt.ArrayLike, alpha: float, lam: float, kernel: Kernel,
                task_kernel: Any = None, w: npt.ArrayLike | None = None) -> MixedEffectSolution:
     """Solve (5.4) with Algorithm 4 of [Din11] (functional interface, no bias term).

@@ -40,6 +40,7 @@ from jax.typing import ArrayLike
 from .._checks import check_positive, check_unit_interval, is_traced, require_concrete, traced_check
 from ..errors import ParameterError, TaskError
 from ..kernels.scalar import Kernel, _checked, _pair
+from ..products import full_precision
 
 __all__ = ["ExponentialDot", "check_alpha", "check_lam", "check_scaled_weight", "LAM_RANGE", "check_kernel",
            "resolve_task_kernel", "mixed_effect_gram"]
@@ -150,6 +151,7 @@ def resolve_task_kernel(task_kernel: Any, default: Kernel, name: str = "task_ker
     return lookup, mapping
 
 
+@full_precision
 def mixed_effect_gram(X1: npt.ArrayLike, tasks1: npt.ArrayLike, X2: npt.ArrayLike, tasks2: npt.ArrayLike,
                       alpha: ArrayLike, kernel: Kernel, task_kernel: Any) -> np.ndarray | jax.Array:
     """Dense mixed-effect kernel matrix (5.2)/(5.5) between (X1, tasks1) and (X2, tasks2).

@@ -71,6 +71,7 @@ from ..kernels.scalar import Kernel
 from .centralized import check_weights
 from .kernel import check_alpha, check_kernel, check_lam, check_scaled_weight, resolve_task_kernel
 from .online import Database, Solution, TaskRecord, estimate, receive, solve_shared
+from ..products import full_precision
 
 __all__ = ["Server", "Client", "PassiveClient", "DisclosedDatabase"]
 
@@ -157,12 +158,14 @@ class Server:
     n_inputs = property(lambda self: self._db.n)
     n_tasks = property(lambda self: len(self._records))
 
+    @full_precision
     def client(self, task: int | str) -> "Client":
         """The (active) client of ``task``: it sends its examples and predicts."""
         task = check_task_label(task)
         self._lookup(task)
         return Client(self, task)
 
+    @full_precision
     def passive_client(self, X: npt.ArrayLike, y: npt.ArrayLike, w: npt.ArrayLike | None = None,
                        task: int | str | None = None) -> "PassiveClient":
         """A client that keeps its data (X (ℓ, p), y (ℓ,), w (ℓ,)) and only downloads.
@@ -189,6 +192,7 @@ class Server:
         self._check_features(X.shape[1], "X")
         return PassiveClient(self, task, X.astype(np.float64), y.astype(np.float64), w, self._lookup(task))
 
+    @full_precision
     def disclosed(self) -> DisclosedDatabase:
         """The disclosed database (copies of x̌, b, G, and b₁, a with a bias).
 
@@ -248,6 +252,7 @@ class Server:
         self.n_received += 1
         self._version += 1
 
+    @full_precision
     def save(self, path: str | os.PathLike[str]) -> None:
         """Save the whole state (disclosed and undisclosed) to a portable ``.npz``; see :mod:`.state`."""
         from .state import save_server
@@ -255,6 +260,7 @@ class Server:
         save_server(self, path)
 
     @classmethod
+    @full_precision
     def load(cls, path: str | os.PathLike[str]) -> "Server":
         """A server restored from :meth:`save`, bit-identical to the saved one."""
         from .state import load_server
@@ -288,10 +294,12 @@ class Client(_Predicting):
 
     task = property(lambda self: self._task)
 
+    @full_precision
     def send(self, x: npt.ArrayLike, y: float, w: float = 1.0) -> None:
         """Send one example (x (p,), y, w > 0) to the server (Algorithm 5)."""
         self._server._receive(self._task, x, y, w)
 
+    @full_precision
     def predict_parts(self, X: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(ḡ(X) (with the bias), g̃_j(X)), each (q,): the average task and this task's shift (5.3)."""
         Xq = self._query(X)
@@ -312,6 +320,7 @@ class PassiveClient(_Predicting):
 
     task = property(lambda self: self._task)
 
+    @full_precision
     def predict_parts(self, X: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(ḡ, g̃_j) at X, each (q,), as if this client's data had been sent, without sending it."""
         Xq = self._query(X)

@@ -33,6 +33,7 @@ from jax.typing import ArrayLike
 
 from ..linalg import clip_psd, eigh, eigvalsh
 from .dictionaries import GramStack
+from ..products import full_precision
 
 __all__ = ["Predictive", "predictive", "degrees_of_freedom", "plot_profiles"]
 
@@ -50,6 +51,7 @@ class Predictive(NamedTuple):
     var_f: Array | np.ndarray
     var_y: Array | np.ndarray
 
+    @full_precision
     def interval(self, level: float = 0.95, noisy: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) Gaussian interval of probability ``level`` for g(x) or, if ``noisy``, y."""
         from scipy.stats import norm
@@ -76,6 +78,7 @@ def _predictive(K, Kx, kxx, Y, A, lam):
     return Predictive(mean, var_f, var_f + lam)
 
 
+@full_precision
 def predictive(stack: GramStack, cross: GramStack, diag_new: ArrayLike, d: ArrayLike, Y: ArrayLike, lam: ArrayLike,
                A: ArrayLike | None = None) -> Predictive:
     """Predictive mean and variances of RLS2's two-layer Gaussian model at the MAP weights d.
@@ -104,6 +107,7 @@ def _dof(K, A, lam):
     return jnp.sum(ea / (ea + lam))
 
 
+@full_precision
 def degrees_of_freedom(stack: GramStack, d: ArrayLike, lam: ArrayLike, A: ArrayLike | None = None) -> Array:
     """d̂f(λ) of (4.11): tr(𝐊(d)(𝐊(d) + λI)⁻¹) (tr of the hat matrix of 𝐊(d) ⊗ A in general).
 

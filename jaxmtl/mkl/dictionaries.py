@@ -63,6 +63,7 @@ import numpy.typing as npt
 from .._checks import as_float_array, check_inputs
 from ..errors import ParameterError, ShapeError
 from ..kernels import Gaussian, Kernel, Linear, Polynomial
+from ..products import full_precision
 
 __all__ = [
     "STANDARD_WIDTHS",
@@ -138,6 +139,7 @@ class GramStack(eqx.Module):
         """(m, n₁, n₂)."""
         return (self.scale.shape[0], self.X1.shape[0], self.X2.shape[0])
 
+    @full_precision
     def take(self, rows: npt.ArrayLike, cols: npt.ArrayLike) -> "GramStack":
         """The sub-stack on rows ``rows`` of X₁ and columns ``cols`` of X₂ (index arrays): slices the
         materialised matrices when dense, so one pre-computed stack serves every data split."""
@@ -148,6 +150,7 @@ class GramStack(eqx.Module):
         return GramStack(self.groups, self.X1[rows], self.X2[cols], self.scale, dense, self.order, factors,
                          self.bucket_order)
 
+    @full_precision
     def factorize(self, tol: float = 1e-12) -> "GramStack":
         """This stack with pivoted Cholesky factors 𝐊ᵏ ≈ LₖLₖᵀ, used by :meth:`products`.
 
@@ -205,12 +208,14 @@ class GramStack(eqx.Module):
             outs.append(jax.lax.map(lambda item, A=A, B=B: fn(item[1](A, B)), (g.ids, g.kernel)))
         return jnp.concatenate(outs)[jnp.asarray(self.order)]
 
+    @full_precision
     def matrices(self) -> Array:
         """(m, n₁, n₂) the scaled basis Grams (materialises them)."""
         if self.dense is not None:
             return self.dense
         return self._per_kernel(lambda K: K) * self.scale[:, None, None]
 
+    @full_precision
     def products(self, C: Array) -> Array:
         """(m, n₁, T) the products 𝐊ᵏ C for C of shape (n₂, T)."""
         if self.factors is not None:  # L₁ₖ(L₂ₖᵀC) per bucket of ranks, Kₖ C for the kernels of high rank
@@ -222,6 +227,7 @@ class GramStack(eqx.Module):
             return (self.dense.reshape(m * n1, n2) @ C).reshape(m, n1, -1)
         return self._per_kernel(lambda K: K @ C) * self.scale[:, None, None]
 
+    @full_precision
     def combine(self, d: Array) -> Array:
         """(n₁, n₂) the combined Gram 𝐊(d) = Σₖ d_k 𝐊ᵏ."""
         if self.dense is not None:
@@ -251,6 +257,7 @@ def _combine_support(d: Array, dense: Array) -> Array:
 
 
 @partial(_combine_support.defjvp, symbolic_zeros=True)
+@full_precision
 def _combine_support_jvp(primals, tangents):
     d, dense = primals
     d_dot, dense_dot = tangents

@@ -47,6 +47,7 @@ from .._checks import require_concrete
 from ..operators import separable_solve
 from .dictionaries import GramStack
 from .simplex import simplex_qp
+from ..products import full_precision
 
 __all__ = ["RLS2Result", "RLS2Path", "initial_kernel", "rls2_step", "rls2_objective", "rls2_solve",
            "rls2_path", "kkt_conditions", "path_predict", "linear_coefficients", "CHOLESKY_MAX_N"]
@@ -90,6 +91,7 @@ def _eye_or(A, T, dtype):
     return jnp.eye(T, dtype=dtype) if A is None else jnp.asarray(A, dtype)
 
 
+@full_precision
 def initial_kernel(stack: GramStack, Y: Array, A: Array | None = None, w: Array | None = None) -> Array:
     """The λ → ∞ solution d = e_i, i = argmax_k tr(Yᵀ𝐊ᵏY A) ([Din11] Lemma 6; yᵀ𝐊ᵏy for T = 1)."""
     n, T = Y.shape
@@ -127,6 +129,7 @@ def _d_problem(P, C, Y, A, lam, w):
 
 
 @partial(jax.jit, static_argnames=("solver", "smo_max_iter"))
+@full_precision
 def rls2_step(stack: GramStack, Y: Array, lam: ArrayLike, d: Array, A: Array | None = None, w: Array | None = None,
               C0: Array | None = None, solver: str = "cholesky", smo_tol: float = 1e-10,
               smo_max_iter: int = 100_000, rows: Array | None = None) -> tuple[Array, Array, Array]:
@@ -149,6 +152,7 @@ def rls2_step(stack: GramStack, Y: Array, lam: ArrayLike, d: Array, A: Array | N
     return d_new, C, jnp.linalg.norm(res) / jnp.linalg.norm(Y * w[:, None])
 
 
+@full_precision
 def rls2_objective(stack: GramStack, Y: Array, lam: ArrayLike, d: Array, C: Array, A: Array | None = None) -> Array:
     """The objective (4.1): ‖Y − 𝐊(d)CA‖²/(2λ) + tr(Cᵀ𝐊(d)CA)/2."""
     Y = jnp.asarray(Y)
@@ -192,6 +196,7 @@ def _solve_jit(stack, Y, lam, A, w, d0, tol, max_iter, solver, smo_tol, smo_max_
     return _solve(stack, Y, lam, A, w, d0, jnp.zeros_like(Y), tol, max_iter, solver, smo_tol, smo_max_iter)
 
 
+@full_precision
 def rls2_solve(stack: GramStack, Y: ArrayLike, lam: ArrayLike, A: ArrayLike | None = None, w: ArrayLike | None = None,
                d0: ArrayLike | None = None, tol: float = 1e-6, max_iter: int = 1000,
                solver: str = "auto", smo_tol: float = 1e-10, smo_max_iter: int = 100_000) -> RLS2Result:
@@ -229,6 +234,7 @@ def _path_jit(stack, Y, lambdas, A, w, tol, max_iter, solver, smo_tol, smo_max_i
     return RLS2Path(lambdas, *out)
 
 
+@full_precision
 def rls2_path(stack: GramStack, Y: ArrayLike, lambdas: ArrayLike, A: ArrayLike | None = None,
               w: ArrayLike | None = None, tol: float = 1e-2, max_iter: int = 200,
               solver: str = "auto", smo_tol: float = 1e-8, smo_max_iter: int = 100_000) -> RLS2Path:
@@ -252,12 +258,14 @@ def rls2_path(stack: GramStack, Y: ArrayLike, lambdas: ArrayLike, A: ArrayLike |
                      _resolve_solver(solver, n), smo_tol, smo_max_iter)
 
 
+@full_precision
 def path_predict(cross: GramStack, path_d: Array, path_C: Array, A: Array | None = None) -> Array:
     """(L, n_new, T) predictions Σₖ d_k 𝐊ᵏ(X_new, X) C A along a path (cross stack from the same dictionary)."""
     A = _eye_or(A, path_C.shape[-1], path_C.dtype)
     return jax.lax.map(lambda dc: cross.combine(dc[0]) @ dc[1] @ A, (path_d, path_C))
 
 
+@full_precision
 def kkt_conditions(stack: GramStack, Y: ArrayLike, lam: ArrayLike, d: ArrayLike, C: ArrayLike,
                    A: ArrayLike | None = None, support_tol: float = 1e-12) -> dict:
     """Optimality conditions of (3.5)–(3.6) with the square loss at (c, d).
@@ -285,6 +293,7 @@ def kkt_conditions(stack: GramStack, Y: ArrayLike, lam: ArrayLike, d: ArrayLike,
             "negativity": float(jnp.maximum(0.0, -jnp.min(d)))}
 
 
+@full_precision
 def linear_coefficients(X: npt.ArrayLike, scale: npt.ArrayLike, d: npt.ArrayLike, C: npt.ArrayLike) -> np.ndarray:
     """Weights w (p, T) of linear RLS2, w_j = d_j s_j z_j with z = Xᵀc ([Din11] eqs. 4.6–4.7), for X (n, p),
     scale and d (p,), C (n, T).

@@ -47,6 +47,7 @@ import numpy as np
 from ..errors import DTypeError, ParameterError, ShapeError
 from ..io.persistence import write_atomically
 from .predictors import Predictor
+from ..products import full_precision
 
 __all__ = ["export", "DEFAULT_PLATFORMS", "PLATFORMS"]
 
@@ -54,6 +55,7 @@ DEFAULT_PLATFORMS = ("cpu", "cuda")  # lowered for both whether or not a GPU is 
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")  # what jax.export lowers for
 
 
+@full_precision
 def export(model_or_predictor: Any, example_input: Any, path: str | os.PathLike[str] | None = None,
            platforms: tuple[str, ...] = DEFAULT_PLATFORMS) -> jax.export.Exported:
     """The prediction function of a fitted model as a ``jax.export.Exported``, rows symbolic.

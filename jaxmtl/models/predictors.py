@@ -64,6 +64,7 @@ from .._checks import default_float
 from ..errors import DTypeError, ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel
 from ._per_task import output_predict
+from ..products import full_precision
 
 __all__ = ["Predictor", "SeparablePredictor", "PerOutputPredictor", "PerOutputGaussian", "PredictorMixin"]
 
@@ -110,6 +111,7 @@ class PerOutputGaussian(eqx.Module):
                              f"{jnp.shape(sigma)}.")
         self.sigma = Gaussian(sigma).sigma  # the scalar kernel's check: finite and positive
 
+    @full_precision
     def __call__(self, X1: jax.Array, X2: jax.Array) -> jax.Array:
         """(d, n1, n2) Gram matrices, one per output, of X1 (n1, p) and X2 (n2, p)."""
         return jax.vmap(lambda w: Gaussian(w)(X1, X2))(self.sigma)
@@ -175,6 +177,7 @@ class Predictor(eqx.Module):
     def _expansion(self, X: jax.Array) -> jax.Array:
         """(m, d) Σᵢ k(x, xᵢ) cᵢ at (m, p) shifted inputs, before the output matrix and offset."""
 
+    @full_precision
     def __call__(self, X: Any) -> jax.Array:
         """(m, p) inputs → (m, d) outputs; a single (p,) input → (d,); in the predictor's dtype.
 
@@ -203,6 +206,7 @@ class Predictor(eqx.Module):
                              f"features); received shape {tuple(X.shape)}.")
         return jnp.asarray(X, self.dtype)
 
+    @full_precision
     def astype(self, dtype: Any) -> Predictor:
         """The same predictor with every floating leaf (kernel included) in ``dtype``
         (``'float32'`` or ``'float64'``, or the NumPy type); its ``dtype`` field follows.

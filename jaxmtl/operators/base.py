@@ -27,6 +27,7 @@ from jax.typing import ArrayLike, DTypeLike
 
 from ..errors import ShapeError
 from ..linalg import clip_psd, eigh, eigvalsh
+from ..products import full_precision
 
 __all__ = [
     "GramOperator",
@@ -57,6 +58,7 @@ class SeparableEigh(NamedTuple):
     V: Array
 
 
+@full_precision
 def separable_eigh(K: Array, A: Array) -> SeparableEigh:
     """Eigendecomposition of K ⊗ A from the two factors (cost n³ + d³, not (nd)³).
 
@@ -80,6 +82,7 @@ def separable_eigh(K: Array, A: Array) -> SeparableEigh:
 CHOLESKY_MAX_OUTPUTS = 16  # above this many outputs one eigh of K is cheaper than d Cholesky solves
 
 
+@full_precision
 def separable_solve(K: Array, A: Array, Y: Array, lam: ArrayLike) -> Array:
     """Tikhonov coefficients for one λ: C with K C A + nλ C = Y, i.e. (K ⊗ A + nλI) vec C = vec Y.
 
@@ -131,9 +134,11 @@ class GramOperator(eqx.Module):
         """(n, d): the shape of the coefficient matrices it acts on."""
 
     @abc.abstractmethod
+    @full_precision
     def mv(self, C: Array) -> Array:
         """Γ C for C of shape (n, d)."""
 
+    @full_precision
     def as_matrix(self) -> Array:
         """The dense (nd, nd) matrix, built column by column from ``mv`` (tests only)."""
         n, d = self.shape
@@ -163,13 +168,16 @@ class SeparableOperator(GramOperator):
     def shape(self):
         return (self.K.shape[0], self.A.shape[0])
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         return self.K @ C @ self.A
 
+    @full_precision
     def eigh(self) -> SeparableEigh:
         """Eigensystem from the factors; see :func:`separable_eigh`."""
         return separable_eigh(self.K, self.A)
 
+    @full_precision
     def spectral_norm(self) -> Array:
         """‖K ⊗ A‖₂ = ‖K‖₂·‖A‖₂, each from a symmetric eigenvalue computation."""
         return eigvalsh(self.K)[-1] * eigvalsh(self.A)[-1]
@@ -185,10 +193,12 @@ class DenseOperator(GramOperator):
     def shape(self):
         return (self.G.shape[0] // self.d, self.d)
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         return (self.G @ C.reshape(-1)).reshape(C.shape)
 
 
+@full_precision
 def max_eigenvalue(mv: Callable[[Array], Array], shape: tuple[int, ...], dtype: DTypeLike, num_iters: int = 20,
                    key: Array | None = None, safety: float = 1.01, start: Array | None = None) -> Array:
     """Upper estimate of the largest eigenvalue of a symmetric PSD map ``mv`` (Lanczos).

@@ -31,6 +31,7 @@ from .._checks import check_int
 from ..errors import ShapeError
 from ..kernels.scalar import Kernel
 from .base import GramOperator
+from ..products import full_precision
 
 __all__ = ["BlockedCrossOperator", "BlockedKernelOperator", "blocked_kernel_matmul", "pad_rows"]
 
@@ -52,6 +53,7 @@ def pad_rows(X: Array, block: int) -> tuple[Array, int]:
     return X, n_blocks
 
 
+@full_precision
 def blocked_kernel_matmul(kernel: Kernel, X1: Array, X2: Array, C: Array, block_size: int) -> Array:
     """K(X1, X2) @ C with K evaluated ``block_size`` rows of X1 at a time (never stored whole).
 
@@ -66,7 +68,8 @@ def blocked_kernel_matmul(kernel: Kernel, X1: Array, X2: Array, C: Array, block_
         >>> from jaxmtl.kernels import Gaussian
         >>> X = jnp.arange(5.0)[:, None]
         >>> C = jnp.ones((5, 1))
-        >>> bool(jnp.allclose(blocked_kernel_matmul(Gaussian(1.0), X, X, C, 2), Gaussian(1.0)(X, X) @ C))
+        >>> dense = jnp.matmul(Gaussian(1.0)(X, X), C, precision="highest")
+        >>> bool(jnp.allclose(blocked_kernel_matmul(Gaussian(1.0), X, X, C, 2), dense))
         True
     """
     n1 = X1.shape[0]
@@ -107,6 +110,7 @@ class BlockedKernelOperator(GramOperator):
     def shape(self):
         return (self.X.shape[0], self.A.shape[0])
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         return blocked_kernel_matmul(self.kernel, self.X, self.X, C @ self.A, self.block_size)
 
@@ -135,5 +139,6 @@ class BlockedCrossOperator(GramOperator):
     def shape(self):
         return (self.X.shape[0], self.A.shape[0])
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         return blocked_kernel_matmul(self.kernel, self.X_eval, self.X, C @ self.A, self.block_size)

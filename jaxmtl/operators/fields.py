@@ -44,6 +44,7 @@ from .._checks import as_float_array, check_inputs, check_positive, check_unit_i
 from ..errors import ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel, squared_distances
 from .base import GramOperator
+from ..products import full_precision
 
 __all__ = ["DivCurlOperator", "field_operator", "div_curl", "div_free", "curl_free", "split_field", "check_field"]
 
@@ -94,12 +95,14 @@ class DivCurlOperator(GramOperator):
         R = jnp.sum(Zr * Zr, axis=1, keepdims=True) * Q - 2.0 * jnp.einsum("ib,iba->ia", Zr, WzC) + Wr2c
         return Q, P, R
 
+    @full_precision
     def parts(self, C: Array) -> tuple[Array, Array]:
         """(curl-free part γ·Γ_cf C, divergence-free part (1 − γ)·Γ_df C), each (m, p)."""
         Q, P, R = self._terms(C)
         p = self.Z_cols.shape[1]
         return self.gamma * (Q - P), (1.0 - self.gamma) * (P + (p - 1) * Q - R)
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         curl, div = self.parts(C)
         return curl + div
@@ -175,6 +178,7 @@ def _gamma(gamma, p: int) -> float | Array:
     return g
 
 
+@full_precision
 def div_curl(X: npt.ArrayLike, sigma: float | Gaussian, gamma: float = 0.5, *, X_rows: npt.ArrayLike | None = None,
              V: npt.ArrayLike | None = None) -> DivCurlOperator:
     """Validated :class:`DivCurlOperator` γ·Γ_cf + (1 − γ)·Γ_df.
@@ -201,12 +205,14 @@ def div_curl(X: npt.ArrayLike, sigma: float | Gaussian, gamma: float = 0.5, *, X
     return field_operator(jnp.asarray(Xr, dtype), jnp.asarray(X, dtype), jnp.asarray(s, dtype), g)
 
 
+@full_precision
 def div_free(X: npt.ArrayLike, sigma: float | Gaussian, *, X_rows: npt.ArrayLike | None = None,
              V: npt.ArrayLike | None = None) -> DivCurlOperator:
     """Gaussian divergence-free kernel (eq. 26): :func:`div_curl` with γ = 0."""
     return div_curl(X, sigma, 0.0, X_rows=X_rows, V=V)
 
 
+@full_precision
 def curl_free(X: npt.ArrayLike, sigma: float | Gaussian, *, X_rows: npt.ArrayLike | None = None,
               V: npt.ArrayLike | None = None) -> DivCurlOperator:
     """Gaussian curl-free kernel (eq. 27): :func:`div_curl` with γ = 1."""

@@ -50,6 +50,7 @@ from ..kernels.scalar import GRAM_PRECISION, Kernel
 from ..linalg import clip_psd, eigh
 from .base import GramOperator, SeparableEigh
 from .blocked import pad_rows
+from ..products import full_precision
 
 __all__ = [
     "FeatureMap",
@@ -71,6 +72,7 @@ class FeatureMap(eqx.Module):
     """An explicit (approximate) feature map: K(x, x') ≈ φ(x)·φ(x'), φ(X) = raw(X) @ transform."""
 
     @abc.abstractmethod
+    @full_precision
     def raw(self, X: Array) -> Array:
         """(n, D) untransformed features of X (n, p)."""
 
@@ -84,11 +86,13 @@ class FeatureMap(eqx.Module):
     def n_components(self) -> int:
         """D, the number of features."""
 
+    @full_precision
     def __call__(self, X: Array) -> Array:
         """(n, D) features φ(X), evaluated with full-precision products (as a Gram is)."""
         R = self.raw(X)
         return R if self.transform is None else jnp.matmul(R, self.transform, precision=GRAM_PRECISION)
 
+    @full_precision
     def gram(self, X1: Array, X2: Array | None = None) -> Array:
         """(n1, n2) approximate Gram φ(X1) φ(X2)ᵀ (tests and small problems)."""
         P1 = self(X1)
@@ -108,6 +112,7 @@ class NystromFeatures(FeatureMap):
     whitening: Array
 
     @classmethod
+    @full_precision
     def from_centres(cls, kernel: Kernel, centres: ArrayLike, rcond: float | None = None) -> NystromFeatures:
         """Whiten K(Z, Z) by its pseudo-inverse square root.
 
@@ -141,6 +146,7 @@ class NystromFeatures(FeatureMap):
         return cls(kernel, Z, jnp.asarray(Q * scale[None, :], Kmm.dtype))
 
     @classmethod
+    @full_precision
     def fit(cls, kernel: Kernel, X: ArrayLike, n_components: int, sampling: str = "uniform", ridge: float = 1e-3,
             random_state: int | None = 0, block_size: int = 4096) -> NystromFeatures:
         """Draw ``n_components`` centres from the rows of X (see :func:`nystrom_centres`) and whiten.
@@ -154,6 +160,7 @@ class NystromFeatures(FeatureMap):
         idx = nystrom_centres(kernel, X, n_components, sampling, ridge, random_state, block_size)
         return cls.from_centres(kernel, jnp.asarray(X)[idx])
 
+    @full_precision
     def raw(self, X: Array) -> Array:
         return self.kernel(X, self.centres)
 
@@ -185,9 +192,11 @@ class FeatureOperator(GramOperator):
     def shape(self):
         return (self.Phi.shape[0], self.A.shape[0])
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         return self.Phi @ (self.Phi.T @ C) @ self.A
 
+    @full_precision
     def eigh(self) -> SeparableEigh:
         """Thin eigensystem of ΦΦᵀ ⊗ A through the D × D matrix ΦᵀΦ = Q diag(s) Qᵀ.
 
@@ -217,6 +226,7 @@ class FeatureStatistics(eqx.Module):
     counts: Array
 
 
+@full_precision
 def feature_statistics(fmap: FeatureMap, X: ArrayLike, Y: Array, groups: npt.ArrayLike | None = None, n_groups: int = 1,
                        block_size: int = 2048) -> FeatureStatistics:
     """ΦᵀΦ, ΦᵀY and YᵀY of each group of rows (k-fold folds), in row blocks, Φ = φ(X).
@@ -273,6 +283,7 @@ def group_blocks(groups: npt.ArrayLike | None, n_groups: int, n: int, block_size
 
 
 @eqx.filter_jit
+@full_precision
 def accumulate_statistics(fmap: FeatureMap, X: Array, Y: Array, rows: Array, ids: Array,
                           n_groups: int) -> FeatureStatistics:
     """The compiled accumulation of :func:`feature_statistics` over the blocks of :func:`group_blocks`.
@@ -297,6 +308,7 @@ def accumulate_statistics(fmap: FeatureMap, X: Array, Y: Array, rows: Array, ids
     return FeatureStatistics(G, B, S, c)
 
 
+@full_precision
 def ridge_leverage_scores(kernel: Kernel, X: npt.ArrayLike, ridge: float, subset: npt.ArrayLike | None = None,
                           block_size: int = 4096) -> np.ndarray:
     """Approximate ridge leverage scores ℓ_i(λ) = (K(K + nλI)⁻¹)_ii from a subset J of rows.
@@ -341,6 +353,7 @@ def _leverage(kernel, X, XJ, ridge, block_size):
     return jax.lax.map(one, Xp.reshape(n_blocks, block_size, -1)).reshape(-1)[:n]
 
 
+@full_precision
 def nystrom_centres(kernel: Kernel, X: npt.ArrayLike, n_components: int, sampling: str = "uniform", ridge: float = 1e-3,
                     random_state: int | None = 0, block_size: int = 4096) -> np.ndarray:
     """Indices of ``n_components`` distinct rows of X to use as Nyström centres (sorted).

@@ -39,12 +39,14 @@ from .._checks import check_int, check_random_state
 from ..errors import ParameterError
 from ..kernels.scalar import GRAM_PRECISION, Gaussian, Kernel, Laplacian, Matern
 from .nystrom import FeatureMap
+from ..products import full_precision
 
 __all__ = ["RandomFourierFeatures", "spectral_samples"]
 
 Array = jax.Array
 
 
+@full_precision
 def spectral_samples(kernel: Kernel, n_features: int, n_frequencies: int,
                      random_state: int | None = 0) -> np.ndarray:
     """(p, D) frequencies ξ drawn from the kernel's spectral measure μ (Bochner, [Din11] Thm 6).
@@ -97,6 +99,7 @@ class RandomFourierFeatures(FeatureMap):
     frequencies: Array
 
     @classmethod
+    @full_precision
     def fit(cls, kernel: Kernel, n_features: int, n_components: int,
             random_state: int | None = 0, dtype: DTypeLike | None = None) -> RandomFourierFeatures:
         """Draw n_components / 2 frequencies of ``kernel`` for inputs of ``n_features`` columns.
@@ -112,6 +115,7 @@ class RandomFourierFeatures(FeatureMap):
         W = spectral_samples(kernel, n_features, m // 2, random_state)
         return cls(jnp.asarray(W, dtype or jnp.result_type(float)))
 
+    @full_precision
     def raw(self, X: Array) -> Array:
         P = jnp.matmul(jnp.asarray(X), self.frequencies, precision=GRAM_PRECISION)  # phases: cos, sin amplify their error
         return jnp.concatenate([jnp.cos(P), jnp.sin(P)], axis=1) / jnp.sqrt(self.frequencies.shape[1])

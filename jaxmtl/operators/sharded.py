@@ -45,6 +45,7 @@ from ..errors import ShapeError
 from ..kernels.scalar import Kernel
 from .base import GramOperator
 from .blocked import blocked_kernel_matmul
+from ..products import full_precision
 
 __all__ = ["ShardedGramOperator", "ShardedKernelOperator", "row_mesh", "shard_rows"]
 
@@ -128,6 +129,7 @@ class ShardedKernelOperator(GramOperator):
     def shape(self):
         return (self.n, self.A.shape[0])
 
+    @full_precision
     def mv_padded(self, C: Array) -> Array:
         """(n_pad, d) product with its rows left on their devices (padding rows included)."""
         C = _pad_to(C, self.X.shape[0])
@@ -143,6 +145,7 @@ class ShardedKernelOperator(GramOperator):
                            out_specs=rows)
         return fn(self.kernel, self.X, C, self.A)
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         return self.mv_padded(C)[: self.n]
 
@@ -174,5 +177,6 @@ class ShardedGramOperator(GramOperator):
     def shape(self):
         return (self.n, self.A.shape[0])
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         return (self.K @ _pad_to(C, self.K.shape[0]) @ self.A)[: self.n]

@@ -42,6 +42,7 @@ from .._checks import check_int, require_concrete
 from .._progress import ProgressBar
 from ..errors import NonFiniteError, ShapeError
 from .nystrom import FeatureMap, FeatureStatistics, accumulate_statistics
+from ..products import full_precision
 
 __all__ = ["stream_predict", "stream_statistics"]
 
@@ -89,6 +90,7 @@ def _add_chunk(total: FeatureStatistics, fmap: FeatureMap, X: ArrayLike, Y: Arra
     return jax.tree_util.tree_map(jnp.add, total, part)
 
 
+@full_precision
 def stream_statistics(fmap: FeatureMap, X: Any, Y: Any, chunk_rows: int = 65536, block_size: int = 2048,
                       dtype: Any = None, progress: bool = False, desc: str = "statistics") -> FeatureStatistics:
     """ΦᵀΦ, ΦᵀY and YᵀY of every row of (X, Y), read ``chunk_rows`` at a time.
@@ -130,6 +132,7 @@ def _predict_chunk(fmap: FeatureMap, W: Array, X: ArrayLike, block: int) -> Arra
     return jax.lax.map(lambda B: fmap(B) @ W, blocks).reshape(X.shape[0], W.shape[1])
 
 
+@full_precision
 def stream_predict(fmap: FeatureMap, W: Any, X: Any, chunk_rows: int = 65536, out: np.ndarray | None = None,
                    block_size: int = 2048, progress: bool = False, desc: str = "predictions") -> np.ndarray:
     """Predictions φ(X) W for every row of X, read and written ``chunk_rows`` at a time.

@@ -17,6 +17,7 @@ from .._checks import as_float_array, check_inputs, check_output_matrix
 from ..errors import ParameterError, ShapeError
 from ..kernels.scalar import Kernel
 from .base import GramOperator
+from ..products import full_precision
 
 __all__ = ["SumOfSeparableOperator", "TransformableOperator", "sum_of_separable_operator", "transformable_operator"]
 
@@ -37,6 +38,7 @@ class SumOfSeparableOperator(GramOperator):
     def shape(self):
         return (self.Ks.shape[2], self.Bs.shape[1])
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         return jnp.einsum("qmn,nd,qde->me", self.Ks, C, self.Bs)
 
@@ -58,6 +60,7 @@ class TransformableOperator(GramOperator):
     def shape(self):
         return (self.Z_cols.shape[1], self.Z_cols.shape[0])
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         def row_block(Zp):  # (m, p) → Σ_q K(T_p X, T_q X') C[:, q]
             return jnp.sum(jax.vmap(lambda Zq, c: self.kernel(Zp, Zq) @ c, in_axes=(0, 1))(self.Z_cols, C), 0)

@@ -40,6 +40,7 @@ from .._checks import as_float_array, check_inputs, check_output_matrix
 from ..errors import ParameterError, ShapeError, TaskError
 from ..kernels.scalar import Kernel
 from .base import GramOperator
+from ..products import full_precision
 
 __all__ = [
     "TaskIndexedOperator",
@@ -75,6 +76,7 @@ class TaskIndexedOperator(GramOperator):
     def shape(self):
         return (self.K.shape[1], 1)
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         Z = self.K @ (self.L[self.col_tasks] * C)  # (m, R): one product
         return jnp.sum(self.L[self.row_tasks] * Z, axis=1, keepdims=True)
@@ -149,6 +151,7 @@ def blocks_pay_off(row_index: np.ndarray, col_index: np.ndarray, m: int, n: int)
     return row_index.shape[0] * row_index.shape[1] * col_index.shape[1] < m * n
 
 
+@full_precision
 def task_blocks(K: ArrayLike, row_index: ArrayLike, col_index: ArrayLike) -> TaskBlocks:
     """:class:`TaskBlocks` of K (m, N) from :func:`task_block_index` (jittable in K).
 
@@ -186,6 +189,7 @@ class CommonSimilarityTaskOperator(GramOperator):
     def shape(self):
         return (self.K.shape[1], 1)
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         return self.omega * (self.K @ C) + (1.0 - self.omega) * (self.KS @ C)
 

@@ -36,6 +36,7 @@ from jax.typing import ArrayLike
 from ..errors import ParameterError
 from ..filters.spectral import IterativeFilter, SpectralFilter
 from ..operators.base import SeparableEigh
+from ..products import full_precision
 
 __all__ = [
     "spectral_path",
@@ -60,6 +61,7 @@ def classification_loss(F: Array, Y: Array, w: Array) -> Array:
     return jnp.sum(w * (jnp.argmax(F, axis=1) != jnp.argmax(Y, axis=1)))
 
 
+@full_precision
 def code_losses(F: Array, Y: Array, w: Array) -> Array:
     """(2,) [squared loss on the codes, misclassification rate of the argmax rule] (weighted).
 
@@ -95,6 +97,7 @@ def check_consecutive_steps(params) -> None:
         )
 
 
+@full_precision
 def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau: ArrayLike, emit: Callable,
              report: Array | None = None) -> Any:
     """Apply ``emit(g)`` to g = g_p(σ) for every parameter p, stacking the results.
@@ -135,6 +138,7 @@ def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau: ArrayLike, 
     return out
 
 
+@full_precision
 def filtered_coefficients(filt: SpectralFilter, eig: SeparableEigh, Y: Array, param: ArrayLike,
                           tau: ArrayLike | None = None, n: ArrayLike | None = None) -> Array:
     """Coefficients C (n, d) of one filter parameter: C = U[g(σ)∘(UᵀYV)]Vᵀ/n.
@@ -159,6 +163,7 @@ def filtered_coefficients(filt: SpectralFilter, eig: SeparableEigh, Y: Array, pa
     return eig.U @ (g * Yt / n) @ eig.V.T
 
 
+@full_precision
 def spectral_path(
     eig: SeparableEigh,
     Y: Array,
@@ -226,6 +231,7 @@ _spectral_path_jit = partial(jax.jit, static_argnames=("filt", "output", "loss")
 
 
 @wraps(spectral_path)  # type: ignore[no-redef]
+@full_precision
 def spectral_path(eig, Y, filt, params, *args, **kwargs):  # noqa: F811 - the checked public entry
     if filt.iterative:
         check_consecutive_steps(params)

@@ -35,6 +35,7 @@ from ..errors import DivergenceError, ParameterError, ShapeError
 from ..filters.spectral import IterativeFilter, get_filter
 from ..operators.base import DenseOperator, GramOperator, SeparableOperator, max_eigenvalue
 from .eigen import mse_loss
+from ..products import full_precision
 
 __all__ = [
     "EvalMap",
@@ -59,10 +60,12 @@ class EvalMap(eqx.Module):
     fn: Callable = eqx.field(static=True)
     arrays: tuple
 
+    @full_precision
     def mv(self, C: Array) -> Array:
         return self.fn(C, *self.arrays)
 
 
+@full_precision
 def eval_map(fn: Callable, *arrays) -> EvalMap:
     """An evaluation map for :func:`iterative_path` from a function of the coefficients.
 
@@ -99,6 +102,7 @@ def _prediction_scan(op, Y, filt, n_steps, eval_op, tau):
     return F, tau, bad
 
 
+@full_precision
 def path_predictions(op: GramOperator, Y: ArrayLike, filt: Any = "nu_method", n_steps: int = 150, *,
                      eval_op: GramOperator | EvalMap, tau: ArrayLike | None = None) -> Array:
     """Predictions of every step, (T, m, d), in one ``lax.scan`` (memory O(T·m·d)).
@@ -162,6 +166,7 @@ def _dense_gram(op) -> Array:
 
 
 @partial(jax.jit, static_argnames=("order", "loss"))
+@full_precision
 def iterated_tikhonov_scan(G: Array, Y: Array, lam: ArrayLike, order: int, eval_op: GramOperator | None = None,
                            Y_eval: Array | None = None, w_eval: Array | None = None,
                            loss: Callable = mse_loss) -> TikhonovPathResult:
@@ -200,6 +205,7 @@ def iterated_tikhonov_scan(G: Array, Y: Array, lam: ArrayLike, order: int, eval_
     return TikhonovPathResult(losses, best_i, best, c.reshape(n, d), failed, jnp.asarray(lam, dtype))
 
 
+@full_precision
 def iterated_tikhonov_path(op: GramOperator | ArrayLike, Y: ArrayLike, lam: ArrayLike, order: int = 5, *,
                            eval_op: GramOperator | None = None, Y_eval: ArrayLike | None = None,
                            w_eval: ArrayLike | None = None, loss: Callable = mse_loss,

@@ -37,6 +37,7 @@ from ..operators.base import max_eigenvalue
 from .eigen import mse_loss
 from .memory import plan_chunk
 from .scan import PathResult
+from ..products import full_precision
 
 __all__ = ["omega_path_scan", "common_similarity_path", "batched_nu_path_over_omegas", "omega_path_bytes"]
 
@@ -54,6 +55,7 @@ def _apply_common_similarity(Z: Array, om: Array) -> Array:
 
 
 @partial(jax.jit, static_argnames=("filt", "n_steps", "loss", "progress"))
+@full_precision
 def omega_path_scan(K: Array, Y: Array, omegas: Array, filt: IterativeFilter, n_steps: int,
                     K_eval: Array | None = None, Y_eval: Array | None = None, w_eval: Array | None = None,
                     tau: ArrayLike | None = None, mask: Array | None = None,
@@ -136,6 +138,7 @@ def omega_path_scan(K: Array, Y: Array, omegas: Array, filt: IterativeFilter, n_
     return PathResult(losses.T, best_i, to_batch(best), to_batch(last), bad, tau)
 
 
+@full_precision
 def common_similarity_path(K: ArrayLike, Y: ArrayLike, omegas: ArrayLike, filt: Any = "nu_method",
                            n_steps: int = 150, *, K_eval: ArrayLike | None = None, Y_eval: ArrayLike | None = None,
                            w_eval: ArrayLike | None = None, tau: ArrayLike | None = None, mask: ArrayLike | None = None,
@@ -281,6 +284,7 @@ def _raise_omega_divergence(res: PathResult, K, omegas, d: int, n: int) -> None:
     )
 
 
+@full_precision
 def batched_nu_path_over_omegas(K: ArrayLike, Y: ArrayLike, omegas: ArrayLike, n_steps: int = 150, nu: float = 1.0,
                                 **kwargs: Any) -> PathResult:
     """:func:`common_similarity_path` with the ν-method (qualification ``nu``).

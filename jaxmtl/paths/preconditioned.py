@@ -51,6 +51,7 @@ from ..linalg import clip_psd, eigh
 from ..operators.blocked import blocked_kernel_matmul, pad_rows
 from ..operators.nystrom import FeatureStatistics
 from .eigen import check_consecutive_steps, mse_loss, path_map
+from ..products import full_precision
 
 __all__ = ["FalkonResult", "falkon_path", "feature_coefficients", "feature_holdout_losses", "feature_kfold_losses"]
 
@@ -62,6 +63,7 @@ def _eig_train(G: Array, B: Array, n, V: Array):
     return clip_psd(s), Q, Q.T @ B @ V / n
 
 
+@full_precision
 def feature_kfold_losses(stats: FeatureStatistics, a: Array, V: Array, filt: SpectralFilter,
                          params: Array, report: Array | None = None) -> Array:
     """k-fold mean squared validation loss along the path of a low-rank kernel ΦΦᵀ ⊗ A_ω.
@@ -132,6 +134,7 @@ def _feature_kfold_losses(stats, a, V, filt, params, report=None):
     return jax.vmap(one_fold)(G, B, stats.S, stats.counts)
 
 
+@full_precision
 def feature_holdout_losses(train: FeatureStatistics, held: FeatureStatistics, a: Array, V: Array,
                            filt: SpectralFilter, params: Array, report: Array | None = None) -> Array:
     """Hold-out mean squared loss of every output along the path of ΦΦᵀ ⊗ A_ω.
@@ -174,6 +177,7 @@ def _feature_holdout_losses(train, held, a, V, filt, params, report=None):
 
 
 @partial(jax.jit, static_argnames=("filt",))
+@full_precision
 def feature_coefficients(stats: FeatureStatistics, a: Array, V: Array, filt: SpectralFilter, param: ArrayLike) -> Array:
     """(D, d) coefficients W on the features, trained on every group: F(x) = φ(x) W A.
 
@@ -225,6 +229,7 @@ def _normal_product(kernel, X, Z, Vmat, block):
     return out
 
 
+@full_precision
 def falkon_path(kernel: Kernel, centres: ArrayLike, X: ArrayLike, Y: ArrayLike, A: ArrayLike, lambdas: ArrayLike,
                 n_steps: int, X_eval: ArrayLike | None = None, Y_eval: ArrayLike | None = None,
                 block_size: int = 2048, preconditioned: bool = True) -> FalkonResult:

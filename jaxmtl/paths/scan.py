@@ -47,6 +47,7 @@ from ..filters.spectral import IterativeFilter, get_filter
 from ..kernels.scalar import Kernel
 from ..operators.base import GramOperator, max_eigenvalue
 from .eigen import mse_loss
+from ..products import full_precision
 
 __all__ = [
     "PathResult",
@@ -81,6 +82,7 @@ class PathResult(NamedTuple):
 
 
 @partial(jax.jit, static_argnames=("filt", "n_steps", "loss", "progress"))
+@full_precision
 def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, eval_op: GramOperator | None = None,
               Y_eval: Array | None = None, w_eval: Array | None = None, tau: ArrayLike | None = None,
               mask: Array | None = None, loss: Callable = mse_loss, report: Array | None = None,
@@ -155,6 +157,7 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
     return PathResult(losses, best_i, best, last, bad, tau)
 
 
+@full_precision
 def iterative_path(op: GramOperator, Y: ArrayLike, filt: Any = "nu_method", n_steps: int = 150, *,
                    eval_op: GramOperator | None = None, Y_eval: ArrayLike | None = None,
                    w_eval: ArrayLike | None = None, tau: ArrayLike | None = None, mask: ArrayLike | None = None,
@@ -208,17 +211,20 @@ def raise_divergence(tau) -> None:
     )
 
 
+@full_precision
 def landweber_path(op: GramOperator, Y: ArrayLike, n_steps: int = 1000, **kwargs: Any) -> PathResult:
     """:func:`iterative_path` with the Landweber filter."""
     return iterative_path(op, Y, "landweber", n_steps, **kwargs)
 
 
+@full_precision
 def nu_method_path(op: GramOperator, Y: ArrayLike, n_steps: int = 150, **kwargs: Any) -> PathResult:
     """:func:`iterative_path` with the ν-method (ν = 1)."""
     return iterative_path(op, Y, "nu_method", n_steps, **kwargs)
 
 
 @partial(jax.jit, static_argnames=("build", "filt", "n_steps", "loss", "progress"))
+@full_precision
 def grid_path_losses(build: Callable, kernels: Kernel, params: Array, data: Any, Y: Array, masks: Array,
                      filt: IterativeFilter, n_steps: int, loss: Callable = mse_loss, report: Array | None = None,
                      progress: bool = False) -> tuple[Array, Array]:

@@ -38,6 +38,7 @@ from ..errors import ParameterError, ShapeError
 from ..filters.spectral import IteratedTikhonov, SpectralFilter, Tikhonov
 from ..linalg import clip_psd, eigh
 from .eigen import mse_loss
+from ..products import full_precision
 
 __all__ = ["tridiagonal_path"]
 
@@ -146,6 +147,7 @@ def _tridiagonal_path(K, Y, params, K_eval, Y_eval, w_eval, A, filt, n, output, 
 _tridiagonal_path_jit = jax.jit(_tridiagonal_path, static_argnames=("filt", "output", "loss"))
 
 
+@full_precision
 def tridiagonal_path(
     K: Array,
     Y: Array,

@@ -50,6 +50,7 @@ from ..filters.spectral import SpectralFilter
 from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
 from ..paths.eigen import mse_loss, path_map, spectral_path
+from ..products import full_precision
 
 __all__ = ["kfold_masks", "fold_sizes", "fold_rows", "fold_indices", "loo_path", "gcv_path", "kfold_path",
            "holdout_path"]
@@ -104,6 +105,7 @@ def _hat_path(eig: SeparableEigh, Y, filt, params, tau, emit_from_hat, report=No
 
 
 @partial(jax.jit, static_argnames=("filt", "loss"))
+@full_precision
 def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
              loss: Callable = mse_loss, report: Array | None = None) -> Array:
     """Closed-form leave-one-input-out loss for every path parameter.
@@ -135,6 +137,7 @@ def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, 
 
 
 @partial(jax.jit, static_argnames=("filt",))
+@full_precision
 def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
              report: Array | None = None) -> Array:
     """Generalized cross-validation ‖Y−F‖²/(nd) / (1 − tr H/(nd))² along the path.
@@ -239,6 +242,7 @@ def _kfold_path(K, Y, a, V, filt, params, masks, loss, sizes, report=None):
     return jax.vmap(lambda r: _fold_losses(K, Y, a, V, filt, params, r, loss, report))(rows)
 
 
+@full_precision
 def kfold_path(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, params: Array,
                masks: Array | tuple[np.ndarray, ...], loss: Callable = mse_loss, sizes: tuple[int, int] | None = None,
                report: Array | None = None) -> Array:
@@ -268,6 +272,7 @@ def kfold_path(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, par
     return _kfold_path(K, Y, a, V, filt, params, masks, loss, sizes, report)
 
 
+@full_precision
 def holdout_path(K_train: Array, K_val_train: Array, Y_train: Array, Y_val: Array, a: Array,
                  V: Array, filt: SpectralFilter, params: Array, loss: Callable = mse_loss) -> Array:
     """Validation loss along the path for a fixed train / validation split.

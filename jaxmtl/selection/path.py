@@ -61,6 +61,7 @@ from ..operators.base import GramOperator, SeparableEigh
 from ..paths.eigen import filtered_coefficients, mse_loss, spectral_path
 from ..paths.scan import path_scan
 from .criteria import fold_sizes, gcv_path, kfold_path, loo_path
+from ..products import full_precision
 
 __all__ = ["regularization_path", "PathSelection", "Holdout", "KFold", "LeaveOneOut", "GCV"]
 
@@ -198,6 +199,7 @@ def _edge(best_param_index: Array, P: int) -> Array:
     return (best_param_index == 0) | (best_param_index == P - 1) if P > 1 else jnp.asarray(True)
 
 
+@full_precision
 def regularization_path(gram: Array | GramOperator, Y: Array, outputs: Array | tuple[Array, Array] | None,
                         filt: SpectralFilter, params: Array,
                         criterion: Criterion | None = None, *, tau: Array | None = None,

@@ -23,6 +23,7 @@ from .._checks import as_float_array, check_int, check_positive
 from ..errors import LabelError, ParameterError, ShapeError
 from ..operators import DenseOperator, GramOperator
 from .losses import Loss, conjugate_values, get_loss, loss_values, resolvent
+from ..products import full_precision
 
 __all__ = ["SolverResult", "duality_gap", "primal_objective"]
 
@@ -53,11 +54,13 @@ class SolverResult(NamedTuple):
     residual: Array
 
 
+@full_precision
 def primal_objective(loss: Loss, Y: Array, C: Array, eps: ArrayLike, c: Array, z: Array, b: ArrayLike) -> Array:
     """P(c, b) from z = Γc (no product computed)."""
     return jnp.sum(loss_values(loss, Y, z + b, C, eps)) + 0.5 * jnp.vdot(c, z)
 
 
+@full_precision
 def duality_gap(loss: Loss, Y: Array, C: Array, eps: ArrayLike, c: Array, z: Array,
                 b: ArrayLike) -> tuple[Array, Array]:
     """(P − D, P) at coefficients c with z = Γc and intercept b."""

@@ -61,6 +61,7 @@ from ._common import (
 )
 from .fixed_point import _squeeze, step_size
 from .losses import Loss, resolvent
+from ..products import full_precision
 
 __all__ = ["ColumnAccess", "DenseColumns", "SeparableColumns", "LinearColumns", "column_access",
            "coordinate_descent", "coordinate_descent_path"]
@@ -271,6 +272,7 @@ def _prepare(op, Y, loss, epsilon, tol, max_iter, fit_intercept, random_state):
     return cols, loss, eps, tol, max_iter, jnp.asarray(Yc, dtype), jax.random.PRNGKey(seed), alpha, was_1d
 
 
+@full_precision
 def coordinate_descent(op: Any, Y: Any, C: Any = 1.0, *, loss: str | Loss = "hinge", epsilon: float = 0.1,
                        fit_intercept: bool = False, tol: float | None = None, max_iter: int = 1000,
                        weights: Any = None, coef_init: Any = None, random_state: int = 0) -> SolverResult:
@@ -300,6 +302,7 @@ def coordinate_descent(op: Any, Y: Any, C: Any = 1.0, *, loss: str | Loss = "hin
     return _squeeze(r) if was_1d else r
 
 
+@full_precision
 def coordinate_descent_path(op: Any, Y: Any, Cs: Any, *, loss: str | Loss = "hinge", epsilon: float = 0.1,
                             tol: float | None = None, max_iter: int = 1000, masks: Any = None,
                             random_state: int = 0) -> SolverResult:

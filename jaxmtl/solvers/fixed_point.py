@@ -56,6 +56,7 @@ from ._common import (
     solve_intercept,
 )
 from .losses import Loss, resolvent
+from ..products import full_precision
 
 __all__ = ["fixed_point", "fixed_point_path", "step_size"]
 
@@ -63,6 +64,7 @@ Array = jax.Array
 
 
 @jax.jit
+@full_precision
 def step_size(op: GramOperator) -> Array:
     """α = 1/‖Γ‖₂ ([Din11] §2.2.1), ‖Γ‖₂ from the operator's own bound or Lanczos."""
     norm = op.spectral_norm() if hasattr(op, "spectral_norm") else max_eigenvalue(op.mv, op.shape, op.dtype)
@@ -141,6 +143,7 @@ def _prepare(op, Y, loss, epsilon, tol, max_iter, weights, alpha, accelerate, fi
     return op, loss, eps, tol, max_iter, jnp.asarray(Yc, dtype), jnp.asarray(W), jnp.asarray(alpha, dtype), was_1d
 
 
+@full_precision
 def fixed_point(op: Any, Y: Any, C: Any = 1.0, *, loss: str | Loss = "hinge", epsilon: float = 0.1,
                 fit_intercept: bool = False, tol: float | None = None, max_iter: int = 10_000,
                 accelerate: bool = True, alpha: float | None = None, weights: Any = None,
@@ -184,6 +187,7 @@ def fixed_point(op: Any, Y: Any, C: Any = 1.0, *, loss: str | Loss = "hinge", ep
     return _squeeze(r) if was_1d else r
 
 
+@full_precision
 def fixed_point_path(op: Any, Y: Any, Cs: Any, *, loss: str | Loss = "hinge", epsilon: float = 0.1,
                      fit_intercept: bool = False, tol: float | None = None, max_iter: int = 10_000,
                      accelerate: bool = True, alpha: float | None = None, masks: Any = None) -> SolverResult:

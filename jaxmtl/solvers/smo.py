@@ -64,6 +64,7 @@ from ._common import (
 )
 from .fixed_point import _squeeze
 from .losses import Loss
+from ..products import full_precision
 
 __all__ = ["smo", "smo_path", "SMO_LOSSES"]
 
@@ -271,6 +272,7 @@ def _prepare(op, Y, loss, epsilon, tol, max_iter, fit_intercept, dtype):
     return K, scale.astype(dtype), loss, eps, tol, max_iter, bias, jnp.asarray(Yc, dtype), was_1d
 
 
+@full_precision
 def smo(op: Any, Y: Any, C: Any = 1.0, *, loss: str | Loss = "hinge", epsilon: float = 0.1,
         fit_intercept: bool = True, tol: float = 1e-3, max_iter: int | None = None,
         weights: Any = None, dtype: Any = None) -> SolverResult:
@@ -306,6 +308,7 @@ def smo(op: Any, Y: Any, C: Any = 1.0, *, loss: str | Loss = "hinge", epsilon: f
     return _squeeze(r) if was_1d else r
 
 
+@full_precision
 def smo_path(op: Any, Y: Any, Cs: Any, *, loss: str | Loss = "hinge", epsilon: float = 0.1,
              fit_intercept: bool = True, tol: float = 1e-3, max_iter: int | None = None,
              masks: Any = None, dtype: Any = None) -> SolverResult:
