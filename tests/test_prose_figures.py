@@ -1,4 +1,4 @@
-"""Figures quoted in the prose of README.md and docs/defaults.md agree with the recorded results.
+"""Figures quoted in the prose of README.md and the documentation pages agree with the recorded results.
 
 The generated tables are rewritten from ``benchmarks/results/*.json`` by ``scripts/readme_results.py``;
 the sentences around them are written by hand. Each case here reads one quoted figure from a page
@@ -200,3 +200,17 @@ def test_reproductions_page_states_how_many_two_sided_tests_each_script_makes_an
         section = text.split(f"`python benchmarks/{name}.py`")[1].split("\n### ")[0]
         assert f" {n} two-sided tests at 2 standard errors" in section, name
         assert f"about {n * p_two_sided:.1f} of them" in section, name
+
+
+def test_scale_page_small_data_ratios_match_the_recorded_run():
+    rows = {(r["n"], r["problem"]): r
+            for r in json.loads((ROOT / "benchmarks/results/approximate_defaults_quick.json").read_text())["rows"]}
+    page = "docs/scale.md"
+    r2 = lambda x: round(x, 2)  # noqa: E731
+    m = _quoted(page, r"the ratio to `VectorValuedRegressor\(\)` is ([\d.]+) at n = 100 and ([\d.]+) at n = 240")
+    assert [float(g) for g in m.groups()] == [r2(rows[(n, "noisy")]["ratio_vs_exact"]) for n in (100, 240)]
+    m = _quoted(page, r"`Nystroem` \+ `RidgeCV` with a γ grid ([\d.]+) and ([\d.]+), without a `GridEdgeWarning`")
+    assert [float(g) for g in m.groups()] == [r2(rows[(n, "noisy")]["ratio_vs_sklearn"]) for n in (100, 240)]
+    assert all(rows[(n, "noisy")]["approximate_edge_warnings"] == 0 for n in (100, 240))
+    m = _quoted(page, r"the ratio to `RidgeCV`, whose α reaches 10⁻⁸, is ([\d.]+) \(n = 100\) and ([\d.]+) \(n = 240\)")
+    assert [float(g) for g in m.groups()] == [r2(rows[(n, "noiseless")]["ratio_vs_sklearn"]) for n in (100, 240)]

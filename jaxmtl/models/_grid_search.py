@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import GridEdgeWarning
+from ..errors import GridEdgeWarning, ParameterError
 from ..kernels.scalar import Gaussian
 
 __all__: list[str] = []
@@ -82,3 +82,34 @@ def _warn_on_edges(width, grid, params, ip, filt, defaults: bool, lambda_hint: s
         warnings.warn(f"the selected {what} lies on the edge of its grid"
                       + (" after continuing the path" if defaults and filt.iterative else "")
                       + f"; {advice}.", GridEdgeWarning, stacklevel=4)
+
+
+def default_lambdas(dtype) -> np.ndarray:
+    """The default λ grid of closed-form filters, largest first: three per decade from 1 down to
+    the working precision's resolution, max(ε/10, 10⁻¹²) (ε the dtype's machine epsilon), relative to
+    the kernel's mean diagonal. Noiseless data are fitted best near interpolation, below the 10⁻⁶
+    where the eigen-path estimators' grid stops; :class:`~jaxmtl.VectorFieldRegressor` and the
+    approximate route (D × D feature path) use it.
+
+    Example:
+        >>> lams = default_lambdas(np.float32)
+        >>> float(lams[0]), bool(1e-8 < lams[-1] < 2e-8), lams.size
+        (1.0, True, 25)
+    """
+    if not (isinstance(dtype, (type, np.dtype, str)) and np.issubdtype(np.dtype(dtype), np.floating)):
+        raise ParameterError(f"dtype must be a floating-point dtype (float32 or float64); received {dtype!r}.")
+    floor = max(float(np.finfo(dtype).eps) / 10, 1e-12)
+    return np.geomspace(1.0, floor, int(round(3 * np.log10(1.0 / floor))) + 1)
+
+def float32_lambda_hint(filt, lambdas, dtype) -> str | None:
+    """What a GridEdgeWarning at the default λ grid's small end advises in float32 (None elsewhere:
+    a larger range): float64 resolves smaller λ.
+
+    Example:
+        >>> from jaxmtl.filters import Tikhonov
+        >>> float32_lambda_hint(Tikhonov(), None, np.float32).startswith("the default grid")
+        True
+    """
+    if filt.iterative or lambdas is not None or np.dtype(dtype) != np.float32:
+        return None
+    return "the default grid reaches down to float32's resolution (dtype='float64' resolves smaller λ)"

@@ -57,7 +57,9 @@ from ..operators.nystrom import (
 )
 from ..operators.random_features import RandomFourierFeatures, spectral_samples
 from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
+from ..filters.spectral import SpectralFilter, get_filter
 from ._base import RegressorMixin, resolve_filter
+from ._grid_search import default_lambdas, float32_lambda_hint
 from ._output_scale import output_scales, unscale_fitted
 from ._row_blocks import in_row_blocks
 from .predictors import Predictor, PredictorMixin
@@ -155,6 +157,22 @@ class ApproximationMixin(_MixinBase):
     approximation: str | None  # parameters of the estimators using the mixin
     n_components: int | None
 
+    def _approximate_filter(self) -> SpectralFilter:
+        """The filter of the D × D path: ``filter`` resolved as the exact estimator resolves it."""
+        return resolve_filter(self.filter)
+
+    def _approximate_params(self, filt: SpectralFilter, scale: float, dtype: Any) -> np.ndarray:
+        """Its steps or λ grid (λ relative to the kernel's mean diagonal ``scale``), as the exact one's."""
+        return self._resolve_params(filt, scale)
+
+    def _approximate_edge_hint(self, filt: SpectralFilter, dtype: Any) -> str | None:
+        """What a GridEdgeWarning of a λ on the grid's small end advises (None: a larger range)."""
+        return None
+
+    def _compares_per_output(self, filt: SpectralFilter, d: int) -> bool:
+        """Whether the fit also scores the per-output family (A = I, a λ per output); not here."""
+        return False
+
     def _approximation_settings(self, n: int) -> tuple[str, int, str, int]:
         approx = self.approximation
         if not (isinstance(approx, str) and approx in APPROXIMATIONS):
@@ -204,12 +222,13 @@ class ApproximationMixin(_MixinBase):
             raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={n}.")
         approx, m, sampling, block = self._approximation_settings(n)
         self.n_components_ = m
-        filt = resolve_filter(self.filter)
+        filt = self._approximate_filter()
         kernels, widths = self._resolve_kernels(X)
         if approx == "random_features":
             _unit_kernel(kernels[0])
         a, V, omegas = self._resolve_output(d)
-        params = self._resolve_params(filt, float(np.mean(np.asarray(kernels[0].diag(jnp.asarray(X[:100]))))))
+        scale = float(np.mean(np.asarray(kernels[0].diag(jnp.asarray(X[:100])))))
+        params = self._approximate_params(filt, scale if scale > 0 else 1.0, X.dtype)
         if filt.iterative and self.n_steps is None:
             # the geometric grid of steps of the exact path, at the length to which the exact estimators
             # continue it, for every width and ω: a step costs an elementwise update of the D × d
@@ -281,14 +300,32 @@ class ApproximationMixin(_MixinBase):
                 _, params, scores = _continue_path([kernel], params, scores, path_scores)
         _, io, ip = _best_index(scores)
         scores = scores[0]  # (Ω, P)
-        _warn_on_edges(None if widths is None else float(widths[0]), search, params, ip, filt,
-                       self.width_factors is None and self.n_steps is None)
+        family_scores = {self.output if isinstance(self.output, str) else "custom": float(scores[io, ip])}
+        per_output = None
+        if self._compares_per_output(filt, d):  # every output its own λ (A = I), on the same folds
+            losses = np.asarray(_feature_kfold_losses(stats, jnp.ones((1, d), dtype), jnp.eye(d, dtype=dtype), filt,
+                                                      pj, per_output=True))[scored].mean(axis=0)[0]  # (P, d)
+            losses = np.where(np.isfinite(losses), losses, np.inf)
+            per_output = np.argmin(losses, axis=0)
+            family_scores["independent"] = float(losses[per_output, np.arange(d)].sum())
+        self.family_ = min(family_scores, key=lambda f: family_scores[f])
+        self.family_scores_ = family_scores
+        independent = per_output is not None and self.family_ == "independent"
+        _warn_on_edges(None if widths is None else float(widths[0]), search, params,
+                       int(per_output.max()) if independent else ip, filt,
+                       self.width_factors is None and self.n_steps is None,
+                       self._approximate_edge_hint(filt, X.dtype))
         self.approximate_ = True
         self.feature_map_ = fmap
         self.kernel_ = kernel
         self.filter_ = filt
-        self.output_matrix_ = jnp.asarray((V * a[io]) @ V.T, dtype)
-        self.coef_ = feature_coefficients(stats, aj[io], Vj, filt, jnp.asarray(params[ip], pj.dtype))
+        if independent:
+            self.output_matrix_ = jnp.eye(d, dtype=dtype)
+            self.coef_ = feature_coefficients(stats, jnp.ones(d, dtype), jnp.eye(d, dtype=dtype), filt,
+                                              jnp.asarray(params[per_output], pj.dtype))
+        else:
+            self.output_matrix_ = jnp.asarray((V * a[io]) @ V.T, dtype)
+            self.coef_ = feature_coefficients(stats, aj[io], Vj, filt, jnp.asarray(params[ip], pj.dtype))
         self.n_outputs_ = d
         self.cv_scores_ = scores
         self.path_params_ = params
@@ -297,10 +334,11 @@ class ApproximationMixin(_MixinBase):
         self.best_params_ = {
             "kernel": kernel,
             "kernel_width": None if widths is None else float(widths[0]),
-            "omega": None if omegas is None else float(omegas[io]),
-            "param": int(params[ip]) if filt.iterative else float(params[ip]),
+            "omega": None if omegas is None or independent else float(omegas[io]),
+            "param": [float(params[j]) for j in per_output] if independent
+            else int(params[ip]) if filt.iterative else float(params[ip]),
         }
-        self.best_score_ = float(scores[io, ip])
+        self.best_score_ = family_scores[self.family_]
         return self
 
     def _fit_exact_or_approximate(self, X: np.ndarray, Y: np.ndarray):
@@ -340,6 +378,11 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
     Args:
       approximation: 'nystrom' (m centres drawn from the training rows) or 'random_features'
         (Gaussian, Laplacian or Matérn kernels; n_components features, 2 per frequency).
+      filter: a filter or its name; None (default): Tikhonov on the D × D path, every λ from one
+        eigendecomposition, from 1 down to the working precision's resolution (10⁻⁸ in float32,
+        10⁻¹² in float64, relative to the kernel's mean diagonal; ``default_lambdas`` in
+        :mod:`jaxmtl.models.fields`), or the ν-method when ``n_steps`` is given. The ν-method's
+        2400 steps reach an effective λ near 10⁻⁷ only, short of what noiseless data want.
       n_components: m centres or D features; None (default): min(n, 1000) Nyström centres (all
         rows when n < 1000, recorded in ``n_components_``) or 1000 random features.
       sampling: Nyström centres 'uniform' or by approximate ridge 'leverage' scores.
@@ -353,11 +396,17 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
       dtype: None (JAX's default), 'float32' or 'float64': the precision of fit and predict whatever
         JAX's global setting (see docs/precision.md); outputs are float64 either way.
 
-    Attributes (after fit): see :class:`ApproximationMixin`, and ``n_features_in_``.
+    With the default ``output`` and a closed-form filter (the default Tikhonov), the fit also scores
+    the per-output family on the same folds — A = I and every output its own λ, the baseline of a
+    ridge per output — and keeps the family of the lower k-fold loss (``family_``: 'independent'
+    or 'common_similarity'; ``best_params_['param']`` then lists the outputs' λ).
+
+    Attributes (after fit): see :class:`ApproximationMixin`, ``family_``, ``family_scores_``
+    ({family: its k-fold loss, in the units of ``best_score_``}) and ``n_features_in_``.
     """
 
     def __init__(self, kernel: Kernel | None = None, approximation: str = "nystrom", n_components: int | None = None,
-                 sampling: str = "uniform", output: Any = "common_similarity", filter: Any = "nu_method",
+                 sampling: str = "uniform", output: Any = "common_similarity", filter: Any = None,
                  selection: Any = "kfold", n_folds: int = 5, n_steps: int | None = None, lambdas: Any = None,
                  omegas: Any = None, width_factors: Any = None, validation_fraction: float = 0.2,
                  fit_intercept: bool = True, block_size: int = 2048, random_state: int = 0,
@@ -383,6 +432,26 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         self.normalize_y = normalize_y
         self.dtype = dtype
         self.matmul_precision = matmul_precision
+
+    def _approximate_filter(self) -> SpectralFilter:
+        """``filter`` resolved; None (the default): Tikhonov, or the ν-method when ``n_steps`` is given."""
+        if self.filter is None:
+            return get_filter("nu_method" if self.n_steps is not None else "tikhonov")
+        return get_filter(self.filter)
+
+    def _approximate_params(self, filt: SpectralFilter, scale: float, dtype: Any) -> np.ndarray:
+        """The default λ grid reaches the working precision's resolution (:func:`default_lambdas`)."""
+        if filt.iterative or self.lambdas is not None:
+            return super()._approximate_params(filt, scale, dtype)
+        return default_lambdas(dtype) * scale
+
+    def _approximate_edge_hint(self, filt: SpectralFilter, dtype: Any) -> str | None:
+        return float32_lambda_hint(filt, self.lambdas, dtype)
+
+    def _compares_per_output(self, filt: SpectralFilter, d: int) -> bool:
+        """The default output family with a closed-form filter and several outputs: the coupled
+        A_ω grid and every output's own λ (A = I) are scored on the same folds, the lower kept."""
+        return d > 1 and not filt.iterative and isinstance(self.output, str) and self.output == "common_similarity"
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> ApproximateKernelRegressor:
         """Select width, ω and the filter parameter on the approximate path; fit on all rows.

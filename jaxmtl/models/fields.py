@@ -75,6 +75,7 @@ from ..selection.criteria import kfold_masks
 from ._base import RegressorMixin
 from ._row_blocks import in_row_blocks
 from ._matrix_free import MATRIX_FREE_STEPS, _MatrixFreeEstimator, _scorer, _search_widths
+from ._grid_search import default_lambdas, float32_lambda_hint
 from ._spectral import WIDTH_SUBSAMPLE, _best_index, _step_grid, _warn_on_edges
 
 __all__ = ["VectorFieldRegressor", "angular_error", "default_lambdas"]
@@ -89,22 +90,6 @@ COARSE_GAMMAS = 3
 # there its eigendecompositions cost no more than the ν-method's path (200 points in 2-D: 3 s against
 # 5 s per fit), beyond it they cost more (1.6 × at 400 points, 2.4 × at 700) for the same error on noisy fields
 TIKHONOV_MAX_UNKNOWNS = 400
-
-
-def default_lambdas(dtype) -> np.ndarray:
-    """The default λ grid of closed-form filters, largest first: three per decade from 1 down to
-    the working precision's resolution, max(ε/10, 10⁻¹²) (ε the dtype's machine epsilon). Noiseless
-    fields are fitted best near interpolation, below the 10⁻⁶ where the other estimators' grid stops.
-
-    Example:
-        >>> lams = default_lambdas(np.float32)
-        >>> float(lams[0]), bool(1e-8 < lams[-1] < 2e-8), lams.size
-        (1.0, True, 25)
-    """
-    if not (isinstance(dtype, (type, np.dtype, str)) and np.issubdtype(np.dtype(dtype), np.floating)):
-        raise ParameterError(f"dtype must be a floating-point dtype (float32 or float64); received {dtype!r}.")
-    floor = max(float(np.finfo(dtype).eps) / 10, 1e-12)
-    return np.geomspace(1.0, floor, int(round(3 * np.log10(1.0 / floor))) + 1)
 
 
 def _coarse(grid: np.ndarray) -> np.ndarray:
@@ -289,9 +274,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
 
     def _lambda_edge_hint(self, filt: SpectralFilter) -> str | None:
         """At the default grid's smallest λ in float32: float64 resolves smaller ones."""
-        if filt.iterative or self.lambdas is not None or jax.dtypes.canonicalize_dtype(np.float64) != np.float32:
-            return None
-        return "the default grid reaches down to float32's resolution (dtype='float64' resolves smaller λ)"
+        return float32_lambda_hint(filt, self.lambdas, jax.dtypes.canonicalize_dtype(np.float64))
 
     def _route(self, unknowns: int) -> str:
         return self._route_of(self._family_filter(unknowns), unknowns)

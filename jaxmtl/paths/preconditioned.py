@@ -122,14 +122,17 @@ def _held_out_losses(Gt, Bt, nt, Gh, Bh, Sh, a, V, filt, params, report=None):
     return jax.vmap(one_output_matrix)(a)
 
 
-@partial(jax.jit, static_argnames=("filt",))
-def _feature_kfold_losses(stats, a, V, filt, params, report=None):
+@partial(jax.jit, static_argnames=("filt", "per_output"))
+def _feature_kfold_losses(stats, a, V, filt, params, report=None, per_output=False):
+    """(k, Ω, P) losses of :func:`feature_kfold_losses`; with ``per_output`` (k, Ω, P, d), each
+    output's Σ_held (F − Y)² / (n_held·d) (they sum to the former)."""
     G, B = stats.G, stats.B
     Gt, Bt, nt = G.sum(0), B.sum(0), stats.counts.sum()
     d = V.shape[0]
 
     def one_fold(Gh, Bh, Sh, nh):
-        return _held_out_losses(Gt - Gh, Bt - Bh, nt - nh, Gh, Bh, Sh, a, V, filt, params, report).sum(-1) / (nh * d)
+        losses = _held_out_losses(Gt - Gh, Bt - Bh, nt - nh, Gh, Bh, Sh, a, V, filt, params, report) / (nh * d)
+        return losses if per_output else losses.sum(-1)
 
     return jax.vmap(one_fold)(G, B, stats.S, stats.counts)
 
