@@ -310,22 +310,22 @@ class ApproximationMixin(_MixinBase):
             family_scores["independent"] = float(losses[per_output, np.arange(d)].sum())
         self.family_ = min(family_scores, key=lambda f: family_scores[f])
         self.family_scores_ = family_scores
-        independent = per_output is not None and self.family_ == "independent"
+        chosen = per_output if self.family_ == "independent" else None  # each output's λ index
         _warn_on_edges(None if widths is None else float(widths[0]), search, params,
-                       int(per_output.max()) if independent else ip, filt,
+                       ip if chosen is None else int(chosen.max()), filt,
                        self.width_factors is None and self.n_steps is None,
                        self._approximate_edge_hint(filt, X.dtype))
         self.approximate_ = True
         self.feature_map_ = fmap
         self.kernel_ = kernel
         self.filter_ = filt
-        if independent:
-            self.output_matrix_ = jnp.eye(d, dtype=dtype)
-            self.coef_ = feature_coefficients(stats, jnp.ones(d, dtype), jnp.eye(d, dtype=dtype), filt,
-                                              jnp.asarray(params[per_output], pj.dtype))
-        else:
+        if chosen is None:
             self.output_matrix_ = jnp.asarray((V * a[io]) @ V.T, dtype)
             self.coef_ = feature_coefficients(stats, aj[io], Vj, filt, jnp.asarray(params[ip], pj.dtype))
+        else:
+            self.output_matrix_ = jnp.eye(d, dtype=dtype)
+            self.coef_ = feature_coefficients(stats, jnp.ones(d, dtype), jnp.eye(d, dtype=dtype), filt,
+                                              jnp.asarray(params[chosen], pj.dtype))
         self.n_outputs_ = d
         self.cv_scores_ = scores
         self.path_params_ = params
@@ -334,8 +334,8 @@ class ApproximationMixin(_MixinBase):
         self.best_params_ = {
             "kernel": kernel,
             "kernel_width": None if widths is None else float(widths[0]),
-            "omega": None if omegas is None or independent else float(omegas[io]),
-            "param": [float(params[j]) for j in per_output] if independent
+            "omega": None if omegas is None or chosen is not None else float(omegas[io]),
+            "param": [float(params[j]) for j in chosen] if chosen is not None
             else int(params[ip]) if filt.iterative else float(params[ip]),
         }
         self.best_score_ = family_scores[self.family_]
