@@ -101,6 +101,7 @@ def default_lambdas(dtype) -> np.ndarray:
     floor = max(float(np.finfo(dtype).eps) / 10, 1e-12)
     return np.geomspace(1.0, floor, int(round(3 * np.log10(1.0 / floor))) + 1)
 
+
 def float32_lambda_hint(filt, lambdas, dtype) -> str | None:
     """What a GridEdgeWarning at the default λ grid's small end advises in float32 (None elsewhere:
     a larger range): float64 resolves smaller λ.

@@ -46,6 +46,7 @@ from numpy.typing import ArrayLike
 from .._checks import check_bool, check_int, check_outputs, check_random_state
 from .._progress import StageReporter
 from ..errors import DivergenceError, ParameterError, ShapeError
+from ..filters.spectral import SpectralFilter, get_filter
 from ..kernels.scalar import Gaussian, Kernel, Laplacian, Matern
 from ..operators.nystrom import (
     SAMPLINGS,
@@ -57,7 +58,6 @@ from ..operators.nystrom import (
 )
 from ..operators.random_features import RandomFourierFeatures, spectral_samples
 from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
-from ..filters.spectral import SpectralFilter, get_filter
 from ._base import RegressorMixin, resolve_filter
 from ._grid_search import default_lambdas, float32_lambda_hint
 from ._output_scale import output_scales, unscale_fitted
@@ -292,7 +292,17 @@ class ApproximationMixin(_MixinBase):
                 out = (losses if index_g is None else losses[..., index_g])[scored].mean(axis=0)
                 return np.where(np.isfinite(out), out, np.inf)[None]
 
-            scores = path_scores([kernel], params)
+            per_output_losses = None
+            if self._compares_per_output(filt, d):
+                # one call for both families: A = I appended as an extra output matrix (V diag(1) Vᵀ = I
+                # for any V) shares each fold's D × D eigendecomposition; per-output losses (P, d)
+                both = np.asarray(_feature_kfold_losses(stats, jnp.concatenate([aj, jnp.ones((1, d), dtype)]), Vj,
+                                                        filt, pj, per_output=True))[scored].mean(axis=0)
+                per_output_losses = np.where(np.isfinite(both[-1]), both[-1], np.inf)
+                coupled = both[:-1].sum(axis=-1)
+                scores = np.where(np.isfinite(coupled), coupled, np.inf)[None]
+            else:
+                scores = path_scores([kernel], params)
         if not np.isfinite(scores).any():
             raise DivergenceError("every path of the approximate grid produced non-finite losses.")
         if filt.iterative and self.n_steps is None:  # still the last: continued once more, as the exact path
@@ -302,12 +312,9 @@ class ApproximationMixin(_MixinBase):
         scores = scores[0]  # (Ω, P)
         family_scores = {self.output if isinstance(self.output, str) else "custom": float(scores[io, ip])}
         per_output = None
-        if self._compares_per_output(filt, d):  # every output its own λ (A = I), on the same folds
-            losses = np.asarray(_feature_kfold_losses(stats, jnp.ones((1, d), dtype), jnp.eye(d, dtype=dtype), filt,
-                                                      pj, per_output=True))[scored].mean(axis=0)[0]  # (P, d)
-            losses = np.where(np.isfinite(losses), losses, np.inf)
-            per_output = np.argmin(losses, axis=0)
-            family_scores["independent"] = float(losses[per_output, np.arange(d)].sum())
+        if per_output_losses is not None:  # every output its own λ (A = I), on the same folds
+            per_output = np.argmin(per_output_losses, axis=0)
+            family_scores["independent"] = float(per_output_losses[per_output, np.arange(d)].sum())
         self.family_ = min(family_scores, key=lambda f: family_scores[f])
         self.family_scores_ = family_scores
         chosen = per_output if self.family_ == "independent" else None  # each output's λ index
