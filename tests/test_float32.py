@@ -98,6 +98,28 @@ def test_vector_field_default_tikhonov_grid_in_float32_costs_little_test_error()
     assert errors["float32"] <= f["error_factor"] * errors["float64"] + f["error_atol"], errors
 
 
+def test_approximate_default_tikhonov_grid_and_per_output_family_in_float32():
+    """ApproximateKernelRegressor()'s default (Tikhonov on the D × D path, λ down to the working
+    precision, the per-output family compared) in float32 and float64 on two noisy outputs: each
+    searches its own dtype's grid, both compare the same families, and float32's test error keeps
+    the promise."""
+    from jaxmtl.models.fields import default_lambdas
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (160, 3))
+    F = np.c_[np.sin(2 * X[:, 0]) + X[:, 1] ** 2, np.cos(X[:, 1] + X[:, 2])]
+    Y = F + np.c_[0.05 * rng.normal(size=160), 0.3 * rng.normal(size=160)]
+    errors = {}
+    for dtype in ("float32", "float64"):
+        model = M.ApproximateKernelRegressor(dtype=dtype).fit(X[:120], Y[:120])
+        assert model.filter_.name == "tikhonov" and np.asarray(model.coef_).dtype == dtype
+        np.testing.assert_allclose(model.path_params_, default_lambdas(np.dtype(dtype)), rtol=1e-6)
+        assert set(model.family_scores_) == {"common_similarity", "independent"}
+        errors[dtype] = float(np.mean((model.predict(X[120:]) - F[120:]) ** 2))
+    f = FLOAT32_PROMISE
+    assert errors["float32"] <= f["error_factor"] * errors["float64"] + f["error_atol"], errors
+
+
 # Estimators whose float32 test error is allowed more than the promise, with the reason (docs/precision.md):
 # MixedEffectRegressor's default λ grid reaches 1e-7, beyond float32's resolution on these data; those
 # grid points are left out in float32, so it selects a larger λ than float64 does (1.8 × the error here).
