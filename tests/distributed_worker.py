@@ -2,7 +2,8 @@
 
 argv: precision ('float64' | 'float32'), a scenario ('paths' | 'die' | 'nojoin'), a data folder
 holding X.npy, Y.npy, Xt.npy (written by the test), and for 'paths' the routes to run
-(comma-separated: exact, landweber, nystrom). Prints one ``RESULT {json}`` line.
+(comma-separated: exact, landweber, nystrom of DistributedKernelRegressor; approximate:
+ApproximateKernelRegressor with ``mesh=``; refused: the same on Ynan.npy). Prints one ``RESULT {json}`` line.
 """
 
 import json
@@ -27,6 +28,7 @@ spec = initialize(timeout=float(os.environ.get("WORKER_JOIN_TIMEOUT", "60")),
 import numpy as np  # noqa: E402
 from jax.sharding import Mesh  # noqa: E402
 
+from jaxmtl import ApproximateKernelRegressor  # noqa: E402
 from jaxmtl.distributed.estimator import DistributedKernelRegressor  # noqa: E402
 from jaxmtl.errors import DistributedError, ParameterError  # noqa: E402
 
@@ -62,7 +64,20 @@ gathered = to_host(global_rows(X, global_mesh()))
 out["to_host_equal"] = bool(np.array_equal(gathered[:61], np.load(X).astype(gathered.dtype)))
 ROUTES = {"exact": {}, "landweber": {"filter": "landweber"}, "nystrom": {"approximation": "nystrom", "n_components": 20}}
 for name in sys.argv[4].split(","):
-    kwargs, t1 = ROUTES[name], time.perf_counter()
+    kwargs, t1 = ROUTES.get(name), time.perf_counter()
+    if name == "approximate":  # the library's estimator with the mesh: each process reads its own rows
+        est = ApproximateKernelRegressor(n_components=20, mesh=global_mesh()).fit(X, Y)
+        out[name] = {"pred": est.predict(Xt).tolist(), "width": est.best_params_["kernel_width"],
+                     "param": est.best_params_["param"], "family": est.family_, "y_mean": est.y_mean_.tolist(),
+                     "seconds": time.perf_counter() - t1}
+        continue
+    if name == "refused":  # a non-finite output in process 1's rows: every process raises, none hangs
+        try:
+            ApproximateKernelRegressor(n_components=20, mesh=global_mesh()).fit(X, os.path.join(folder, "Ynan.npy"))
+            out[name] = None
+        except (ValueError, RuntimeError) as err:
+            out[name] = f"{type(err).__name__}: {err}"
+        continue
     model = DistributedKernelRegressor(kernel_widths=[0.7, 1.5], n_steps=20, n_folds=3, block_size=8,
                                        block_rows=16, mesh=global_mesh(), **kwargs).fit(X, Y)
     pred_file = os.path.join(folder, f"pred_{name}_{jax.process_count()}.npy")

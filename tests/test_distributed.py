@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxmtl import ApproximateKernelRegressor
 from jaxmtl.distributed import check_mesh, global_mesh, resolve_cluster
 from jaxmtl.distributed.estimator import DistributedKernelRegressor
 from jaxmtl.errors import ParameterError
@@ -122,6 +123,38 @@ def check_equal_to_one_process(tmp_path, processes, precision, tol, routes):
 def test_distributed_two_processes_equal_one_process_float64(tmp_path):
     jax.config.update("jax_enable_x64", True)
     check_equal_to_one_process(tmp_path, 2, "float64", 1e-10, ("exact", "landweber", "nystrom"))
+
+
+def check_approximate_equal_to_one_process(tmp_path, processes, precision, tol):
+    """ApproximateKernelRegressor(mesh=...) on ``processes`` processes, each reading its own rows of the
+    .npy files, selects and predicts what the same estimator fitted in this process on the arrays does."""
+    X, Y, Xt = write_data(tmp_path)
+    proc, results, _ = launch(processes, precision, "paths", tmp_path, routes="approximate")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    ref = ApproximateKernelRegressor(n_components=20).fit(X, Y)
+    assert len(results) == processes
+    for r in results:
+        got = r["approximate"]
+        assert (got["width"], got["family"]) == (ref.best_params_["kernel_width"], ref.family_)
+        np.testing.assert_allclose(got["param"], ref.best_params_["param"], rtol=1e-12)
+        assert rel(got["y_mean"], ref.y_mean_) <= tol
+        assert rel(got["pred"], ref.predict(Xt)) <= tol
+
+
+def test_approximate_estimator_on_two_processes_equals_one_process_float64(tmp_path):
+    jax.config.update("jax_enable_x64", True)
+    check_approximate_equal_to_one_process(tmp_path, 2, "float64", 1e-10)
+
+
+def test_approximate_estimator_refuses_a_bad_row_on_every_process(tmp_path):
+    _, Y, _ = write_data(tmp_path)
+    Y[-1, 0] = np.nan  # in the last process's rows only
+    np.save(tmp_path / "Ynan.npy", Y)
+    proc, results, _ = launch(2, "float64", "paths", tmp_path, routes="refused")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    errors = {r["process"]: r["refused"] for r in results}
+    assert errors[1].startswith("NonFiniteError") and "y" in errors[1]
+    assert errors[0].startswith("DistributedError") and "process(es) [1]" in errors[0]
 
 
 def test_distributed_four_processes_equal_one_process_float32(tmp_path):

@@ -6,6 +6,9 @@ r"""Multi-process, multi-host runs on JAX's multi-controller runtime (:mod:`jax.
 * :mod:`~jaxmtl.distributed.data` — rows from memory or memory-mapped ``.npy`` into global arrays;
 * :mod:`~jaxmtl.distributed.paths` — compiled matrix-free paths, k-fold selection, predictions and
   Nyström statistics on those arrays;
+* :mod:`~jaxmtl.distributed.rows` — the training rows of an approximate estimator fitted with
+  ``mesh=`` (:class:`~jaxmtl.ApproximateKernelRegressor`): moments, checks and Nyström
+  statistics over every process's rows;
 * :mod:`~jaxmtl.distributed.estimator` — :class:`DistributedKernelRegressor`, the scikit-learn
   style estimator that takes the mesh as a parameter;
 * :mod:`~jaxmtl.distributed.launch` — ``python -m jaxmtl.distributed.launch``, N processes on
@@ -25,11 +28,13 @@ from .paths import (
     predict_rows,
     refit_path,
 )
+from .rows import ShardedRows
 
 __all__ = [
     "ClusterSpec",
     "DistributedKernelRegressor",
     "RowLayout",
+    "ShardedRows",
     "check_mesh",
     "collective_errors",
     "distributed_operator",

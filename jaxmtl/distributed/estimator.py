@@ -29,7 +29,7 @@ import os
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import Mesh
 from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import check_int
@@ -37,14 +37,15 @@ from ..errors import DivergenceError, ParameterError, ShapeError
 from ..filters.spectral import IterativeFilter, get_filter
 from ..kernels.scalar import Gaussian, median_heuristic
 from ..models._base import BaseEstimator, RegressorMixin
-from ..operators.nystrom import NystromFeatures, group_blocks
+from ..operators.nystrom import NystromFeatures
 from ..paths.preconditioned import feature_coefficients, feature_kfold_losses
 from ..paths.scan import raise_divergence
 from ..selection.criteria import kfold_masks
 from .cluster import collective_errors
 from .data import global_rows, open_rows
 from .mesh import RowLayout, check_mesh, global_mesh
-from .paths import distributed_operator, feature_statistics_global, kfold_path_losses, predict_rows, refit_path
+from .paths import distributed_operator, kfold_path_losses, predict_rows, refit_path
+from .rows import statistics_on_mesh
 
 __all__ = ["DistributedKernelRegressor"]
 
@@ -57,22 +58,6 @@ def _rows(source, name: str):
     if len(src.shape) not in (1, 2) or src.shape[0] < 2:
         raise ShapeError(f"{name} must have shape (n, …) with n >= 2 rows; received shape {tuple(src.shape)}.")
     return src
-
-
-def _device_blocks(groups: np.ndarray, layout: RowLayout, n_groups: int, block: int):
-    """Each device's row blocks (local indices) and their groups, padded to one count, stacked.
-
-    Every process computes every device's blocks (the fold of each row is known everywhere), so
-    the count is agreed without communication; this process's part is what it passes on.
-    """
-    per = layout.per_device
-    padded = np.concatenate([groups, np.full(layout.n_pad - layout.n, -1)])
-    blocks = [group_blocks(padded[r * per:(r + 1) * per], n_groups, per, block) for r in range(layout.devices)]
-    nb = max(b[0].shape[0] for b in blocks)
-    rows = np.stack([np.concatenate([r, np.full((nb - r.shape[0], r.shape[1]), -1)]) for r, _ in blocks])
-    ids = np.stack([np.concatenate([g, np.zeros(nb - g.shape[0], g.dtype)]) for _, g in blocks])
-    mine = slice(layout.first_device, layout.first_device + layout.local // per)
-    return rows[mine].reshape(-1, rows.shape[-1]), ids[mine].reshape(-1), nb
 
 
 def _select(scores: np.ndarray) -> tuple[int, int]:
@@ -196,18 +181,13 @@ class DistributedKernelRegressor(RegressorMixin, BaseEstimator):
         rng = np.random.default_rng(self.random_state)
         Z = jnp.asarray(np.asarray(Xs[np.sort(rng.choice(n, m, replace=False))]), Yg.dtype)
         groups = np.argmin(masks, axis=0)  # the fold that holds each row out
-        rows, ids, nb = _device_blocks(groups, layout, masks.shape[0], min(block, layout.per_device))
-        spec = NamedSharding(mesh, PartitionSpec("rows", None))
-        rows_g = jax.make_array_from_process_local_data(spec, rows.astype(np.int32), (layout.devices * nb, rows.shape[1]))
-        ids_g = jax.make_array_from_process_local_data(NamedSharding(mesh, PartitionSpec("rows")),
-                                                       ids.astype(np.int32), (layout.devices * nb,))
         d = Yg.shape[1]
         a, V = jnp.ones((1, d), Yg.dtype), jnp.eye(d, dtype=Yg.dtype)
         steps = jnp.arange(1, T + 1)
         stats, width_scores = [], []
         for w in widths:  # one D × D problem per width; the data pass is the collective inside
             fmap = NystromFeatures.from_centres(Gaussian(float(w)), Z)
-            st = feature_statistics_global(fmap, Xg, Yg, rows_g, ids_g, mesh, masks.shape[0])
+            st = statistics_on_mesh(fmap, Xg, Yg, groups, masks.shape[0], layout, mesh, block)
             stats.append((fmap, st))
             width_scores.append(np.asarray(feature_kfold_losses(st, a, V, filt, steps)).mean(axis=0)[0])
         scores = np.stack(width_scores)

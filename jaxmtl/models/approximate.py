@@ -36,7 +36,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -51,6 +51,7 @@ from ..kernels.scalar import Gaussian, Kernel, Laplacian, Matern
 from ..operators.nystrom import (
     SAMPLINGS,
     FeatureMap,
+    FeatureStatistics,
     NystromFeatures,
     accumulate_statistics,
     group_blocks,
@@ -58,6 +59,7 @@ from ..operators.nystrom import (
 )
 from ..operators.random_features import RandomFourierFeatures, spectral_samples
 from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
+from ..distributed.data import open_rows
 from ._base import RegressorMixin, resolve_filter
 from ._grid_search import default_lambdas, float32_lambda_hint
 from ._output_scale import output_scales, unscale_fitted
@@ -121,6 +123,66 @@ def _score(kernels, basis, X, Y, rows, ids, n_groups, a, V, filt, params, approx
 
 
 _score_jit = jax.jit(_score, static_argnames=("n_groups", "filt", "approximation"))
+
+
+class TrainingRows(Protocol):
+    """The rows an approximate fit reads: :class:`InMemoryRows`, or rows spread over processes
+    (:class:`~jaxmtl.distributed.rows.ShardedRows`, ``mesh=``).
+
+    Attributes: n, p, d (rows, features, outputs), dtype, y_mean (d,) (the outputs' means
+    removed, zeros without intercept)."""
+
+    n: int
+    d: int
+    dtype: Any
+    y_mean: np.ndarray
+
+    @property
+    def p(self) -> int: ...
+
+    def take(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rows ``idx`` (sorted) whole on this process: (X (r, p), centred Y (r, d)) as NumPy."""
+        ...
+
+    def centres(self, kernel: Kernel, m: int, sampling: str, seed: int, block: int) -> np.ndarray:
+        """(m, p) Nyström centres drawn from the rows (:func:`~jaxmtl.operators.nystrom.nystrom_centres`)."""
+        ...
+
+    def statistics(self, fmap: FeatureMap, groups: np.ndarray, n_groups: int, block: int) -> FeatureStatistics:
+        """ΦᵀΦ, ΦᵀY, YᵀY of the rows of each group (groups (n,) in [0, n_groups))."""
+        ...
+
+
+class InMemoryRows:
+    """Training rows held in this process: X (n, p) and Y (n, d), Y centred on its means when
+    ``fit_intercept`` (then stored in ``y_mean``).
+
+    Example:
+        >>> rows = InMemoryRows(np.zeros((4, 2)), np.arange(4.0)[:, None])
+        >>> rows.y_mean.tolist(), rows.take(np.array([0, 3]))[1].ravel().tolist()
+        ([1.5], [-1.5, 1.5])
+    """
+
+    def __init__(self, X: np.ndarray, Y: np.ndarray, fit_intercept: bool = True) -> None:
+        self.n, self.d = Y.shape
+        self.dtype = X.dtype
+        self.y_mean = Y.mean(axis=0) if fit_intercept else np.zeros(self.d, Y.dtype)
+        self.X, self.Y = X, (Y - self.y_mean).astype(X.dtype)
+
+    @property
+    def p(self) -> int:
+        return int(self.X.shape[1])
+
+    def take(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.X[idx], self.Y[idx]
+
+    def centres(self, kernel: Kernel, m: int, sampling: str, seed: int, block: int) -> np.ndarray:
+        return self.X[nystrom_centres(kernel, self.X, m, sampling, random_state=seed, block_size=block)]
+
+    def statistics(self, fmap: FeatureMap, groups: np.ndarray, n_groups: int, block: int) -> FeatureStatistics:
+        rb, ib = group_blocks(groups, n_groups, self.n, block)
+        return accumulate_statistics(fmap, jnp.asarray(self.X), jnp.asarray(self.Y), jnp.asarray(rb), jnp.asarray(ib),
+                                     n_groups)
 
 
 if TYPE_CHECKING:  # the mixin runs inside a _SpectralEstimator: every estimator using it is one
@@ -210,25 +272,33 @@ class ApproximationMixin(_MixinBase):
         groups = np.where(always, k, np.argmax(held, axis=0))
         return groups, k + int(always.any()), np.arange(k)
 
-    def _basis(self, kernel: Kernel, X: np.ndarray, approx: str, m: int, sampling: str, block: int, seed):
+    def _basis(self, kernel: Kernel, rows: TrainingRows, approx: str, m: int, sampling: str, block: int, seed):
         if approx == "nystrom":
-            return X[nystrom_centres(kernel, X, m, sampling, random_state=seed, block_size=block)]
+            return rows.centres(kernel, m, sampling, seed, block)
         unit, _ = _unit_kernel(kernel)
-        return spectral_samples(unit, X.shape[1], m // 2, seed).astype(X.dtype)
+        return spectral_samples(unit, rows.p, m // 2, seed).astype(rows.dtype)
 
     def _fit_approximate(self, X: np.ndarray, Y: np.ndarray):
-        n, d = Y.shape
-        if n < 2:
-            raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={n}.")
+        """Fit on in-memory rows X (n, p) and outputs Y (n, d), both in the working precision."""
+        if Y.shape[0] < 2:
+            raise ShapeError(f"at least 2 samples are needed to fit; received n_samples={Y.shape[0]}.")
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        return self._fit_approximate_rows(InMemoryRows(X, Y, fit_intercept))
+
+    def _fit_approximate_rows(self, rows: TrainingRows):
+        """Select and fit on ``rows``: in memory (:class:`InMemoryRows`) or spread over processes
+        (:class:`~jaxmtl.distributed.rows.ShardedRows`); the same selection either way."""
+        n, d = rows.n, rows.d
         approx, m, sampling, block = self._approximation_settings(n)
         self.n_components_ = m
         filt = self._approximate_filter()
-        kernels, widths = self._resolve_kernels(X)
+        median_rows = np.arange(n) if n <= 1000 else np.linspace(0, n - 1, 1000).round().astype(int)
+        kernels, widths = self._resolve_kernels(rows.take(median_rows)[0])  # the median heuristic's rows
         if approx == "random_features":
             _unit_kernel(kernels[0])
         a, V, omegas = self._resolve_output(d)
-        scale = float(np.mean(np.asarray(kernels[0].diag(jnp.asarray(X[:100])))))
-        params = self._approximate_params(filt, scale if scale > 0 else 1.0, X.dtype)
+        scale = float(np.mean(np.asarray(kernels[0].diag(jnp.asarray(rows.take(np.arange(min(n, 100)))[0])))))
+        params = self._approximate_params(filt, scale if scale > 0 else 1.0, rows.dtype)
         if filt.iterative and self.n_steps is None:
             # the geometric grid of steps of the exact path, at the length to which the exact estimators
             # continue it, for every width and ω: a step costs an elementwise update of the D × d
@@ -239,9 +309,8 @@ class ApproximationMixin(_MixinBase):
         index = slice(None) if index is None else index
         groups, n_groups, scored = self._groups(n)
         seed = check_random_state(self.random_state)
-        self.y_mean_ = Y.mean(axis=0) if check_bool(self.fit_intercept, "fit_intercept") else np.zeros(d, Y.dtype)
-        dtype = X.dtype
-        Yc = (Y - self.y_mean_).astype(dtype)
+        self.y_mean_ = rows.y_mean
+        dtype = rows.dtype
         aj, Vj = jnp.asarray(a, dtype), jnp.asarray(V, dtype)
         pj = jnp.asarray(full, jnp.int32 if filt.iterative else dtype)
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
@@ -253,9 +322,10 @@ class ApproximationMixin(_MixinBase):
             rows_sub = np.sort(np.random.default_rng(seed).choice(n, min(n, WIDTH_SUBSAMPLE), replace=False))
             cap = rows_sub.size if approx == "nystrom" else max(2, (rows_sub.size // 2) & ~1)
             m_sub = min(m, WIDTH_COMPONENTS, cap)
-            basis = jnp.asarray(self._basis(kernels[0], X[rows_sub], approx, m_sub, "uniform", block, seed))
+            sub = InMemoryRows(*rows.take(rows_sub))
+            basis = jnp.asarray(self._basis(kernels[0], sub, approx, m_sub, "uniform", block, seed))
             rb, ib = group_blocks(groups[rows_sub], n_groups, rows_sub.size, block)
-            Xs, Ys = jnp.asarray(X[rows_sub]), jnp.asarray(Yc[rows_sub])
+            Xs, Ys = jnp.asarray(sub.X), jnp.asarray(sub.Y)
 
             def score(kerns):  # one kernel per call: one compilation whatever the number of widths
                 out = np.concatenate([np.asarray(_score_jit(_stack([k]), basis, Xs, Ys, jnp.asarray(rb),
@@ -277,11 +347,9 @@ class ApproximationMixin(_MixinBase):
         kernel = kernels[0]
 
         with report.stage(f"{approx} with {m} components on {n} rows: statistics and {grid}"):
-            basis = jnp.asarray(self._basis(kernel, X, approx, m, sampling, block, seed))
+            basis = jnp.asarray(self._basis(kernel, rows, approx, m, sampling, block, seed))
             fmap = _feature_map(kernel, basis, approx)
-            rb, ib = group_blocks(groups, n_groups, n, block)
-            Xj, Yj = jnp.asarray(X), jnp.asarray(Yc)
-            stats = accumulate_statistics(fmap, Xj, Yj, jnp.asarray(rb), jnp.asarray(ib), n_groups)
+            stats = rows.statistics(fmap, groups, n_groups, block)
 
             def path_scores(_kernels, steps_or_lambdas, omega=None):
                 """(1, Ω or 1, P) mean fold losses on the selected kernel's statistics (its list ignored)."""
@@ -321,7 +389,7 @@ class ApproximationMixin(_MixinBase):
         _warn_on_edges(None if widths is None else float(widths[0]), search, params,
                        ip if chosen is None else int(chosen.max()), filt,
                        self.width_factors is None and self.n_steps is None,
-                       self._approximate_edge_hint(filt, X.dtype))
+                       self._approximate_edge_hint(filt, dtype))
         self.approximate_ = True
         self.feature_map_ = fmap
         self.kernel_ = kernel
@@ -408,6 +476,13 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
     ridge per output — and keeps the family of the lower k-fold loss (``family_``: 'independent'
     or 'common_similarity'; ``best_params_['param']`` then lists the outputs' λ).
 
+      mesh: None (default: the rows in this process) or a ``("rows",)`` mesh over the devices of
+        every process of a multi-process run (:func:`~jaxmtl.distributed.global_mesh`): every
+        process calls ``fit`` with the same arguments — arrays, memory maps or ``.npy`` paths —
+        and holds only its own rows; the statistics are summed over the processes and every
+        process ends with the same model (docs/distributed.md). Needs ``approximation='nystrom'``
+        with ``sampling='uniform'``, or random features.
+
     Attributes (after fit): see :class:`ApproximationMixin`, ``family_``, ``family_scores_``
     ({family: its k-fold loss, in the units of ``best_score_``}) and ``n_features_in_``.
     """
@@ -418,7 +493,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
                  omegas: Any = None, width_factors: Any = None, validation_fraction: float = 0.2,
                  fit_intercept: bool = True, block_size: int = 2048, random_state: int = 0,
                  verbose: bool = False, normalize_y: bool = True, dtype: Any = None,
-                 matmul_precision: str | None = None) -> None:
+                 matmul_precision: str | None = None, mesh: Any = None) -> None:
         self.kernel = kernel
         self.approximation = approximation
         self.n_components = n_components
@@ -439,6 +514,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         self.normalize_y = normalize_y
         self.dtype = dtype
         self.matmul_precision = matmul_precision
+        self.mesh = mesh
 
     def _approximate_filter(self) -> SpectralFilter:
         """``filter`` resolved; None (the default): Tikhonov, or the ν-method when ``n_steps`` is given."""
@@ -464,16 +540,44 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         """Select width, ω and the filter parameter on the approximate path; fit on all rows.
 
         Args:
-          X: (n, p) inputs; y: (n, d) or (n,) outputs.
+          X: (n, p) inputs; y: (n, d) or (n,) outputs — arrays or memory maps; with ``mesh``
+            also ``.npy`` paths, the same on every process, each reading only its own rows.
         """
-        X = self._validate_fit_inputs(X)
+        if self.mesh is not None:
+            return self._fit_on_mesh(X, y)
+        X = self._validate_fit_inputs(open_rows(X))
         Y, self._y_1d = check_outputs(y, X.shape[0], "y")
         scales = output_scales(Y, self.normalize_y)
         self._fit_approximate(X, (Y / scales).astype(X.dtype))
         unscale_fitted(self, scales)
         return self
 
+    def _fit_on_mesh(self, X: Any, y: Any) -> ApproximateKernelRegressor:
+        """The fit on rows spread over the processes of ``mesh`` (:class:`~jaxmtl.distributed.rows.ShardedRows`).
+
+        The inputs' checks, shift (their coordinate-wise median) and working precision come from
+        the width search's subsample (min(n, ``WIDTH_SUBSAMPLE``) rows, read whole on every
+        process); every row is checked for finite values by the process that holds it.
+        """
+        from ..distributed.data import open_rows as open_source
+        from ..distributed.mesh import check_mesh
+        from ..distributed.rows import ShardedRows
+
+        mesh = check_mesh(self.mesh)
+        source = open_source(X)
+        if len(source.shape) != 2 or source.shape[0] < 2:
+            raise ShapeError(f"X must have shape (n, p) with n >= 2 rows; received shape {tuple(source.shape)}.")
+        n = int(source.shape[0])
+        probe = self._validate_fit_inputs(np.asarray(source[self._subsample_rows(n, min(n, WIDTH_SUBSAMPLE))]))
+        rows = ShardedRows(source, y, mesh, self._input_offset_, probe.dtype,
+                           check_bool(self.normalize_y, "normalize_y"), check_bool(self.fit_intercept, "fit_intercept"))
+        self._y_1d = rows.y_1d
+        self._fit_approximate_rows(rows)
+        unscale_fitted(self, rows.scales)
+        return self
+
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """(m, d) predictions ((m,) if fitted on 1-D outputs), in row blocks."""
-        F = self._decision_approximate(X)
+        """(m, d) predictions ((m,) if fitted on 1-D outputs), in row blocks; X an array, a memory
+        map or a ``.npy`` path."""
+        F = self._decision_approximate(open_rows(X))
         return F[:, 0] if self._y_1d else F
