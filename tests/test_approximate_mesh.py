@@ -5,7 +5,7 @@ in-memory route fits. Two processes against one: tests/test_distributed.py."""
 import numpy as np
 import pytest
 
-from jaxmtl import ApproximateKernelRegressor
+from jaxmtl import ApproximateKernelRegressor, VectorValuedRegressor
 from jaxmtl.distributed import global_mesh
 from jaxmtl.errors import ParameterError, ShapeError
 
@@ -64,3 +64,14 @@ def test_mesh_route_refuses_what_needs_every_row_in_one_process_by_name():
     with pytest.raises(ValueError, match="X"):
         model.fit(Xbad, Y)
     np.testing.assert_array_equal(model.predict(X[:3]), before)  # the failed fit left the earlier one
+
+
+def test_vector_valued_regressor_with_an_approximation_takes_the_mesh():
+    X, Y = data(100)
+    kwargs = {"approximation": "nystrom", "n_components": 20, "n_steps": 40}
+    ref = VectorValuedRegressor(**kwargs).fit(X, Y)
+    got = VectorValuedRegressor(mesh=global_mesh(), **kwargs).fit(X, Y)
+    assert got.best_params_["param"] == ref.best_params_["param"] and got.family_ == ref.family_
+    np.testing.assert_allclose(got.predict(X[:5]), ref.predict(X[:5]), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ParameterError, match="mesh= spreads the rows of an approximate fit"):
+        VectorValuedRegressor(mesh=global_mesh()).fit(X, Y)

@@ -36,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 import jax
@@ -104,6 +105,11 @@ def _feature_map(kernel: Kernel, basis: Array, approximation: str) -> FeatureMap
         return NystromFeatures.from_centres(kernel, basis)
     width = getattr(kernel, _unit_kernel(kernel)[1])
     return RandomFourierFeatures(basis / width)
+
+
+def _memory_map(X: Any) -> Any:
+    """X, or the memory map of a ``.npy`` file when X is its path."""
+    return open_rows(X) if isinstance(X, (str, os.PathLike)) else X
 
 
 @jax.jit
@@ -416,6 +422,31 @@ class ApproximationMixin(_MixinBase):
         self.best_score_ = family_scores[self.family_]
         return self
 
+    def _fit_on_mesh(self, X: Any, y: Any):
+        """The fit on rows spread over the processes of ``self.mesh`` (:class:`~jaxmtl.distributed.rows.ShardedRows`):
+        X (n, p) and y (n,) or (n, d) arrays, memory maps or ``.npy`` paths, the same on every process.
+
+        The inputs' checks, shift (their coordinate-wise median) and working precision come from
+        the width search's subsample (min(n, ``WIDTH_SUBSAMPLE``) rows, read whole on every
+        process); every row is checked for finite values by the process that holds it.
+        """
+        from ..distributed.data import open_rows as open_source
+        from ..distributed.mesh import check_mesh
+        from ..distributed.rows import ShardedRows
+
+        mesh = check_mesh(self.mesh)
+        source = open_source(X)
+        if len(source.shape) != 2 or source.shape[0] < 2:
+            raise ShapeError(f"X must have shape (n, p) with n >= 2 rows; received shape {tuple(source.shape)}.")
+        n = int(source.shape[0])
+        probe = self._validate_fit_inputs(np.asarray(source[self._subsample_rows(n, min(n, WIDTH_SUBSAMPLE))]))
+        rows = ShardedRows(source, y, mesh, self._input_offset_, probe.dtype,
+                           check_bool(self.normalize_y, "normalize_y"), check_bool(self.fit_intercept, "fit_intercept"))
+        self._y_1d = rows.y_1d
+        self._fit_approximate_rows(rows)
+        unscale_fitted(self, rows.scales)
+        return self
+
     def _fit_exact_or_approximate(self, X: np.ndarray, Y: np.ndarray):
         """``approximation=None``: the exact estimator's fit (``_fit_coded``); else the approximate one."""
         if self.approximation is None:
@@ -545,39 +576,15 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         """
         if self.mesh is not None:
             return self._fit_on_mesh(X, y)
-        X = self._validate_fit_inputs(open_rows(X))
+        X = self._validate_fit_inputs(_memory_map(X))
         Y, self._y_1d = check_outputs(y, X.shape[0], "y")
         scales = output_scales(Y, self.normalize_y)
         self._fit_approximate(X, (Y / scales).astype(X.dtype))
         unscale_fitted(self, scales)
         return self
 
-    def _fit_on_mesh(self, X: Any, y: Any) -> ApproximateKernelRegressor:
-        """The fit on rows spread over the processes of ``mesh`` (:class:`~jaxmtl.distributed.rows.ShardedRows`).
-
-        The inputs' checks, shift (their coordinate-wise median) and working precision come from
-        the width search's subsample (min(n, ``WIDTH_SUBSAMPLE``) rows, read whole on every
-        process); every row is checked for finite values by the process that holds it.
-        """
-        from ..distributed.data import open_rows as open_source
-        from ..distributed.mesh import check_mesh
-        from ..distributed.rows import ShardedRows
-
-        mesh = check_mesh(self.mesh)
-        source = open_source(X)
-        if len(source.shape) != 2 or source.shape[0] < 2:
-            raise ShapeError(f"X must have shape (n, p) with n >= 2 rows; received shape {tuple(source.shape)}.")
-        n = int(source.shape[0])
-        probe = self._validate_fit_inputs(np.asarray(source[self._subsample_rows(n, min(n, WIDTH_SUBSAMPLE))]))
-        rows = ShardedRows(source, y, mesh, self._input_offset_, probe.dtype,
-                           check_bool(self.normalize_y, "normalize_y"), check_bool(self.fit_intercept, "fit_intercept"))
-        self._y_1d = rows.y_1d
-        self._fit_approximate_rows(rows)
-        unscale_fitted(self, rows.scales)
-        return self
-
     def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, d) predictions ((m,) if fitted on 1-D outputs), in row blocks; X an array, a memory
         map or a ``.npy`` path."""
-        F = self._decision_approximate(open_rows(X))
+        F = self._decision_approximate(_memory_map(X))
         return F[:, 0] if self._y_1d else F

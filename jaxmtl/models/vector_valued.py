@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -105,6 +105,10 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         None or a Gaussian of one width, ``output`` other than 'common_similarity', selection
         'loo' / 'gcv', an approximation or ``search='gradient'``. 'common_similarity': the coupled
         family of ``output`` alone; 'independent' the independent family alone (an error in those settings).
+      mesh: None, or with an ``approximation`` a ``("rows",)`` mesh over the devices of every
+        process of a multi-process run (:func:`~jaxmtl.distributed.global_mesh`): each process
+        holds only its own rows of X and y and every process ends with the same model (as
+        :class:`~jaxmtl.ApproximateKernelRegressor`'s ``mesh``; docs/distributed.md).
 
     Attributes (after fit):
       family_ ('independent' or the coupled family: 'common_similarity' — also for
@@ -132,7 +136,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
                  verbose: bool = False, approximation: str | None = None, n_components: int | None = None,
                  search: str = "grid", dtype: DTypeLike | None = None, normalize_y: bool = True,
                  n_repeats: int | None = None,
-                 matmul_precision: str | None = None, family: str = "auto") -> None:
+                 matmul_precision: str | None = None, family: str = "auto", mesh: Any = None) -> None:
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.normalize_y = normalize_y
@@ -143,6 +147,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         self.dtype = dtype
         self.matmul_precision = matmul_precision
         self.family = family
+        self.mesh = mesh
 
     def _family(self, d: int) -> str:
         """The family or families to fit: 'auto' falls back to the coupled one where the
@@ -171,9 +176,17 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         """Select the hyperparameters on the path and fit on all data.
 
         Args:
-          X: (n, p) inputs (array, list or DataFrame); y: (n, d) or (n,) outputs.
+          X: (n, p) inputs (array, list or DataFrame); y: (n, d) or (n,) outputs; with ``mesh``
+            arrays, memory maps or ``.npy`` paths, the same on every process.
         """
         self._family(2)  # the family's name and settings, before anything is traced
+        if self.mesh is not None:
+            if self.approximation is None:
+                raise ParameterError("mesh= spreads the rows of an approximate fit over processes: pass approximation="
+                                     "'nystrom' or 'random_features' (the exact kernel across processes is "
+                                     "jaxmtl.distributed.DistributedKernelRegressor); received approximation=None.")
+            check_search(self)
+            return self._fit_on_mesh(X, y)
         X = self._validate_fit_inputs(X)
         Y, self._y_1d = check_outputs(y, X.shape[0], "y")
         Y = Y.astype(X.dtype)
