@@ -129,7 +129,7 @@ class ShardedRows:
     """
 
     def __init__(self, X: str | os.PathLike[str] | npt.ArrayLike, y: str | os.PathLike[str] | npt.ArrayLike,
-                 mesh: Mesh, offset: np.ndarray | None = None, dtype: npt.DTypeLike = None,
+                 mesh: Mesh, offset: np.ndarray | None = None, dtype: npt.DTypeLike | None = None,
                  normalize_y: bool = True, fit_intercept: bool = True, block_rows: int = 65536) -> None:
         self.mesh = check_mesh(mesh)
         self._X, self._Y = open_rows(X), open_rows(y)
