@@ -1,5 +1,6 @@
-"""Generated sections for the large-scale and accelerator results: ``million.json`` (docs/scale.md) and
-``gpu_suite.json`` (docs/performance.md). Used by ``scripts/readme_results.py``."""
+"""Generated sections for the large-scale and accelerator results: ``million.json`` (docs/scale.md),
+``million_processes.json`` (docs/distributed.md) and ``gpu_suite.json`` (docs/performance.md). Used by
+``scripts/readme_results.py``."""
 
 from __future__ import annotations
 
@@ -104,6 +105,34 @@ def million() -> str:
                      "precision; peak MB: the host process's resident set, the GPU's allocations for PyTorch):\n")
         parts += _merged(gpu) + _million_table(gpu) + [""]
     return "\n".join(parts).strip() + "\n"
+
+
+def processes() -> str:
+    """docs/distributed.md: ApproximateKernelRegressor(mesh=...) on 1 and 2 processes, the model beside."""
+    res = _load("million_processes")
+    if res is None:
+        return "No run recorded yet: `python benchmarks/million_processes.py`.\n"
+    lines = [f"`{res['command']}` — {res['n']:,} rows × {res['p']} features → {res['d']} outputs, "
+             f"{res['n_components']} Nyström centres, float64, one thread per process; {_machine(res)}.", "",
+             "| processes | fit s | reading the rows s | statistics pass s | peak MB per process | test RMSE (mean) "
+             "| predictions vs 1 process | model fit s |", "|---|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        rmse = sum(r["test_rmse"]) / len(r["test_rmse"])
+        diff = r.get("relative_difference_to_one_process")
+        model = "" if r.get("model") is None else f"{r['model']['fit_s']:.1f}"
+        lines.append(f"| {r['processes']} | {r['fit_s']:.1f} | {r['read_s']:.1f} | {r['stats_s']:.1f} | "
+                     f"{r['peak_rss_mb']:.0f} | {rmse:.4f} | {'' if diff is None else f'{diff:.1e}'} | "
+                     f"{model} |")
+    for r in res["rows"]:
+        if r.get("model"):
+            m = r["model"]
+            lines += ["", f"Model for {r['processes']} processes: contention {m['contention']:.2f} (each of "
+                          f"{r['processes']} independent copies of the one-process fit took "
+                          f"{r['concurrent_one_process_fit_s']:.1f} s at once) × (replicated {m['replicated_s']:.1f} s "
+                          f"+ row work {m['row_work_s']:.1f} s) + all-reduce {m['allreduce_s']:.2f} s."]
+    lines += ["", "Checks: " + "; ".join(f"{k}: **{'met' if v else 'not met'}**" for k, v in res["checks"].items()) + ".",
+              ""]
+    return "\n".join(lines)
 
 
 def gpu_suite() -> str:

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a checkout
     sys.path.insert(0, str(ROOT))
 from benchmarks._repro import BETTER, NOT_REPRODUCED, REPRODUCED, SKIPPED, verdict  # noqa: E402
-from scripts._large_scale_sections import gpu_suite, million, summary_rows  # noqa: E402
+from scripts._large_scale_sections import gpu_suite, million, processes, summary_rows  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 DOCS_TO_ROOT = "../"  # the generated pages live in docs/; figures are under benchmarks/results/
@@ -552,7 +552,8 @@ SECTIONS = {"README.md": {"summary": summary},
             "docs/performance.md": {"performance": performance, "perf-tables": benchmark_tables, "gpu-suite": gpu_suite},
             "docs/scale.md": {"scale": scale, "million": million},
             "docs/defaults.md": {"defaults": defaults, "fit-cost": fit_cost},
-            "docs/solvers.md": {"solvers": solvers}}
+            "docs/solvers.md": {"solvers": solvers},
+            "docs/distributed.md": {"processes": processes}}
 
 
 def main(argv=None) -> int:
