@@ -36,8 +36,7 @@ Example:
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
@@ -52,18 +51,19 @@ from ..kernels.scalar import Gaussian, Kernel, Laplacian, Matern
 from ..operators.nystrom import (
     SAMPLINGS,
     FeatureMap,
-    FeatureStatistics,
     NystromFeatures,
     accumulate_statistics,
     group_blocks,
-    nystrom_centres,
 )
 from ..operators.random_features import RandomFourierFeatures, spectral_samples
 from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
 from ..distributed.data import open_rows
+from ..distributed.mesh import check_mesh
+from ..distributed.rows import ShardedRows
 from ._base import RegressorMixin, resolve_filter
 from ._grid_search import default_lambdas, float32_lambda_hint
 from ._output_scale import output_scales, unscale_fitted
+from ._training_rows import InMemoryRows, TrainingRows, memory_map
 from ._row_blocks import in_row_blocks
 from .predictors import Predictor, PredictorMixin
 from ._spectral import (
@@ -107,11 +107,6 @@ def _feature_map(kernel: Kernel, basis: Array, approximation: str) -> FeatureMap
     return RandomFourierFeatures(basis / width)
 
 
-def _memory_map(X: Any) -> Any:
-    """X, or the memory map of a ``.npy`` file when X is its path."""
-    return open_rows(X) if isinstance(X, (str, os.PathLike)) else X
-
-
 @jax.jit
 def _predict_block(fmap: FeatureMap, X: Array, W: Array) -> Array:
     return fmap(X) @ W
@@ -129,66 +124,6 @@ def _score(kernels, basis, X, Y, rows, ids, n_groups, a, V, filt, params, approx
 
 
 _score_jit = jax.jit(_score, static_argnames=("n_groups", "filt", "approximation"))
-
-
-class TrainingRows(Protocol):
-    """The rows an approximate fit reads: :class:`InMemoryRows`, or rows spread over processes
-    (:class:`~jaxmtl.distributed.rows.ShardedRows`, ``mesh=``).
-
-    Attributes: n, p, d (rows, features, outputs), dtype, y_mean (d,) (the outputs' means
-    removed, zeros without intercept)."""
-
-    n: int
-    d: int
-    dtype: Any
-    y_mean: np.ndarray
-
-    @property
-    def p(self) -> int: ...
-
-    def take(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Rows ``idx`` (sorted) whole on this process: (X (r, p), centred Y (r, d)) as NumPy."""
-        ...
-
-    def centres(self, kernel: Kernel, m: int, sampling: str, seed: int, block: int) -> np.ndarray:
-        """(m, p) Nyström centres drawn from the rows (:func:`~jaxmtl.operators.nystrom.nystrom_centres`)."""
-        ...
-
-    def statistics(self, fmap: FeatureMap, groups: np.ndarray, n_groups: int, block: int) -> FeatureStatistics:
-        """ΦᵀΦ, ΦᵀY, YᵀY of the rows of each group (groups (n,) in [0, n_groups))."""
-        ...
-
-
-class InMemoryRows:
-    """Training rows held in this process: X (n, p) and Y (n, d), Y centred on its means when
-    ``fit_intercept`` (then stored in ``y_mean``).
-
-    Example:
-        >>> rows = InMemoryRows(np.zeros((4, 2)), np.arange(4.0)[:, None])
-        >>> rows.y_mean.tolist(), rows.take(np.array([0, 3]))[1].ravel().tolist()
-        ([1.5], [-1.5, 1.5])
-    """
-
-    def __init__(self, X: np.ndarray, Y: np.ndarray, fit_intercept: bool = True) -> None:
-        self.n, self.d = Y.shape
-        self.dtype = X.dtype
-        self.y_mean = Y.mean(axis=0) if fit_intercept else np.zeros(self.d, Y.dtype)
-        self.X, self.Y = X, (Y - self.y_mean).astype(X.dtype)
-
-    @property
-    def p(self) -> int:
-        return int(self.X.shape[1])
-
-    def take(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self.X[idx], self.Y[idx]
-
-    def centres(self, kernel: Kernel, m: int, sampling: str, seed: int, block: int) -> np.ndarray:
-        return self.X[nystrom_centres(kernel, self.X, m, sampling, random_state=seed, block_size=block)]
-
-    def statistics(self, fmap: FeatureMap, groups: np.ndarray, n_groups: int, block: int) -> FeatureStatistics:
-        rb, ib = group_blocks(groups, n_groups, self.n, block)
-        return accumulate_statistics(fmap, jnp.asarray(self.X), jnp.asarray(self.Y), jnp.asarray(rb), jnp.asarray(ib),
-                                     n_groups)
 
 
 if TYPE_CHECKING:  # the mixin runs inside a _SpectralEstimator: every estimator using it is one
@@ -423,19 +358,12 @@ class ApproximationMixin(_MixinBase):
         return self
 
     def _fit_on_mesh(self, X: Any, y: Any):
-        """The fit on rows spread over the processes of ``self.mesh`` (:class:`~jaxmtl.distributed.rows.ShardedRows`):
-        X (n, p) and y (n,) or (n, d) arrays, memory maps or ``.npy`` paths, the same on every process.
-
-        The inputs' checks, shift (their coordinate-wise median) and working precision come from
-        the width search's subsample (min(n, ``WIDTH_SUBSAMPLE``) rows, read whole on every
-        process); every row is checked for finite values by the process that holds it.
-        """
-        from ..distributed.data import open_rows as open_source
-        from ..distributed.mesh import check_mesh
-        from ..distributed.rows import ShardedRows
-
+        """The fit on X (n, p), y (n,) or (n, d) spread over the processes of ``self.mesh`` (arrays,
+        memory maps or ``.npy`` paths, the same on every process: :class:`ShardedRows`). The
+        inputs' checks, shift and precision come from the width search's subsample, read whole on
+        every process; every row is checked for finite values by the process that holds it."""
         mesh = check_mesh(self.mesh)
-        source = open_source(X)
+        source = open_rows(X)
         if len(source.shape) != 2 or source.shape[0] < 2:
             raise ShapeError(f"X must have shape (n, p) with n >= 2 rows; received shape {tuple(source.shape)}.")
         n = int(source.shape[0])
@@ -576,7 +504,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         """
         if self.mesh is not None:
             return self._fit_on_mesh(X, y)
-        X = self._validate_fit_inputs(_memory_map(X))
+        X = self._validate_fit_inputs(memory_map(X))
         Y, self._y_1d = check_outputs(y, X.shape[0], "y")
         scales = output_scales(Y, self.normalize_y)
         self._fit_approximate(X, (Y / scales).astype(X.dtype))
@@ -586,5 +514,5 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
     def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, d) predictions ((m,) if fitted on 1-D outputs), in row blocks; X an array, a memory
         map or a ``.npy`` path."""
-        F = self._decision_approximate(_memory_map(X))
+        F = self._decision_approximate(memory_map(X))
         return F[:, 0] if self._y_1d else F
