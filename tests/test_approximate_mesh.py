@@ -75,3 +75,12 @@ def test_vector_valued_regressor_with_an_approximation_takes_the_mesh():
     np.testing.assert_allclose(got.predict(X[:5]), ref.predict(X[:5]), rtol=1e-4, atol=1e-4)
     with pytest.raises(ParameterError, match="mesh= spreads the rows of an approximate fit"):
         VectorValuedRegressor(mesh=global_mesh()).fit(X, Y)
+
+
+def test_mesh_route_reads_the_rows_of_pandas_objects():
+    pd = pytest.importorskip("pandas")
+    X, Y = data(80)
+    frame, series = pd.DataFrame(X, columns=["a", "b", "c"]), pd.Series(Y[:, 0])
+    ref = ApproximateKernelRegressor(n_components=20).fit(X, Y[:, 0])
+    got = ApproximateKernelRegressor(n_components=20, mesh=global_mesh()).fit(frame, series)  # [] selects columns
+    np.testing.assert_allclose(got.predict(X[:5]), ref.predict(X[:5]), rtol=1e-4, atol=1e-6)

@@ -36,7 +36,9 @@ __all__ = ["global_rows", "open_rows", "read_local_rows", "replicated", "to_host
 
 
 def open_rows(source: str | os.PathLike[str] | npt.ArrayLike) -> Any:
-    """``source`` as an array-like of rows: a ``.npy`` path is memory-mapped, not read.
+    """``source`` as an array-like of rows: a ``.npy`` path is memory-mapped, not read; arrays,
+    memory maps and other row-indexable arrays (h5py, zarr) are kept; lists and pandas objects
+    become NumPy arrays.
 
     Example:
         >>> open_rows(np.zeros((2, 3))).shape
@@ -44,8 +46,8 @@ def open_rows(source: str | os.PathLike[str] | npt.ArrayLike) -> Any:
     """
     if isinstance(source, (str, os.PathLike)):
         return np.load(os.fspath(source), mmap_mode="r")
-    if not hasattr(source, "shape") or not hasattr(source, "__getitem__"):
-        source = np.asarray(source)
+    if not hasattr(source, "shape") or not hasattr(source, "__getitem__") or hasattr(source, "iloc"):
+        source = np.asarray(source)  # lists; pandas objects, whose [] selects columns, not rows
     return source
 
 
