@@ -6,7 +6,9 @@ returns a NumPy array of a floating dtype the rest of the library can trust.
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import contextvars
+from typing import Any, Iterator
 
 import equinox as eqx
 import jax
@@ -70,6 +72,30 @@ def traced_check(x: Any, ok: Any, message: str) -> Any:
         0.5
     """
     return eqx.error_if(x, ~jnp.all(ok), message)
+
+
+_REQUESTED_FLOAT: contextvars.ContextVar[np.dtype | None] = contextvars.ContextVar("jaxmtl_requested_float",
+                                                                                  default=None)
+
+
+@contextlib.contextmanager
+def requested_float(dtype: Any) -> Iterator[None]:
+    """Within the block, :func:`narrow` gives every float input ``dtype`` (None: no request).
+
+    An estimator's explicit ``dtype`` parameter: ``dtype='float64'`` computes in float64 whatever
+    the inputs' dtype, float32 arrays included (without a request they stay float32, as
+    scikit-learn keeps them).
+
+    Example:
+        >>> with jax.enable_x64(True), requested_float("float64"):
+        ...     narrow(np.ones(2, np.float32), "x").dtype.name
+        'float64'
+    """
+    token = _REQUESTED_FLOAT.set(None if dtype is None else np.dtype(dtype))
+    try:
+        yield
+    finally:
+        _REQUESTED_FLOAT.reset(token)
 
 
 def default_float() -> np.dtype:
@@ -188,7 +214,8 @@ def as_float_array(x: Any, name: str, ndim: int | tuple[int, ...] | None = None,
 def narrow(arr: np.ndarray, name: str, source: Any = None) -> np.ndarray:
     """A finite float array in the working precision: float64 is narrowed to float32 when x64 is off.
 
-    ``source``: the dtype the values came in (default ``arr``'s); float32 data stays float32.
+    ``source``: the dtype the values came in (default ``arr``'s); float32 data stays float32,
+    unless an estimator's explicit ``dtype`` asks otherwise (:func:`requested_float`).
     Values whose squares would overflow the result's dtype raise RangeError
     (:func:`check_magnitude`) before anything is narrowed.
 
@@ -197,7 +224,8 @@ def narrow(arr: np.ndarray, name: str, source: Any = None) -> np.ndarray:
         True
     """
     source = np.dtype(source or arr.dtype)
-    target = np.float32 if source == np.float32 else default_float()
+    requested = _REQUESTED_FLOAT.get()
+    target = requested if requested is not None else np.float32 if source == np.float32 else default_float()
     check_magnitude(arr, name, target)
     return arr.astype(target, copy=False)
 

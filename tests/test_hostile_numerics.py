@@ -225,3 +225,18 @@ def test_report_hostile_suite_alone_prints_the_counts_and_fails_on_a_silent_wron
     assert not called and "Fuzz" not in out and "Persistence" not in out
     assert "family              tried  refused  warned  handled  silent wrong" in out
     assert "  outlier                 3        1       0        1             1" in out and "RESULT: FAIL" in out
+
+
+# --------------------------------------------------------------------------- an explicit dtype wins
+@pytest.mark.parametrize("case", [c for c in CASES if "dtype" in c[1]().get_params()], ids=lambda c: c[0])
+def test_explicit_float64_computes_float32_arrays_in_float64(case):
+    """dtype='float64' on float32 arrays: the fit is the float64 fit of the same values (without the
+    request, float32 arrays stay float32 and the two differ in float32's digits)."""
+    name, make, fit_args, predict = case
+    X = np.random.default_rng(0).normal(size=(24, 2)).astype(np.float32)
+    args = fit_args(X.astype(np.float64))[1:]
+    with warnings.catch_warnings(), jax.enable_x64(False):
+        warnings.simplefilter("ignore")
+        wide = np.asarray(predict(make().set_params(dtype="float64").fit(X.astype(np.float64), *args), X), np.float64)
+        got = np.asarray(predict(make().set_params(dtype="float64").fit(X, *args), X), np.float64)
+    np.testing.assert_allclose(got, wide, rtol=1e-12, atol=1e-12 * (1 + np.abs(wide).max()), err_msg=name)

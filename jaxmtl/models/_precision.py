@@ -37,6 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._checks import requested_float
 from ..errors import ParameterError
 
 __all__ = ["PrecisionMixin", "PRECISION_METHODS", "sklearn_output", "resolve_dtype", "in_working_precision",
@@ -277,5 +278,6 @@ class PrecisionMixin:
         stack = contextlib.ExitStack()
         if resolved is not None:
             stack.enter_context(jax.enable_x64(resolved == "float64"))
+            stack.enter_context(requested_float(resolved))  # float32 inputs too take the requested dtype
         stack.enter_context(jax.default_matmul_precision(products))
         return stack
