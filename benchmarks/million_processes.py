@@ -1,9 +1,9 @@
 """One estimator from one process to several: ApproximateKernelRegressor(mesh=...) on 1 and 2 processes.
 
 The rows are the first n training rows of ``benchmarks/million.py``'s data set (its generator,
-its files: HIGGS-shaped inputs, 8 outputs of rank-4 structure plus noise, float32 on disk),
-copied once to float64 ``.npy`` files and read from those memory maps by every process — each
-process its own rows. The
+its files: HIGGS-shaped inputs, 8 outputs of rank-4 structure plus noise, float32 on disk), read
+from the memory-mapped ``.npy`` files by every process — each process its own rows, widened to
+float64 by the estimator's ``dtype='float64'``. The
 estimator is the library's default ``ApproximateKernelRegressor`` (Nyström, min(n, 1000) uniform
 centres, the default width search, Tikhonov's λ grid to the precision floor, the coupled and the
 per-output families by 5-fold CV) with ``mesh=jaxmtl.distributed.global_mesh()``, in float64.
@@ -152,25 +152,6 @@ def model_time(one: dict, P: int, k: int, D: int, d: int, contention: float, alp
             "fit_s": contention * (one["fit_s"] - row_work + row_work / P) + allreduce}
 
 
-def float64_slice(paths: tuple[str, str], n: int, folder: Path, chunk: int = 65536) -> tuple[str, str]:
-    """The first n rows of the float32 files as float64 ``.npy`` files (a float32 input is fitted in
-    float32 whatever the estimator's dtype), written ``chunk`` rows at a time; returns their paths."""
-    import numpy as np
-
-    out = []
-    for src in paths:
-        dst = folder / f"{Path(src).stem}_float64_{n}.npy"
-        a = np.load(src, mmap_mode="r")
-        if not (dst.exists() and np.load(dst, mmap_mode="r").shape == (n,) + a.shape[1:]):
-            b = np.lib.format.open_memmap(dst, mode="w+", dtype=np.float64, shape=(n,) + a.shape[1:])
-            for lo in range(0, n, chunk):
-                b[lo:lo + chunk] = a[lo:min(lo + chunk, n)]
-            b.flush()
-            del b
-        out.append(str(dst))
-    return out[0], out[1]
-
-
 def main(argv=None) -> int:
     args = PARSER.parse_args(argv)
     if args.worker:
@@ -189,7 +170,7 @@ def main(argv=None) -> int:
     if n > sizes["n_train"]:
         raise SystemExit(f"--n {n} exceeds the {sizes['n_train']} training rows of the data set.")
     start = time.perf_counter()
-    train = float64_slice(paths["train"], n, folder)
+    train = paths["train"]
     rows = []
     for P in [int(p) for p in args.processes.split(",")]:
         task = {"n": n, "n_components": m, "X": train[0], "Y": train[1], "Xt": paths["test"][0],
