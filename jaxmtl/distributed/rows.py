@@ -53,7 +53,12 @@ T = TypeVar("T")
 
 
 def gather_sum(x: npt.ArrayLike) -> np.ndarray:
-    """The sum over processes of each process's NumPy ``x`` (every process receives it), in float64."""
+    """The sum over processes of each process's NumPy ``x`` (every process receives it), in float64.
+
+    Example:
+        >>> gather_sum(np.array([1.0, 2.0])).tolist()  # one process: x itself
+        [1.0, 2.0]
+    """
     x = np.asarray(x, np.float64)
     if jax.process_count() == 1:
         return x
@@ -65,8 +70,12 @@ def gather_sum(x: npt.ArrayLike) -> np.ndarray:
 def agree(check: Callable[[], T], what: str) -> T:
     """``check()`` on every process; when it raises on any, it raises on all.
 
-    The process whose rows failed raises its own error; the others raise the same type with a
-    message naming ``what`` and the failing process — instead of waiting in the next collective.
+    The process whose rows failed raises its own error; the others raise a DistributedError
+    naming ``what`` and the failing process — instead of waiting in the next collective.
+
+    Example:
+        >>> agree(lambda: 3, "X")
+        3
     """
     try:
         out, err = check(), None
@@ -87,6 +96,12 @@ def device_blocks(groups: np.ndarray, layout: RowLayout, n_groups: int, block: i
     Every process computes every device's blocks (the fold of each row is known everywhere), so
     the count is agreed without communication; this process's part is what it returns:
     (rows (R_local·B, block) with −1 padding, ids (R_local·B,), B).
+
+    Example:
+        >>> from jaxmtl.distributed.mesh import global_mesh
+        >>> rows, ids, nb = device_blocks(np.array([0, 1, 0]), RowLayout.of(3, global_mesh()), 2, 2)
+        >>> rows.tolist(), ids.tolist()
+        ([[0, 2], [1, -1]], [0, 1])
     """
     per = layout.per_device
     padded = np.concatenate([groups, np.full(layout.n_pad - layout.n, -1)])
@@ -100,7 +115,15 @@ def device_blocks(groups: np.ndarray, layout: RowLayout, n_groups: int, block: i
 
 def statistics_on_mesh(fmap: FeatureMap, X: jax.Array, Y: jax.Array, groups: np.ndarray, n_groups: int,
                        layout: RowLayout, mesh: Mesh, block: int) -> FeatureStatistics:
-    """Per-group ΦᵀΦ, ΦᵀY, YᵀY of the global rows X, Y (n_pad, ·) grouped by ``groups`` (n,), replicated."""
+    """Per-group ΦᵀΦ, ΦᵀY, YᵀY of the global rows X, Y (n_pad, ·) grouped by ``groups`` (n,), replicated.
+
+    Args:
+      fmap: feature map; X (n_pad, p), Y (n_pad, d): global rows on ``mesh``; groups: (n,) group
+      of each row in [0, n_groups); layout: the rows' :class:`RowLayout`; block: rows per block.
+
+    Returns:
+      :class:`~jaxmtl.operators.nystrom.FeatureStatistics` with G (n_groups, D, D), B (n_groups, D, d).
+    """
     rows, ids, nb = device_blocks(groups, layout, n_groups, min(block, layout.per_device))
     rows_g = jax.make_array_from_process_local_data(NamedSharding(mesh, PartitionSpec("rows", None)),
                                                     rows.astype(np.int32), (layout.devices * nb, rows.shape[1]))
