@@ -84,3 +84,31 @@ def test_mesh_route_reads_the_rows_of_pandas_objects():
     ref = ApproximateKernelRegressor(n_components=20).fit(X, Y[:, 0])
     got = ApproximateKernelRegressor(n_components=20, mesh=global_mesh()).fit(frame, series)  # [] selects columns
     np.testing.assert_allclose(got.predict(X[:5]), ref.predict(X[:5]), rtol=1e-4, atol=1e-6)
+
+
+def test_rows_helpers_refuse_traced_arguments_by_name():
+    import jax
+
+    from jaxmtl.distributed.mesh import RowLayout
+    from jaxmtl.distributed.rows import device_blocks, gather_sum
+    from jaxmtl.errors import TracedArgumentError
+
+    layout = RowLayout.of(4, global_mesh())
+    with pytest.raises(TracedArgumentError, match="groups must be a concrete value"):
+        jax.jit(lambda g: device_blocks(g, layout, 2, 2)[0])(np.array([0, 1, 0, 1]))
+    with pytest.raises(TracedArgumentError, match="x must be a concrete value"):
+        jax.jit(gather_sum)(np.ones(2))
+
+
+def test_mesh_route_refuses_its_settings_before_reading_every_row(monkeypatch):
+    from jaxmtl.distributed import rows
+
+    def no_pass(*args, **kwargs):
+        raise AssertionError("the rows were read before the settings were checked")
+
+    monkeypatch.setattr(rows.ShardedRows, "__init__", no_pass)
+    X, Y = data(60)
+    with pytest.raises(ParameterError, match="sampling must be 'uniform' with mesh="):
+        ApproximateKernelRegressor(n_components=20, sampling="leverage", mesh=global_mesh()).fit(X, Y)
+    with pytest.raises(ParameterError, match="n_components"):
+        ApproximateKernelRegressor(n_components=1000, mesh=global_mesh()).fit(X, Y)

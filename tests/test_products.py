@@ -47,7 +47,7 @@ NO_PRODUCTS = {
     "linear_dictionary", "dictionary", "host_squared_distances", "eigh", "eigvalsh", "mse_loss",
     "classification_loss", "soft_min", "as_lineax", "task_indexed", "task_indexed_operator",
     "sum_of_separable_operator", "transformable_operator", "field_operator", "split_field", "spectral_scale",
-    "column_access", "resolvent", "distributed_operator", "squared_distances"}
+    "column_access", "resolvent", "distributed_operator", "squared_distances", "median_heuristic_rows"}
 SCOPED_CLASSES = {"jaxmtl.models": ("Predictor", "SeparablePredictor", "PerOutputPredictor", "PerOutputGaussian"),
                   "jaxmtl.learning": ("RematCrossOperator", "RematKernelOperator"),
                   "jaxmtl.mkl": ("GramStack", "Predictive"), "jaxmtl.mixed_effect": ("Server", "Client", "PassiveClient"),

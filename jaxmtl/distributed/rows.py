@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .._checks import check_inputs, check_int, check_magnitude, default_float
+from .._checks import HOST_WAY_OUT, check_inputs, check_int, check_magnitude, default_float, require_concrete
 from ..errors import DistributedError, ParameterError, ShapeError
 from ..kernels.scalar import Kernel
 from ..operators.nystrom import FeatureMap, FeatureStatistics, group_blocks
@@ -47,9 +47,21 @@ from .data import open_rows, read_local_rows, to_host
 from .mesh import RowLayout, check_mesh
 from .paths import feature_statistics_global
 
-__all__ = ["ShardedRows", "agree", "device_blocks", "gather_sum"]
+__all__ = ["ShardedRows", "agree", "check_sampling", "device_blocks", "gather_sum", "statistics_on_mesh"]
 
 T = TypeVar("T")
+
+
+def check_sampling(sampling: str) -> None:
+    """Refuse (ParameterError) a Nyström sampling that needs every row in one process: with rows
+    spread over processes only 'uniform' centres are drawn.
+
+    Example:
+        >>> check_sampling("uniform")
+    """
+    if sampling != "uniform":
+        raise ParameterError(f"sampling must be 'uniform' with mesh= (leverage scores need every row in one "
+                             f"process); received {sampling!r}.")
 
 
 def gather_sum(x: npt.ArrayLike) -> np.ndarray:
@@ -59,6 +71,7 @@ def gather_sum(x: npt.ArrayLike) -> np.ndarray:
         >>> gather_sum(np.array([1.0, 2.0])).tolist()  # one process: x itself
         [1.0, 2.0]
     """
+    require_concrete(x, "x", HOST_WAY_OUT)
     x = np.asarray(x, np.float64)
     if jax.process_count() == 1:
         return x
@@ -103,6 +116,7 @@ def device_blocks(groups: np.ndarray, layout: RowLayout, n_groups: int, block: i
         >>> rows.tolist(), ids.tolist()
         ([[0, 2], [1, -1]], [0, 1])
     """
+    require_concrete(groups, "groups", HOST_WAY_OUT)
     per = layout.per_device
     padded = np.concatenate([groups, np.full(layout.n_pad - layout.n, -1)])
     blocks = [group_blocks(padded[r * per:(r + 1) * per], n_groups, per, block) for r in range(layout.devices)]
@@ -203,9 +217,7 @@ class ShardedRows:
         """(m, p) uniform Nyström centres, read from the source: the rows
         :func:`~jaxmtl.operators.nystrom.nystrom_centres` draws for ``seed`` (leverage sampling
         needs every row in one process and is refused)."""
-        if sampling != "uniform":
-            raise ParameterError(f"sampling must be 'uniform' with mesh= (leverage scores need every row in one "
-                                 f"process); received {sampling!r}.")
+        check_sampling(sampling)
         return self.take(np.sort(np.random.default_rng(seed).choice(self.n, m, replace=False)))[0]
 
     def take(self, idx: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:

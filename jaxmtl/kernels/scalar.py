@@ -41,6 +41,7 @@ __all__ = [
     "GRAM_PRECISION",
     "host_squared_distances",
     "median_heuristic",
+    "median_heuristic_rows",
     "knn_width",
 ]
 
@@ -409,6 +410,21 @@ class SobolevSpline(Kernel):
         return X[:, 0] * (1.0 - X[:, 0])
 
 
+def median_heuristic_rows(n: int, max_points: int = 1000) -> np.ndarray:
+    """The rows :func:`median_heuristic` reads of n: all of them, or ``max_points`` evenly spaced.
+
+    For a caller that reads those rows from a file (the median heuristic of rows spread over
+    processes) and passes them on: ``median_heuristic(X[median_heuristic_rows(n)])`` equals
+    ``median_heuristic(X)``.
+
+    Example:
+        >>> median_heuristic_rows(5, 3).tolist()
+        [0, 2, 4]
+    """
+    max_points = check_int(max_points, "max_points", minimum=2)
+    return np.arange(n) if n <= max_points else np.linspace(0, n - 1, max_points).round().astype(int)
+
+
 @full_precision
 def median_heuristic(X: npt.ArrayLike, max_points: int = 1000) -> float:
     """Median pairwise Euclidean distance between distinct rows of X (a Gaussian width).
@@ -427,9 +443,7 @@ def median_heuristic(X: npt.ArrayLike, max_points: int = 1000) -> float:
         2.0
     """
     X = check_inputs(X).astype(np.float64)
-    max_points = check_int(max_points, "max_points", minimum=2)
-    if X.shape[0] > max_points:
-        X = X[np.linspace(0, X.shape[0] - 1, max_points).round().astype(int)]
+    X = X[median_heuristic_rows(X.shape[0], max_points)]
     if X.shape[0] < 2:
         return 1.0
     d2 = host_squared_distances(X, X)

@@ -47,7 +47,7 @@ from .._checks import check_bool, check_int, check_outputs, check_random_state
 from .._progress import StageReporter
 from ..errors import DivergenceError, ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter, get_filter
-from ..kernels.scalar import Gaussian, Kernel, Laplacian, Matern
+from ..kernels.scalar import Gaussian, Kernel, Laplacian, Matern, median_heuristic_rows
 from ..operators.nystrom import (
     SAMPLINGS,
     FeatureMap,
@@ -59,7 +59,7 @@ from ..operators.random_features import RandomFourierFeatures, spectral_samples
 from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
 from ..distributed.data import open_rows
 from ..distributed.mesh import check_mesh
-from ..distributed.rows import ShardedRows
+from ..distributed.rows import ShardedRows, check_sampling
 from ._base import RegressorMixin, resolve_filter
 from ._grid_search import default_lambdas, float32_lambda_hint
 from ._output_scale import output_scales, unscale_fitted
@@ -233,8 +233,7 @@ class ApproximationMixin(_MixinBase):
         approx, m, sampling, block = self._approximation_settings(n)
         self.n_components_ = m
         filt = self._approximate_filter()
-        median_rows = np.arange(n) if n <= 1000 else np.linspace(0, n - 1, 1000).round().astype(int)
-        kernels, widths = self._resolve_kernels(rows.take(median_rows)[0])  # the median heuristic's rows
+        kernels, widths = self._resolve_kernels(rows.take(median_heuristic_rows(n))[0])  # the rows it reads
         if approx == "random_features":
             _unit_kernel(kernels[0])
         a, V, omegas = self._resolve_output(d)
@@ -263,7 +262,7 @@ class ApproximationMixin(_MixinBase):
             rows_sub = np.sort(np.random.default_rng(seed).choice(n, min(n, WIDTH_SUBSAMPLE), replace=False))
             cap = rows_sub.size if approx == "nystrom" else max(2, (rows_sub.size // 2) & ~1)
             m_sub = min(m, WIDTH_COMPONENTS, cap)
-            sub = InMemoryRows(*rows.take(rows_sub))
+            sub = InMemoryRows(*rows.take(rows_sub), fit_intercept=False)  # centred on all rows' means
             basis = jnp.asarray(self._basis(kernels[0], sub, approx, m_sub, "uniform", block, seed))
             rb, ib = group_blocks(groups[rows_sub], n_groups, rows_sub.size, block)
             Xs, Ys = jnp.asarray(sub.X), jnp.asarray(sub.Y)
@@ -367,6 +366,9 @@ class ApproximationMixin(_MixinBase):
         if len(source.shape) != 2 or source.shape[0] < 2:
             raise ShapeError(f"X must have shape (n, p) with n >= 2 rows; received shape {tuple(source.shape)}.")
         n = int(source.shape[0])
+        approx, _, sampling, _ = self._approximation_settings(n)  # refused before the pass over every row
+        if approx == "nystrom":
+            check_sampling(sampling)
         probe = self._validate_fit_inputs(np.asarray(source[self._subsample_rows(n, min(n, WIDTH_SUBSAMPLE))]))
         rows = ShardedRows(source, y, mesh, self._input_offset_, probe.dtype,
                            check_bool(self.normalize_y, "normalize_y"), check_bool(self.fit_intercept, "fit_intercept"))
