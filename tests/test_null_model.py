@@ -64,3 +64,16 @@ def test_signal_keeps_the_path(sf1):
         model = VectorValuedRegressor(family="common_similarity", random_state=0).fit(X, Y)
     assert model.best_params_["param"] > 0
     assert model.best_score_ < 0.5 * model.null_score_
+
+
+def test_no_signal_per_output_family_keeps_every_training_mean(sf1):
+    """The per-output family applies the rule to each output (paired over the parts of its held-out
+    rows): on shuffled targets every output keeps its mean, t = 0 / λ = ∞ of the default filter."""
+    X, Y = sf1
+    Y = Y[np.random.default_rng(0).permutation(len(Y))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = VectorValuedRegressor(family="independent", random_state=0).fit(X, Y)
+    np.testing.assert_array_equal(model.output_params_, np.full(Y.shape[1], 0 if model.filter_.iterative else np.inf))
+    assert np.all(np.asarray(model.coef_) == 0)
+    np.testing.assert_allclose(model.predict(X[:7]), np.tile(Y.mean(axis=0), (7, 1)), rtol=1e-5, atol=1e-5)

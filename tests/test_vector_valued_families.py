@@ -52,6 +52,26 @@ def _fold_loss(err, masks):
     return (err.sum(axis=-1) / (~masks).sum(axis=1)).mean(axis=-1)
 
 
+def _null_errors(Y, masks):
+    """(d, k, n) squared errors of each fold's training mean on its held-out rows (0 on training rows)."""
+    err = np.zeros((Y.shape[1],) + masks.shape)
+    for f, tr in enumerate(masks):
+        err[:, f, ~tr] = ((Y[~tr] - Y[tr].mean(axis=0)) ** 2).T
+    return err
+
+
+def _by_part(err, masks, part, parts=range(N_PARTS)):
+    """(V',) the loss of errors (k, n) on each of the parts ``parts`` of the held-out rows."""
+    return np.array([_fold_loss(np.where(part == v, err, 0.0), masks) for v in parts])
+
+
+def _keeps_mean(best, null):
+    """The paired one-standard-error rule on per-part losses: the best's mean lead over the mean
+    predictor at most the standard error of the lead."""
+    lead = null - best
+    return lead.mean() <= lead.std(ddof=1) / np.sqrt(len(lead))
+
+
 def _factors_widths(X, factors):
     d = np.abs(X - X.T)[np.triu_indices(len(X), 1)]
     return np.median(d) * factors
@@ -87,17 +107,24 @@ def test_per_output_selection_equals_brute_force_refits():
     np.testing.assert_allclose(scaled.predict(X_new), pred, rtol=RTOL, atol=ATOL)
 
 
-def _nested_loss(err, masks, seed):
+def _parts(masks, seed):
+    return validation_parts(masks, np.zeros(masks.shape[1], int), N_PARTS, seed)
+
+
+def _nested_loss(err, masks, seed, null):
     """The cross-fitted loss of errors (d, W, L, k, n): each output's held-out rows dealt to
-    N_PARTS parts; per part, the (width, λ) of least loss on the other parts scores it; the mean
-    over outputs. Explicit loops over outputs and parts."""
-    part = validation_parts(masks, np.zeros(masks.shape[1], int), N_PARTS, seed)
+    N_PARTS parts; per part, the (width, λ) of least loss on the other parts scores it — or the
+    mean predictor (errors ``null`` (d, k, n)) where the rule keeps it on the other parts; the
+    mean over outputs. Explicit loops over outputs and parts."""
+    part = _parts(masks, seed)
     expected = 0.0
     for j in range(len(err)):
         for v in range(N_PARTS):
             rest = _fold_loss(np.where((part >= 0) & (part != v), err[j], 0.0), masks)
             i, l = np.unravel_index(np.argmin(rest), rest.shape)
-            expected += _fold_loss(np.where(part == v, err[j, i, l], 0.0), masks) / len(err)
+            others = [u for u in range(N_PARTS) if u != v]
+            kept = _keeps_mean(_by_part(err[j, i, l], masks, part, others), _by_part(null[j], masks, part, others))
+            expected += _fold_loss(np.where(part == v, null[j] if kept else err[j, i, l], 0.0), masks) / len(err)
     return expected
 
 
@@ -107,7 +134,31 @@ def test_cross_fitted_family_loss_equals_explicit_nested_selection():
                                   lambdas=LAMBDAS, normalize_y=False, random_state=3).fit(X, Y)
     masks = kfold_masks(len(X), 3, 3, REPEATS)
     err = _row_errors(X, Y, masks, _factors_widths(X, FACTORS), LAMBDAS)
-    np.testing.assert_allclose(model.family_scores_["independent"], _nested_loss(err, masks, 3), rtol=RTOL)
+    np.testing.assert_allclose(model.family_scores_["independent"], _nested_loss(err, masks, 3, _null_errors(Y, masks)),
+                               rtol=RTOL)
+
+
+def test_an_output_without_signal_keeps_its_training_mean():
+    """Output 1 is noise: its best (width, λ) does not beat its mean predictor by one standard
+    error paired over the parts of its held-out rows, so it keeps C = 0 (λ = ∞) and predicts its
+    training mean; output 0 keeps its model. Against explicit loops over outputs and parts."""
+    X, Y = _outputs(30, [np.sin, lambda x: 0 * x], [0.1, 1.0], 0)
+    model = VectorValuedRegressor(filter="tikhonov", n_folds=3, family="independent", width_factors=FACTORS,
+                                  lambdas=LAMBDAS, normalize_y=False).fit(X, Y)
+    masks = kfold_masks(len(X), 3, 0, REPEATS)
+    err, null = _row_errors(X, Y, masks, _factors_widths(X, FACTORS), LAMBDAS), _null_errors(Y, masks)
+    part, losses = _parts(masks, 0), _fold_loss(err, masks)  # (d, W, L)
+    kept = []
+    for j in range(2):
+        i, l = np.unravel_index(np.argmin(losses[j]), losses[j].shape)
+        kept.append(_keeps_mean(_by_part(err[j, i, l], masks, part), _by_part(null[j], masks, part)))
+    assert kept == [False, True]  # the premise: output 1 has no signal the rule can see
+    assert np.isfinite(model.output_params_[0]) and model.output_params_[1] == np.inf
+    assert np.all(np.asarray(model.coef_)[:, 1] == 0) and np.any(np.asarray(model.coef_)[:, 0] != 0)
+    X_new = np.linspace(-2, 2, 7)[:, None]
+    np.testing.assert_allclose(model.predict(X_new)[:, 1], np.full(7, Y[:, 1].mean()), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(model.best_score_, np.mean([losses[0].min(), _fold_loss(null[1], masks)]), rtol=RTOL)
+    np.testing.assert_allclose(model.family_scores_["independent"], _nested_loss(err, masks, 0, null), rtol=RTOL)
 
 
 def test_default_width_search_on_a_subsample_as_the_coupled_family():
@@ -142,8 +193,8 @@ def test_default_width_search_on_a_subsample_as_the_coupled_family():
         losses.append(loss.min())
         errors.append(err[0])
     np.testing.assert_allclose(model.best_score_, np.mean(losses), rtol=RTOL)
-    np.testing.assert_allclose(model.family_scores_["independent"], _nested_loss(np.stack(errors), masks, seed),
-                               rtol=RTOL)
+    np.testing.assert_allclose(model.family_scores_["independent"],
+                               _nested_loss(np.stack(errors), masks, seed, _null_errors(Y, masks)), rtol=RTOL)
 
 
 def test_family_selection_independent_and_shared_outputs():

@@ -7,7 +7,9 @@ with no signal (Mulan's sf1) selection had to pick some model. Here it is scored
 folds with the same loss as the path and kept when no point of the path beats it by more than
 one standard error of the paired per-fold difference (the one-standard-error rule, between the
 simplest model and the selected one): the best of a grid of hundreds of points is optimistic, and
-a lead smaller than its own noise is no evidence of signal. The per-fold losses of the selected
+a lead smaller than its own noise is no evidence of signal (:func:`within_one_se`; the per-output
+family of a vector-valued regressor applies the same rule to each output on the parts of its
+held-out rows, see :mod:`._per_task`). The per-fold losses of the selected
 point cost one more path; they are computed only where C = 0 is within ``NULL_MARGIN`` (relative)
 of the selected point's mean loss — a larger lead is taken as signal without them.
 """
@@ -77,9 +79,21 @@ def keep_null(null_folds: np.ndarray, best_folds: np.ndarray | None, best_score:
     """
     if best_folds is None or null_folds.size < 3:
         return float(np.mean(null_folds)) <= best_score
-    lead = null_folds - best_folds
-    se = np.std(lead, ddof=1) / np.sqrt(max(lead.size // partitions, 1))
-    return bool(np.mean(lead) <= se)
+    return bool(within_one_se(null_folds, best_folds, partitions))
+
+
+def within_one_se(null: np.ndarray, best: np.ndarray, partitions: int = 1) -> np.ndarray:
+    """Whether the mean lead of ``best`` over ``null``, paired losses (…, k) on the same k folds
+    (or parts of the held-out rows), is at most the standard error of that lead: (…,) bool.
+
+    Example:
+        >>> within_one_se(np.array([[1.0, 1.1, 0.9], [1.0, 1.1, 0.9]]),
+        ...               np.array([[0.98, 1.12, 0.88], [0.5, 0.6, 0.4]])).tolist()
+        [True, False]
+    """
+    lead = null - best
+    se = np.std(lead, ddof=1, axis=-1) / np.sqrt(max(lead.shape[-1] // partitions, 1))
+    return np.mean(lead, axis=-1) <= se
 
 
 def null_wins(mode: str, masks: np.ndarray, kernel: Kernel, X: np.ndarray, Yc: np.ndarray, a: np.ndarray,

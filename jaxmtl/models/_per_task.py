@@ -62,6 +62,7 @@ from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
 from ..operators.tasks import task_block_index
 from ..paths.eigen import filtered_coefficients, spectral_path
+from ._null_model import within_one_se
 from ._row_blocks import in_row_blocks
 from ._spectral import (
     DEFAULT_STEPS,
@@ -217,22 +218,33 @@ def task_kfold_masks(codes: np.ndarray, n_folds: int, seed: int | None = 0, n_re
     return np.concatenate(out)
 
 
-def cross_fitted(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def cross_fitted(scores: np.ndarray, rows: np.ndarray, null: np.ndarray | None = None) -> np.ndarray:
     """(T,) cross-fitted validation loss of each task.
 
     Args:
       scores: (T, C, V) each task's validation loss of every candidate C on each part V of its
         held-out rows; rows: (T, V) the task's held-out rows in each part (over all folds).
+      null: None, or (T, V) the losses of each task's mean predictor (C = 0) on the parts.
 
     Part v scores the candidate the task chooses on the other parts: loss = Σ_v
-    scores[argmin_c Σ_{u≠v} scores[c, u], v]. Where the other parts hold no row (a task with a
-    single held-out row), the choice is made on all parts (that task's loss is its plain minimum).
+    scores[argmin_c Σ_{u≠v} scores[c, u], v] — or null[v] where the mean predictor is kept on
+    the other parts (:func:`._null_model.within_one_se`, paired over them, as :func:`_select`
+    keeps it on all). Where the other parts hold no row (a task with a single held-out row), the
+    choice is made on all parts (that task's loss is its plain minimum).
     """
+    T, _, V = scores.shape
     total = scores.sum(axis=2, keepdims=True)
     rest = total - scores  # (T, C, V) the loss on the other parts
     others = rows.sum(axis=1, keepdims=True) - rows  # (T, V)
     pick = np.where(others > 0, np.argmin(rest, axis=1), np.argmin(total, axis=1))  # (T, V)
-    return np.take_along_axis(scores, pick[:, None, :], axis=1)[:, 0, :].sum(axis=1)
+    chosen = scores[np.arange(T)[:, None], pick]  # (T, V, V): [t, v, u] part u's loss of part v's choice
+    loss = np.diagonal(chosen, axis1=1, axis2=2)  # (T, V)
+    if null is not None:
+        off = ~np.eye(V, dtype=bool)  # the other parts of each part
+        kept = within_one_se(np.broadcast_to(null[:, None, :], chosen.shape)[:, off].reshape(T, V, V - 1),
+                             chosen[:, off].reshape(T, V, V - 1)) & (others > 0)
+        loss = np.where(kept, null, loss)
+    return loss.sum(axis=1)
 
 
 @partial(jax.jit, static_argnames=("filt",))
@@ -308,8 +320,9 @@ def _scorer(filt, params: np.ndarray, masks: np.ndarray, dtype):
     return score
 
 
-def _select(score, grid: np.ndarray, params: np.ndarray, refine: bool, rows: np.ndarray):
-    """Per unit (task or output) the width and parameter of least validation loss.
+def _select(score, grid: np.ndarray, params: np.ndarray, refine: bool, rows: np.ndarray,
+            null: np.ndarray | None = None):
+    """Per unit (task or output) the width and parameter of least validation loss, or C = 0.
 
     Args:
       score: widths (W, T) → (W, T, P, V) losses of every unit on each part.
@@ -317,9 +330,12 @@ def _select(score, grid: np.ndarray, params: np.ndarray, refine: bool, rows: np.
       refine: then score, per unit, × 2^±1 around its best width (× 4^±1, 4^±2 past an edge of
         the grid) and choose among all.
       rows: (T, V) held-out rows of each unit in each part (over all folds).
+      null: None, or (T, V) the losses of each unit's mean predictor (C = 0, its path's t = 0 /
+        λ = ∞) on the parts: kept where the best candidate's lead over it, paired over the parts,
+        is at most one standard error (:func:`._null_model.within_one_se`).
 
-    Returns: widths (T,), parameters (T,), each unit's validation loss (T,) and its
-    cross-fitted validation loss (T,).
+    Returns: widths (T,), parameters (T,), each unit's validation loss (T,), its cross-fitted
+    validation loss (T,) and whether it keeps C = 0 (T,) bool (its loss then the null's).
     """
     T = grid.shape[1]
     scores = score(grid)
@@ -335,7 +351,11 @@ def _select(score, grid: np.ndarray, params: np.ndarray, refine: bool, rows: np.
     flat = by_part.sum(axis=2)
     pick = np.argmin(flat, axis=1)
     iw, ip = np.divmod(pick, P)
-    return grid[iw, np.arange(T)], np.asarray(params)[ip], flat[np.arange(T), pick], cross_fitted(by_part, rows)
+    losses, kept = flat[np.arange(T), pick], np.zeros(T, bool)
+    if null is not None:
+        kept = within_one_se(null, by_part[np.arange(T), pick])
+        losses = np.where(kept, null.sum(axis=1), losses)
+    return grid[iw, np.arange(T)], np.asarray(params)[ip], losses, cross_fitted(by_part, rows, null), kept
 
 
 def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks: int, masks: np.ndarray,
@@ -367,7 +387,7 @@ def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks:
     losses = _scorer(filt, params, masks, dtype)
     rows = np.stack([np.bincount(codes, (split == v).sum(axis=0), n_tasks) for v in range(N_PARTS)], axis=1)
     grid = np.repeat(np.asarray(widths, float)[:, None], n_tasks, 1)
-    widths, chosen, task_losses, crossed = _select(
+    widths, chosen, task_losses, crossed, _ = _select(
         lambda w: losses(w, Xt, yt[..., None], valid, train, parts)[:, :, :, 0], grid, params, refine, rows)
     coef, means = task_coefficients(jnp.asarray(widths, dtype), Xt, yt, valid, filt,
                                      jnp.asarray(chosen, jnp.int32 if filt.iterative else dtype))
@@ -378,7 +398,8 @@ def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks:
 def _output_scorer(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params: np.ndarray,
                    random_state: int | None):
     """``score(grid (W, d))`` → (W, d, P, V) losses of the outputs Y (n, d) on the folds ``masks``
-    (k, n) and their held-out rows in each part (d, V), for :func:`_select`."""
+    (k, n), their held-out rows in each part (d, V) and their mean predictors' losses (d, V)
+    (:func:`null_part_losses`), for :func:`_select`."""
     n, d = Y.shape
     dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
     split = validation_parts(masks, np.zeros(n, int), N_PARTS, random_state)
@@ -393,7 +414,27 @@ def _output_scorer(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params
         out = np.moveaxis(losses(unique[:, None], *shared)[:, 0], 2, 1) / d  # (U, d, P, V)
         return out[inverse.reshape(grid.shape), np.arange(d)]
 
-    return score, np.broadcast_to(parts.sum(axis=(0, 1)), (d, N_PARTS))
+    return score, np.broadcast_to(parts.sum(axis=(0, 1)), (d, N_PARTS)), null_part_losses(Y, masks, parts) / d
+
+
+def null_part_losses(Y: np.ndarray, masks: np.ndarray, parts: np.ndarray) -> np.ndarray:
+    """(d, V) each output's loss of C = 0 on each part, in the units of :func:`_scorer`: per fold the
+    squared error of its training rows' mean on the part's held-out rows over the fold's held-out
+    count, averaged over folds — the path's loss at g = 0, as :func:`task_fold_losses` centres.
+
+    Args: Y (n, d) outputs; masks (k, n) training masks; parts (k, n, V) bool held-out rows of each part.
+
+    Example:
+        >>> masks = np.array([[True, True, False, False], [False, False, True, True]])
+        >>> parts = np.stack([~masks, np.zeros_like(masks)], axis=-1)  # one part holds every held-out row
+        >>> null_part_losses(np.array([[1.0], [-1.0], [2.0], [-2.0]]), masks, parts).tolist()
+        [[2.5, 0.0]]
+    """
+    train = masks.astype(Y.dtype)
+    means = train @ Y / np.maximum(train.sum(axis=1), 1.0)[:, None]  # (k, d)
+    held = np.maximum((~masks).sum(axis=1), 1)
+    sse = np.einsum("knd,knv->kdv", (Y[None] - means[:, None]) ** 2, parts.astype(Y.dtype))
+    return (sse / held[:, None, None]).mean(axis=0)
 
 
 def select_outputs(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params: np.ndarray,
@@ -411,6 +452,10 @@ def select_outputs(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params
         and folds first, then its best × 2^−1, 1, 2^1 are scored on all rows, where the width,
         the filter parameter and both losses are taken.
 
+    An output whose best (width, parameter) does not beat its mean predictor by more than one
+    standard error, paired over the parts of its held-out rows, keeps the mean: parameter 0
+    (steps) or inf (λ), coefficients 0 — the coupled family's rule (:mod:`._null_model`) per output.
+
     Returns:
       (IndependentFit with coef (n, d) and X (n, p), validation loss of the family, its
       cross-fitted validation loss): the losses in the units of the coupled family's
@@ -421,17 +466,18 @@ def select_outputs(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params
     grid = np.repeat(np.asarray(widths, float)[:, None], d, 1)
     if subsample is not None:
         rows, sub_masks = subsample
-        sub_score, sub_held = _output_scorer(X[rows], Y[rows], sub_masks, filt, params, random_state)
+        sub_score, sub_held, _ = _output_scorer(X[rows], Y[rows], sub_masks, filt, params, random_state)
         best = _select(sub_score, grid, params, refine, sub_held)[0]
         grid, refine = best[None] * np.array([0.5, 1.0, 2.0])[:, None], False
-    score, held = _output_scorer(X, Y, masks, filt, params, random_state)
-    widths, chosen, output_losses, crossed = _select(score, grid, params, refine, held)
+    score, held, null = _output_scorer(X, Y, masks, filt, params, random_state)
+    widths, chosen, output_losses, crossed, kept = _select(score, grid, params, refine, held, null)
     dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
     Xj = jnp.asarray(X, dtype)
     coef, means = task_coefficients(jnp.asarray(widths, dtype), jnp.broadcast_to(Xj, (d,) + Xj.shape),
                                      jnp.asarray(Y.T, dtype), jnp.ones((d, len(X)), bool), filt,
                                      jnp.asarray(chosen, jnp.int32 if filt.iterative else dtype))
-    fit = IndependentFit(widths, chosen, np.asarray(means), coef.T, Xj)
+    chosen = np.where(kept, 0 if filt.iterative else np.inf, chosen)  # C = 0: t = 0 / λ = ∞
+    fit = IndependentFit(widths, chosen, np.asarray(means), jnp.where(jnp.asarray(kept), 0.0, coef.T).astype(dtype), Xj)
     return fit, float(output_losses.sum()), float(crossed.sum())
 
 

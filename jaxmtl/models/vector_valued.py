@@ -119,7 +119,9 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
       ``normalize_y``), path_params_, omegas_, kernel_widths_, y_mean_, y_scale_ (d,) (ones
       without ``normalize_y``), n_features_in_, approximate_. With an approximation: coef_ (D, d)
       on the features ``feature_map_``, cv_scores_ (n_omegas, n_params). With the independent
-      family: output_widths_, output_params_ (d,) each output's width and steps or λ,
+      family: output_widths_, output_params_ (d,) each output's width and steps or λ (0 or
+      inf where the output keeps its training mean, by the rule below paired over the parts
+      of its held-out rows),
       coef_[:, j] output j's coefficients on its kernel, output_matrix_ diag(y_scale_²),
       best_params_ with per-output arrays (kernel and omega None), kernel_ None; the coupled
       family's search attributes stay when 'auto' fitted both. null_score_: the validation loss of
