@@ -77,7 +77,7 @@ N_PARTS = 5  # parts of the held-out rows in the cross-fitted loss: each part sc
 
 __all__ = ["FAMILIES", "TaskLayout", "task_layout", "task_fold_losses", "task_coefficients", "task_predict",
            "IndependentFit", "select_independent", "select_outputs", "output_predict", "independent_params",
-           "validation_parts", "cross_fitted", "task_kfold_masks"]
+           "validation_parts", "cross_fitted", "task_kfold_masks", "null_part_losses"]
 
 
 class TaskLayout(NamedTuple):
