@@ -39,7 +39,8 @@ n = 1 000 000 with M = 20 000 on the Nyström route, and a plain PyTorch Nyströ
 per λ, what a user writes) when torch has a CUDA device. Writes ``million_gpu.json``.
 
 Usage: python benchmarks/million.py [--quick] [--device] [--sizes 10000,100000,1000000] [--M 2000]
-       [--large-M 5000] [--falkon-lambdas K] [--add-falkon N:I,J] [--rerun METHOD] [--data-dir DIR] [--threads N]
+       [--large-M 5000] [--falkon-lambdas K] [--add-falkon N:I,J] [--add N:M] [--rerun METHOD] [--data-dir DIR]
+       [--threads N]
 Writes benchmarks/results/million[_quick|_gpu].json and million.png (time and memory against n).
 """
 
@@ -72,6 +73,8 @@ PARSER.add_argument("--falkon-lambdas", type=int, default=None,
                     help="Falkon fits at this many λ of the grid (default: all 20 at 10⁴ rows, 5 at 10⁵, 2 at 10⁶)")
 PARSER.add_argument("--add-falkon", default=None, metavar="N:I[,J]",
                     help="fit Falkon at n = N for the λ grid indices I, J… and merge the fits into the last results")
+PARSER.add_argument("--add", default=None, metavar="N:M",
+                    help="rows at n = N with M centres (jaxmtl's eigen and CG routes, Falkon), merged into the last results")
 PARSER.add_argument("--rerun", default=None, metavar="METHOD",
                     help="rerun every row of METHOD (e.g. jaxmtl) of the last results, each in a fresh process, and replace them")
 PARSER.add_argument("--data-dir", default=None, help="where the memory-mapped rows are written (default benchmarks/.cache)")
@@ -459,7 +462,7 @@ def main(argv=None):
         task = json.loads(args.worker)
         _bench.emit(WORKERS[task["method"]](task))
         return
-    if args.add_falkon or args.rerun:
+    if args.add_falkon or args.rerun or args.add:
         return merge_into_last(args)
     sizes, tasks = plan(args)
     folder = Path(args.data_dir or Path(__file__).resolve().parent / ".cache" / ("million_quick" if args.quick else "million"))
@@ -473,17 +476,7 @@ def main(argv=None):
         if task["method"] == "falkon":
             ours = next((r for r in rows if r.get("method") == "jaxmtl" and r["n"] == task["n"] and r["M"] == task["M"]), None)
             task["lambda_indices"] = falkon_lambdas(task["lambdas"], ours)
-        t = time.perf_counter()
-        res = _bench.isolated(__file__, task, timeout=7200)
-        res.setdefault("method", task["method"])
-        res.setdefault("n", task["n"])
-        res.setdefault("M", task["M"])
-        res["wall_s"] = time.perf_counter() - t
-        rows.append(res)
-        show = {k: res[k] for k in ("seconds_to_model", "median_fit_s", "test_rmse", "best_test_rmse", "peak_rss_mb",
-                                    "not_available", "error") if k in res}
-        print(f"{task['method']:10s} n={task['n']:>8d} M={task['M']:>6d}: {json.dumps(show, default=float)[:600]}",
-              flush=True)
+        rows.append(_measure(task))
         path = save(args, argv, sizes, rows, start, complete=task is tasks[-1])  # a run cut short keeps its rows
     print(json.dumps(compare(rows), indent=1, default=float))
     print("wrote", path)
@@ -504,17 +497,44 @@ def _summarise_falkon(row: dict) -> dict:
     return row
 
 
+def _measure(task: dict) -> dict:
+    """One task in a fresh process, with its method, n, M and wall time recorded; printed."""
+    import _bench
+
+    t = time.perf_counter()
+    res = _bench.isolated(__file__, task, timeout=7200)
+    for key in ("method", "n", "M"):
+        res.setdefault(key, task[key])
+    res["wall_s"] = time.perf_counter() - t
+    show = {k: res[k] for k in ("seconds_to_model", "median_fit_s", "test_rmse", "best_test_rmse", "peak_rss_mb",
+                                "not_available", "error") if k in res}
+    print(f"{task['method']:10s} n={task['n']:>8d} M={task['M']:>6d}: {json.dumps(show, default=float)[:600]}", flush=True)
+    return res
+
+
 def merge_into_last(args) -> None:
-    """``--add-falkon N:I,J`` (more Falkon fits at n = N, merged into its row) or ``--rerun METHOD``
-    (every row of METHOD measured again and replaced), each in a fresh process, in the last results."""
+    """``--add-falkon N:I,J`` (more Falkon fits at n = N, merged into its row), ``--rerun METHOD``
+    (every row of METHOD measured again and replaced) or ``--add N:M`` (jaxmtl's eigen and CG
+    routes and Falkon at n = N with M centres, replacing earlier rows of that size), each in a
+    fresh process, in the last results."""
     import _bench
 
     path = _bench.RESULTS / ("million" + ("_quick" if args.quick else "") + ".json")
     res = json.loads(path.read_text())
     folder = Path(args.data_dir or Path(__file__).resolve().parent / ".cache" / ("million_quick" if args.quick else "million"))
     paths = make_files(folder, QUICK if args.quick else FULL)
-    command = "python benchmarks/million.py " + (f"--add-falkon {args.add_falkon}" if args.add_falkon else f"--rerun {args.rerun}")
-    if args.add_falkon:
+    command = "python benchmarks/million.py " + (f"--add-falkon {args.add_falkon}" if args.add_falkon else
+                                                 f"--add {args.add}" if args.add else f"--rerun {args.rerun}")
+    if args.add:
+        n, M = (int(x) for x in args.add.split(":"))
+        new: list[dict] = []
+        for method in ("jaxmtl", "jaxmtl-cg", "falkon"):
+            task = {"method": method, "n": n, "M": M, "paths": paths, "device": False, "progress": False}
+            if method == "falkon":
+                task["lambda_indices"] = falkon_lambdas(args.falkon_lambdas or 2, new[0])
+            new.append({**_measure(task), "command": command})  # rows that the main run did not measure
+        res["rows"] = [r for r in res["rows"] if (r.get("n"), r.get("M")) != (n, M)] + new
+    elif args.add_falkon:
         n_text, idx_text = args.add_falkon.split(":")
         row = next(r for r in res["rows"] if r["method"] == "falkon" and r["n"] == int(n_text))
         task = {"method": "falkon", "n": row["n"], "M": row["M"], "paths": paths,

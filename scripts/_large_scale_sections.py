@@ -190,10 +190,12 @@ def summary_rows(scale_page: str, perf_page: str) -> list[str]:
             if "falkon_one_fit_s" not in t:
                 continue
             n, M = (part.split("=")[1] for part in key.split(","))
+            ours = next(r for r in res["rows"] if r.get("method") == "jaxmtl" and (r["n"], r["M"]) == (int(n), int(M)))
             rows.append(f"| {int(n):,} rows, 8 outputs: 20 λ × 6 ω + per-output λ (Nyström M = {M}, streamed) vs ONE Falkon "
                         f"fit | {t['jaxmtl_whole_grid_s']:.0f} s vs {t['falkon_one_fit_s']:.0f} s; test RMSE "
                         f"{t['jaxmtl_test_rmse']:.4f} vs Falkon's best {t['falkon_best_test_rmse']:.4f}; peak "
-                        f"{t['jaxmtl_peak_mb'] / 1024:.1f} vs {t['falkon_peak_mb'] / 1024:.1f} GiB | `python benchmarks/million.py` | "
+                        f"{t['jaxmtl_peak_mb'] / 1024:.1f} vs {t['falkon_peak_mb'] / 1024:.1f} GiB | "
+                        f"`{ours.get('command', 'python benchmarks/million.py')}` | "
                         f"{res['machine']['cpu_count']} CPU cores, float32 | [{scale_page}]({scale_page}) |")
     gpu = _load("million_gpu")
     if gpu is not None:

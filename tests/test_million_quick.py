@@ -40,3 +40,33 @@ def test_quick_run_selects_from_the_whole_grid(tmp_path):
         assert ours["test_rmse"] <= 1.01 * falkon["best_test_rmse"]
     else:
         assert falkon["not_available"]
+    # --add N:M measures both of jaxmtl's routes and Falkon at one more size and merges them
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "million.py"), "--quick", "--add", "10000:250",
+                           "--data-dir", str(tmp_path / "rows")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=900, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    merged = json.loads((tmp_path / "million_quick.json").read_text())
+    added = {(r["method"], r["M"]): r for r in merged["rows"]}
+    assert {("jaxmtl", 250), ("jaxmtl-cg", 250), ("falkon", 250)} <= added.keys()
+    assert len(merged["rows"]) == len(res["rows"]) + 3 and merged["merged_runs"][-1]["command"].endswith("--add 10000:250")
+    assert added[("jaxmtl", 250)]["test_rmse"] <= 1.02 * added[("jaxmtl-cg", 250)]["test_rmse"]
+    assert "n=10000,M=250" in merged["targets"]
+
+
+def test_the_scale_page_quotes_the_recorded_m_10000_figures():
+    """docs/scale.md's paragraph on M = 10 000 quotes million.json's rows at that size."""
+    res = json.loads((ROOT / "benchmarks" / "results" / "million.json").read_text())
+    rows = {r["method"]: r for r in res["rows"] if (r.get("n"), r.get("M")) == (100_000, 10_000)}
+    if not rows:
+        pytest.skip("no M = 10 000 rows recorded")
+    page = (ROOT / "docs" / "scale.md").read_text()
+    text = page[page.index("**M = 10 000 on the CPU**"):page.index("On the GPU (one H200")]
+    ours, cg, falkon = rows["jaxmtl"], rows["jaxmtl-cg"], rows["falkon"]
+    quoted = [f"{ours['seconds_to_model']:.0f} s", f"{ours['test_rmse']:.3f}", f"{ours['peak_rss_mb'] / 1000:.1f} GB",
+              f"{falkon['median_fit_s']:.0f} s", f"{falkon['best_test_rmse']:.3f}", f"{falkon['peak_rss_mb'] / 1000:.1f} GB",
+              f"{cg['seconds_to_model']:.0f} s", f"{cg['test_rmse']:.3f}", f"{cg['peak_rss_mb'] / 1000:.1f} GB",
+              f"{ours['train_pass_s']:.0f} s", f"{ours['validation_pass_s']:.0f} s", f"{ours['whitening_s']:.0f} s",
+              f"{ours['selection_s']:.0f} s", f"{ours['seconds_to_model'] / falkon['median_fit_s']:.1f} Falkon fits",
+              f"{cg['seconds_to_model'] / falkon['median_fit_s']:.2f} of one"]
+    missing = [q for q in quoted if q not in text]
+    assert not missing, missing
