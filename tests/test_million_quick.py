@@ -52,21 +52,3 @@ def test_quick_run_selects_from_the_whole_grid(tmp_path):
     assert added[("jaxmtl", 250)]["test_rmse"] <= 1.02 * added[("jaxmtl-cg", 250)]["test_rmse"]
     assert "n=10000,M=250" in merged["targets"]
 
-
-def test_the_scale_page_quotes_the_recorded_m_10000_figures():
-    """docs/scale.md's paragraph on M = 10 000 quotes million.json's rows at that size."""
-    res = json.loads((ROOT / "benchmarks" / "results" / "million.json").read_text())
-    rows = {r["method"]: r for r in res["rows"] if (r.get("n"), r.get("M")) == (100_000, 10_000)}
-    if not rows:
-        pytest.skip("no M = 10 000 rows recorded")
-    page = (ROOT / "docs" / "scale.md").read_text()
-    text = page[page.index("**M = 10 000 on the CPU**"):page.index("On the GPU (one H200")]
-    ours, cg, falkon = rows["jaxmtl"], rows["jaxmtl-cg"], rows["falkon"]
-    quoted = [f"{ours['seconds_to_model']:.0f} s", f"{ours['test_rmse']:.3f}", f"{ours['peak_rss_mb'] / 1000:.1f} GB",
-              f"{falkon['median_fit_s']:.0f} s", f"{falkon['best_test_rmse']:.3f}", f"{falkon['peak_rss_mb'] / 1000:.1f} GB",
-              f"{cg['seconds_to_model']:.0f} s", f"{cg['test_rmse']:.3f}", f"{cg['peak_rss_mb'] / 1000:.1f} GB",
-              f"{ours['train_pass_s']:.0f} s", f"{ours['validation_pass_s']:.0f} s", f"{ours['whitening_s']:.0f} s",
-              f"{ours['selection_s']:.0f} s", f"{ours['seconds_to_model'] / falkon['median_fit_s']:.1f} Falkon fits",
-              f"{cg['seconds_to_model'] / falkon['median_fit_s']:.2f} of one"]
-    missing = [q for q in quoted if q not in text]
-    assert not missing, missing

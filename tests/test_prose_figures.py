@@ -127,7 +127,7 @@ def test_scale_page_million_paragraph_matches_the_recorded_runs():
     fixed = small["seconds_to_model"] - small["train_pass_s"]
     assert [float(x) for x in m.groups()] == [round(fixed), round(small["seconds_to_model"])]
     assert all(r["selected"]["family"] == "per_output" for r in ours.values())  # "picked each output's own λ"
-    falkon = {r["n"]: r for r in cpu["rows"] if r["method"] == "falkon"}
+    falkon = {r["n"]: r for r in cpu["rows"] if r["method"] == "falkon" and r["M"] == 2000}
     m = _quoted(page, r"grid, 280 models, takes ([\d.]+) s to the selected model and ([\d.]+) GB; one Falkon fit, one λ, "
                       r"takes ([\d.]+) s and ([\d.]+) GB")
     one_fit = min(f["fit_s"] for f in falkon[1_000_000]["fits"])
@@ -214,3 +214,20 @@ def test_scale_page_small_data_ratios_match_the_recorded_run():
     assert all(rows[(n, "noisy")]["approximate_edge_warnings"] == 0 for n in (100, 240))
     m = _quoted(page, r"the ratio to `RidgeCV`, whose α reaches 10⁻⁸, is ([\d.]+) \(n = 100\) and ([\d.]+) \(n = 240\)")
     assert [float(g) for g in m.groups()] == [r2(rows[(n, "noiseless")]["ratio_vs_sklearn"]) for n in (100, 240)]
+
+
+def test_scale_page_m_10000_paragraph_matches_the_recorded_runs():
+    """docs/scale.md's paragraph on M = 10 000 quotes million.json's rows at that size."""
+    res = json.loads((ROOT / "benchmarks/results/million.json").read_text())
+    rows = {r["method"]: r for r in res["rows"] if (r.get("n"), r.get("M")) == (100_000, 10_000)}
+    page = (ROOT / "docs/scale.md").read_text()
+    text = page[page.index("**M = 10 000 on the CPU**"):page.index("On the GPU (one H200")]
+    ours, cg, falkon = rows["jaxmtl"], rows["jaxmtl-cg"], rows["falkon"]
+    quoted = [f"{ours['seconds_to_model']:.0f} s", f"{ours['test_rmse']:.3f}", f"{ours['peak_rss_mb'] / 1000:.1f} GB",
+              f"{falkon['median_fit_s']:.0f} s", f"{falkon['best_test_rmse']:.3f}", f"{falkon['peak_rss_mb'] / 1000:.1f} GB",
+              f"{cg['seconds_to_model']:.0f} s", f"{cg['test_rmse']:.3f}", f"{cg['peak_rss_mb'] / 1000:.1f} GB",
+              f"{ours['train_pass_s']:.0f} s", f"{ours['validation_pass_s']:.0f} s", f"{ours['whitening_s']:.0f} s",
+              f"{ours['selection_s']:.0f} s", f"{ours['seconds_to_model'] / falkon['median_fit_s']:.1f} Falkon fits",
+              f"{cg['seconds_to_model'] / falkon['median_fit_s']:.2f} of one"]
+    missing = [q for q in quoted if q not in text]
+    assert not missing, missing
