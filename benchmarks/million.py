@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -462,6 +463,8 @@ def main(argv=None):
         task = json.loads(args.worker)
         _bench.emit(WORKERS[task["method"]](task))
         return
+    if args.add and not re.fullmatch(r"\d+:\d+", args.add):
+        PARSER.error(f"--add takes N:M (training rows and centres, e.g. 100000:10000); received {args.add!r}")
     if args.add_falkon or args.rerun or args.add:
         return merge_into_last(args)
     sizes, tasks = plan(args)

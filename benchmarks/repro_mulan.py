@@ -192,7 +192,8 @@ def main():
                     families.append(model.family_)
                     defaults_kept.append(_keeps_mean(model))
                     defaults_omegas.append(model.best_params_["omega"])  # None for the per-target family
-                    inner.append([float(model.family_scores_[model.family_]), float(model.null_score_)])
+                    inner.append([float(model.family_scores_[model.family_]),
+                                  float(getattr(model, "null_score_", np.nan))])  # the eigen route scores C = 0
                     outputs_kept.append(int(np.isin(model.output_params_, (0, np.inf)).sum())
                                         if model.family_ == "independent" else 0)
             t0 = time.perf_counter()

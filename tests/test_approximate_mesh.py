@@ -98,6 +98,15 @@ def test_rows_helpers_refuse_traced_arguments_by_name():
         jax.jit(lambda g: device_blocks(g, layout, 2, 2)[0])(np.array([0, 1, 0, 1]))
     with pytest.raises(TracedArgumentError, match="x must be a concrete value"):
         jax.jit(gather_sum)(np.ones(2))
+    from jaxmtl.errors import ParameterError
+    from jaxmtl.kernels import median_heuristic, median_heuristic_rows
+
+    with pytest.raises(TracedArgumentError, match="n must be a concrete value"):
+        jax.jit(median_heuristic_rows)(5)
+    with pytest.raises(ParameterError, match="n must be an integer >= 0; received -1"):
+        median_heuristic_rows(-1)
+    X = np.random.default_rng(0).normal(size=(50, 2))  # the rows the median heuristic reads
+    assert median_heuristic(X[median_heuristic_rows(50, 7)]) == median_heuristic(X, 7)
 
 
 def test_mesh_route_refuses_its_settings_before_reading_every_row(monkeypatch):

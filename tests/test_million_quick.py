@@ -52,3 +52,6 @@ def test_quick_run_selects_from_the_whole_grid(tmp_path):
     assert added[("jaxmtl", 250)]["test_rmse"] <= 1.02 * added[("jaxmtl-cg", 250)]["test_rmse"]
     assert "n=10000,M=250" in merged["targets"]
 
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "million.py"), "--quick", "--add", "10000"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert bad.returncode == 2 and "--add takes N:M" in bad.stderr and "'10000'" in bad.stderr

@@ -421,7 +421,7 @@ def median_heuristic_rows(n: int, max_points: int = 1000) -> np.ndarray:
         >>> median_heuristic_rows(5, 3).tolist()
         [0, 2, 4]
     """
-    max_points = check_int(max_points, "max_points", minimum=2)
+    n, max_points = check_int(n, "n", minimum=0), check_int(max_points, "max_points", minimum=2)
     return np.arange(n) if n <= max_points else np.linspace(0, n - 1, max_points).round().astype(int)
 
 
