@@ -21,11 +21,13 @@ by conjugate gradient with the preconditioner B = T⁻¹A⁻¹/√n, T = chol(K_
 chol(TTᵀ/m + λI), so that BᵀHB ≈ I whatever λ and the conditioning of K: the number of steps
 does not grow with the condition number (tests/test_scale.py measures it). For K ⊗ A we rotate
 the outputs on the eigenvectors of A, and direction j solves (a_j K_nmᵀK_nm + nλK_mm) α_j =
-K_nmᵀ ỹ_j with A_j = chol(a_j TTᵀ/m + λI) — our extension of Alg. 1 to separable kernels.
+K_nmᵀ ỹ_j with A_j a square root of a_j TTᵀ/m + λI — our extension of Alg. 1 to separable kernels.
 Every λ of the path and every output direction run in lock step: one pass over the data per
-step (K_nm recomputed in row blocks, memory O(block·m + P·d·m²)), in one ``lax.scan``.
-Departure: the K_mm used in the preconditioner gets Falkon's jitter m·eps·I, the system
-itself keeps the exact K_mm, so CG converges to the exact Nyström solution.
+step (K_nm recomputed in row blocks, memory O(block·m + m² + P·d·m) whatever n), in one ``lax.scan``.
+Departures: the K_mm used in the preconditioner gets Falkon's jitter m·eps·I, the system
+itself keeps the exact K_mm, so CG converges to the exact Nyström solution; A_j is the symmetric
+root from one eigendecomposition of TTᵀ shared by every column, not a Cholesky factor per column
+(AᵀA, and so BBᵀ, is the same: the same CG iterates in exact arithmetic, m² memory).
 
 Example:
     >>> import jax.numpy as jnp
@@ -217,19 +219,30 @@ class FalkonResult(NamedTuple):
     losses: Array
 
 
-def _normal_product(kernel, X, Z, Vmat, block):
-    """K_nmᵀ (K_nm V) for V (m, r), K_nm in row blocks of X (never stored)."""
+def _row_blocks(kernel, X, Z, block, acc0, add):
+    """Σ over row blocks X_b of ``add(K(X_b, Z), b)`` (K_nm never stored; padded rows weigh 0)."""
     Xp, n_blocks = pad_rows(X, block)
     n = X.shape[0]
-    w = (jnp.arange(n_blocks * block) < n).astype(Vmat.dtype).reshape(n_blocks, block, 1)
+    w = (jnp.arange(n_blocks * block) < n).astype(acc0.dtype).reshape(n_blocks, block, 1)
 
     def body(acc, blk):
-        Xb, wb = blk
-        Kb = kernel(Xb, Z) * wb
-        return acc + Kb.T @ (Kb @ Vmat), None
+        Xb, wb, b = blk
+        return acc + add(kernel(Xb, Z) * wb, b), None
 
-    out, _ = jax.lax.scan(body, jnp.zeros_like(Vmat), (Xp.reshape(n_blocks, block, -1), w))
+    out, _ = jax.lax.scan(body, acc0, (Xp.reshape(n_blocks, block, -1), w, jnp.arange(n_blocks)))
     return out
+
+
+def _normal_product(kernel, X, Z, Vmat, block):
+    """K_nmᵀ (K_nm V) for V (m, r), K_nm in row blocks of X (never stored)."""
+    return _row_blocks(kernel, X, Z, block, jnp.zeros_like(Vmat), lambda Kb, _: Kb.T @ (Kb @ Vmat))
+
+
+def _transposed_product(kernel, X, Z, R, block):
+    """K_nmᵀ R for R (n, r), K_nm in row blocks of X: memory O(block·m), whatever n."""
+    Rp, _ = pad_rows(R, block)
+    return _row_blocks(kernel, X, Z, block, jnp.zeros((Z.shape[0], R.shape[1]), R.dtype),
+                       lambda Kb, b: Kb.T @ jax.lax.dynamic_slice_in_dim(Rp, b * block, block))
 
 
 @full_precision
@@ -265,7 +278,7 @@ def _falkon(kernel, Z, X, Y, A, lambdas, Xe, Ye, n_steps, block, preconditioned)
     a = clip_psd(a)
     Kmm = kernel(Z, Z)
     eye = jnp.eye(m, dtype=dtype)
-    b = blocked_kernel_matmul(kernel, Z, X, Y @ V, block)  # K_mn Ỹ  (m, d)
+    b = _transposed_product(kernel, X, Z, Y @ V, block)  # K_mn Ỹ  (m, d), in row blocks of X
     lam = jnp.repeat(lambdas, d)  # column c = (λ_p, direction j): p-major
     aj = jnp.tile(a, P)
     bcols = jnp.tile(b, (1, P))  # (m, P·d)
