@@ -529,6 +529,7 @@ def merge_into_last(args) -> None:
     paths = make_files(folder, QUICK if args.quick else FULL)
     command = "python benchmarks/million.py " + (f"--add-falkon {args.add_falkon}" if args.add_falkon else
                                                  f"--add {args.add}" if args.add else f"--rerun {args.rerun}")
+    command += f" --falkon-lambdas {args.falkon_lambdas}" if args.add and args.falkon_lambdas else ""
     if args.add:
         n, M = (int(x) for x in args.add.split(":"))
         new: list[dict] = []
