@@ -39,7 +39,7 @@ n = 1 000 000 with M = 20 000 on the Nyström route, and a plain PyTorch Nyströ
 per λ, what a user writes) when torch has a CUDA device. Writes ``million_gpu.json``.
 
 Usage: python benchmarks/million.py [--quick] [--device] [--sizes 10000,100000,1000000] [--M 2000]
-       [--large-M 5000] [--falkon-lambdas K] [--add-falkon N:I,J] [--add N:M] [--rerun METHOD] [--data-dir DIR]
+       [--large-M 5000] [--falkon-lambdas K] [--add-falkon N:I,J] [--add N:M] [--rerun METHOD[:N:M]] [--data-dir DIR]
        [--threads N]
 Writes benchmarks/results/million[_quick|_gpu].json and million.png (time and memory against n).
 """
@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -76,8 +77,9 @@ PARSER.add_argument("--add-falkon", default=None, metavar="N:I[,J]",
                     help="fit Falkon at n = N for the λ grid indices I, J… and merge the fits into the last results")
 PARSER.add_argument("--add", default=None, metavar="N:M",
                     help="rows at n = N with M centres (jaxmtl's eigen and CG routes, Falkon), merged into the last results")
-PARSER.add_argument("--rerun", default=None, metavar="METHOD",
-                    help="rerun every row of METHOD (e.g. jaxmtl) of the last results, each in a fresh process, and replace them")
+PARSER.add_argument("--rerun", default=None, metavar="METHOD[:N:M]",
+                    help="rerun every row of METHOD (e.g. jaxmtl), or its row at n = N with M centres, of the last "
+                         "results, each in a fresh process, and replace them")
 PARSER.add_argument("--data-dir", default=None, help="where the memory-mapped rows are written (default benchmarks/.cache)")
 PARSER.add_argument("--threads", type=int, default=0, help="BLAS/XLA threads (default 0: all cores)")
 PARSER.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -288,7 +290,10 @@ def worker_falkon(task: dict) -> dict:
     Xva, Yva = _rows(paths, "val")
     Xte, Yte = _rows(paths, "test")
     idx = np.asarray(task["lambda_indices"], int)
-    opts = falkon.FalkonOptions(use_cpu=not task.get("device"), keops_active="no")
+    # max_cpu_mem: Falkon's default (inf) sizes its kernel blocks to the whole n × M matrix (40 GB at
+    # n = 10⁶, M = 10⁴), which fails where it does not fit; half the machine's memory blocks only there
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    opts = falkon.FalkonOptions(use_cpu=not task.get("device"), keops_active="no", max_cpu_mem=ram / 2)
     rows = []
     for i in idx:
         model = falkon.Falkon(kernel=falkon.kernels.GaussianKernel(sigma=float(sigma), opt=opts),
@@ -517,8 +522,8 @@ def _measure(task: dict) -> dict:
 
 
 def merge_into_last(args) -> None:
-    """``--add-falkon N:I,J`` (more Falkon fits at n = N, merged into its row), ``--rerun METHOD``
-    (every row of METHOD measured again and replaced) or ``--add N:M`` (jaxmtl's eigen and CG
+    """``--add-falkon N:I,J`` (more Falkon fits at n = N, merged into its row), ``--rerun METHOD[:N:M]``
+    (every row of METHOD, or its row at (N, M), measured again and replaced) or ``--add N:M`` (jaxmtl's eigen and CG
     routes and Falkon at n = N with M centres, replacing earlier rows of that size), each in a
     fresh process, in the last results."""
     import _bench
@@ -551,15 +556,20 @@ def merge_into_last(args) -> None:
         row["peak_rss_mb"] = max(row["peak_rss_mb"], new["peak_rss_mb"])
         _summarise_falkon(row)
     else:
-        for i, row in enumerate(res["rows"]):
-            if row["method"] != args.rerun:
-                continue
+        method, _, at = args.rerun.partition(":")
+        chosen = [i for i, row in enumerate(res["rows"])
+                  if row["method"] == method and at in ("", f"{row['n']}:{row['M']}")]
+        if not chosen:
+            have = sorted({f"{r['method']}:{r['n']}:{r['M']}" for r in res["rows"]})
+            raise SystemExit(f"--rerun: no row {args.rerun!r} in {path.name}; it has {', '.join(have)}")
+        for i in chosen:
+            row = res["rows"][i]
             task = {"method": row["method"], "n": row["n"], "M": row["M"], "paths": paths, "device": False,
                     "progress": False}
-            new = _bench.isolated(__file__, task, timeout=7200)
-            new["wall_s"] = row.get("wall_s")
-            res["rows"][i] = new
-            print(f"{row['method']} n={row['n']}: {new.get('seconds_to_model')} s, {new.get('peak_rss_mb')} MB", flush=True)
+            if row["method"] == "falkon":  # the same λ as before: those fitted, or those of the failed task
+                task["lambda_indices"] = ([LAMBDAS.index(f["lambda"]) for f in row.get("fits", [])]
+                                          or row["task"]["lambda_indices"])
+            res["rows"][i] = {**_measure(task), "command": command}
     res["targets"] = compare(res["rows"])
     res["merged_runs"] = res.get("merged_runs", []) + [{"command": command, "machine": _bench.machine()}]
     path.write_text(json.dumps(res, indent=2, default=float))
@@ -586,7 +596,8 @@ def save(args, argv, sizes: dict, rows: list[dict], start: float, complete: bool
 
 
 def compare(rows: list[dict]) -> dict:
-    """At the largest n with both: jaxmtl's whole grid against ONE Falkon fit (time, memory, test RMSE)."""
+    """At each (n, M) with both: jaxmtl's whole grid against ONE Falkon fit (time, memory, test RMSE),
+    and the CG route's 20 λ (ω = 0) against the same fit where it ran at that (n, M)."""
     out = {}
     for r in rows:
         if r.get("method") != "jaxmtl" or "seconds_to_model" not in r:
@@ -604,6 +615,12 @@ def compare(rows: list[dict]) -> dict:
                     "falkon_best_test_rmse": f["best_test_rmse"], "rmse_met": bool(r["test_rmse"] <= f["best_test_rmse"]),
                     "jaxmtl_peak_mb": r["peak_rss_mb"], "falkon_peak_mb": f["peak_rss_mb"],
                     "memory_met": bool(r["peak_rss_mb"] <= f["peak_rss_mb"])}
+        cg = next((x for x in rows if x.get("method") == "jaxmtl-cg" and (x["n"], x["M"]) == (r["n"], r["M"])
+                   and "seconds_to_model" in x), None)
+        if cg is not None:
+            out[key].update({"cg_s": cg["seconds_to_model"], "cg_time_met": bool(cg["seconds_to_model"] < one_fit),
+                             "cg_test_rmse": cg["test_rmse"], "cg_rmse_met": bool(cg["test_rmse"] <= f["best_test_rmse"]),
+                             "cg_peak_mb": cg["peak_rss_mb"], "cg_memory_met": bool(cg["peak_rss_mb"] <= f["peak_rss_mb"])})
     return out
 
 

@@ -50,7 +50,22 @@ def test_quick_run_selects_from_the_whole_grid(tmp_path):
     assert {("jaxmtl", 250), ("jaxmtl-cg", 250), ("falkon", 250)} <= added.keys()
     assert len(merged["rows"]) == len(res["rows"]) + 3 and merged["merged_runs"][-1]["command"].endswith("--add 10000:250")
     assert added[("jaxmtl", 250)]["test_rmse"] <= 1.02 * added[("jaxmtl-cg", 250)]["test_rmse"]
-    assert "n=10000,M=250" in merged["targets"]
+    target = merged["targets"]["n=10000,M=250"]  # the CG route beside the same Falkon fit
+    assert target["cg_s"] == added[("jaxmtl-cg", 250)]["seconds_to_model"]
+    assert target["cg_time_met"] == (target["cg_s"] < target["falkon_one_fit_s"])
+    # --rerun METHOD:N:M measures that one row again and leaves every other row as it was
+    rerun = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "million.py"), "--quick", "--rerun",
+                            "jaxmtl-cg:10000:250", "--data-dir", str(tmp_path / "rows")], cwd=ROOT, capture_output=True,
+                           text=True, timeout=900, env=env)
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
+    again = json.loads((tmp_path / "million_quick.json").read_text())
+    changed = [(a["method"], a["M"]) for a, b in zip(again["rows"], merged["rows"]) if a != b]
+    assert changed == [("jaxmtl-cg", 250)] and len(again["rows"]) == len(merged["rows"])
+    assert again["merged_runs"][-1]["command"].endswith("--rerun jaxmtl-cg:10000:250")
+    missing = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "million.py"), "--quick", "--rerun", "jaxmtl:1:2",
+                              "--data-dir", str(tmp_path / "rows")], cwd=ROOT, capture_output=True, text=True,
+                             timeout=300, env=env)
+    assert missing.returncode == 1 and "no row 'jaxmtl:1:2'" in missing.stderr and "jaxmtl-cg:10000:250" in missing.stderr
 
     bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "million.py"), "--quick", "--add", "10000"], cwd=ROOT,
                          capture_output=True, text=True, timeout=300, env=env)
