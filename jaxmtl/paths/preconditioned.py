@@ -219,30 +219,30 @@ class FalkonResult(NamedTuple):
     losses: Array
 
 
-def _row_blocks(kernel, X, Z, block, acc0, add):
-    """Σ over row blocks X_b of ``add(K(X_b, Z), b)`` (K_nm never stored; padded rows weigh 0)."""
+def _row_blocks(kernel, X, Z, block, acc0, add, *rows):
+    """Σ over row blocks b of ``add(K(X_b, Z), *rows_b)``: K_nm never stored, padded rows weigh 0;
+    ``rows``: (n, ·) arrays cut into the same blocks."""
     Xp, n_blocks = pad_rows(X, block)
     n = X.shape[0]
     w = (jnp.arange(n_blocks * block) < n).astype(acc0.dtype).reshape(n_blocks, block, 1)
+    cut = [pad_rows(R, block)[0].reshape(n_blocks, block, -1) for R in rows]
 
     def body(acc, blk):
-        Xb, wb, b = blk
-        return acc + add(kernel(Xb, Z) * wb, b), None
+        Xb, wb, *rb = blk
+        return acc + add(kernel(Xb, Z) * wb, *rb), None
 
-    out, _ = jax.lax.scan(body, acc0, (Xp.reshape(n_blocks, block, -1), w, jnp.arange(n_blocks)))
+    out, _ = jax.lax.scan(body, acc0, (Xp.reshape(n_blocks, block, -1), w, *cut))
     return out
 
 
 def _normal_product(kernel, X, Z, Vmat, block):
     """K_nmᵀ (K_nm V) for V (m, r), K_nm in row blocks of X (never stored)."""
-    return _row_blocks(kernel, X, Z, block, jnp.zeros_like(Vmat), lambda Kb, _: Kb.T @ (Kb @ Vmat))
+    return _row_blocks(kernel, X, Z, block, jnp.zeros_like(Vmat), lambda Kb: Kb.T @ (Kb @ Vmat))
 
 
 def _transposed_product(kernel, X, Z, R, block):
     """K_nmᵀ R for R (n, r), K_nm in row blocks of X: memory O(block·m), whatever n."""
-    Rp, _ = pad_rows(R, block)
-    return _row_blocks(kernel, X, Z, block, jnp.zeros((Z.shape[0], R.shape[1]), R.dtype),
-                       lambda Kb, b: Kb.T @ jax.lax.dynamic_slice_in_dim(Rp, b * block, block))
+    return _row_blocks(kernel, X, Z, block, jnp.zeros((Z.shape[0], R.shape[1]), R.dtype), lambda Kb, Rb: Kb.T @ Rb, R)
 
 
 @full_precision
