@@ -17,51 +17,74 @@ Layout (each folder is one layer of the architecture; see docs/design.md):
   io          save / load fitted estimators (portable .npz, no pickle); export a prediction function
   datasets    bundled real data and the papers' synthetic problems
   errors      the exception hierarchy
+  compilation enable_compilation_cache: compiled programs kept on disk for later processes
   extend      registering a kernel, filter, output family or loss of your own (checks: its validation)
 """
 
-from . import (
-                     checks,
-                     datasets,
-                     errors,
-                     extend,
-                     filters,
-                     io,
-                     kernels,
-                     mixed_effect,
-                     mkl,
-                     models,
-                     operators,
-                     paths,
-                     selection,
-                     solvers,
-)
-from .filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
-from .extend import register_filter, register_kernel, register_loss, register_output_family
-from .io import load, save
-from .models.export import export
-from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline, outputs
-from .models import (
-                     ApproximateKernelRegressor,
-                     KernelMachine,
-                     KernelMachineClassifier,
-                     MixedEffectRegressor,
-                     MultiClassClassifier,
-                     MultiTaskRegressor,
-                     OutputKernelClassifier,
-                     OutputKernelRegressor,
-                     RLS2Classifier,
-                     RLS2Regressor,
-                     VectorFieldRegressor,
-                     VectorValuedRegressor,
-)
-from .paths import spectral_path
-from .selection import GCV, Holdout, KFold, LeaveOneOut, PathSelection, regularization_path
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Imported when first used (PEP 562), so that ``import jaxmtl`` costs about what ``import jax``
+# costs: scikit-learn (the estimators' base classes), optax (gradient searches), the data sets and
+# the rest load with the first name that needs them. Each public name maps to the module defining it.
+_SUBMODULES = ("checks", "compilation", "datasets", "errors", "extend", "filters", "io", "kernels",
+               "mixed_effect", "mkl", "models", "operators", "paths", "selection", "solvers")
+_NAMES = {
+    **dict.fromkeys(("IteratedTikhonov", "Landweber", "NuMethod", "Tikhonov", "TruncatedSVD"), "filters"),
+    **dict.fromkeys(("register_filter", "register_kernel", "register_loss", "register_output_family"),
+                    "extend"),
+    **dict.fromkeys(("load", "save"), "io"),
+    "export": "models.export",
+    **dict.fromkeys(("Gaussian", "Laplacian", "Linear", "Matern", "Polynomial", "SobolevSpline", "outputs"),
+                    "kernels"),
+    **dict.fromkeys(("ApproximateKernelRegressor", "KernelMachine", "KernelMachineClassifier",
+                     "MixedEffectRegressor", "MultiClassClassifier", "MultiTaskRegressor",
+                     "OutputKernelClassifier", "OutputKernelRegressor", "RLS2Classifier", "RLS2Regressor",
+                     "VectorFieldRegressor", "VectorValuedRegressor"), "models"),
+    "spectral_path": "paths",
+    **dict.fromkeys(("enable_compilation_cache", "disable_compilation_cache"), "compilation"),
+    **dict.fromkeys(("GCV", "Holdout", "KFold", "LeaveOneOut", "PathSelection", "regularization_path"),
+                    "selection"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The submodule or public name ``name``, imported on first access and then kept here."""
+    if name in _SUBMODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    elif name in _NAMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # what the names are, for type checkers and documentation tools
+    from . import (checks, compilation, datasets, errors, extend, filters, io, kernels, mixed_effect, mkl, models,
+                   operators, paths, selection, solvers)
+    from .compilation import disable_compilation_cache, enable_compilation_cache
+    from .extend import register_filter, register_kernel, register_loss, register_output_family
+    from .filters import IteratedTikhonov, Landweber, NuMethod, Tikhonov, TruncatedSVD
+    from .io import load, save
+    from .kernels import Gaussian, Laplacian, Linear, Matern, Polynomial, SobolevSpline, outputs
+    from .models import (ApproximateKernelRegressor, KernelMachine, KernelMachineClassifier,
+                         MixedEffectRegressor, MultiClassClassifier, MultiTaskRegressor,
+                         OutputKernelClassifier, OutputKernelRegressor, RLS2Classifier, RLS2Regressor,
+                         VectorFieldRegressor, VectorValuedRegressor)
+    from .models.export import export
+    from .paths import spectral_path
+    from .selection import GCV, Holdout, KFold, LeaveOneOut, PathSelection, regularization_path
 
 __version__ = "0.2.0"
 
 __all__ = [
     "checks",
+    "compilation",
     "datasets",
     "errors",
     "extend",
@@ -113,5 +136,7 @@ __all__ = [
     "register_filter",
     "register_output_family",
     "register_loss",
+    "enable_compilation_cache",
+    "disable_compilation_cache",
     "__version__",
 ]

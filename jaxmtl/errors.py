@@ -26,6 +26,9 @@ exception                   raised when
 
 from __future__ import annotations
 
+import threading
+from typing import TYPE_CHECKING
+
 __all__ = [
     "JaxmtlError",
     "ShapeError",
@@ -93,15 +96,27 @@ class LabelError(JaxmtlError, ValueError):
     """Class labels cannot be used for classification."""
 
 
-try:  # scikit-learn's tools recognise their own NotFittedError: derive from it when installed
-    from sklearn.exceptions import NotFittedError as _NotFittedBase
-except ImportError:  # pragma: no cover - exercised only without scikit-learn
-    class _NotFittedBase(ValueError, AttributeError):  # type: ignore[no-redef]
-        pass
+if TYPE_CHECKING:
+    class NotFittedError(JaxmtlError, ValueError, AttributeError):
+        """An estimator was used before ``fit`` was called."""
+else:
+    _NOT_FITTED_LOCK = threading.Lock()
 
-
-class NotFittedError(JaxmtlError, _NotFittedBase):
-    """An estimator was used before ``fit`` was called."""
+    def __getattr__(name: str) -> type:
+        """``NotFittedError``, made on first use (PEP 562): it derives from scikit-learn's own
+        ``NotFittedError`` when scikit-learn is installed, so that scikit-learn's tools recognise
+        it, and scikit-learn (about a second to import) loads only with the estimators that need it."""
+        if name != "NotFittedError":
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        with _NOT_FITTED_LOCK:
+            if "NotFittedError" not in globals():
+                try:
+                    from sklearn.exceptions import NotFittedError as base
+                except ImportError:  # pragma: no cover - exercised only without scikit-learn
+                    base = type("_NotFittedBase", (ValueError, AttributeError), {})
+                globals()["NotFittedError"] = type("NotFittedError", (JaxmtlError, base), {
+                    "__doc__": "An estimator was used before ``fit`` was called.", "__module__": __name__})
+        return globals()["NotFittedError"]
 
 
 class DivergenceError(JaxmtlError, ArithmeticError):

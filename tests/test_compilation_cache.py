@@ -18,11 +18,10 @@ ROOT = Path(__file__).resolve().parent.parent
 _CHILD = """
 import json, sys, warnings
 import jax
-jax.config.update("jax_compilation_cache_dir", sys.argv[1])
-jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
 import numpy as np
+import jaxmtl
 from jaxmtl import VectorValuedRegressor
+jaxmtl.enable_compilation_cache(sys.argv[1])
 counts = {"programs": 0, "cache_hits": 0}
 def on_event(event, **kwargs):
     if event == "/jax/compilation_cache/cache_hits":

@@ -44,7 +44,6 @@ from typing import Any
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import optax
 from jax.typing import ArrayLike
 
 from ..errors import ParameterError
@@ -400,6 +399,8 @@ def minimize(fun: Callable, raw0: Any, optimizer: str = "adam", n_steps: int = 2
     """
     if optimizer not in ("adam", "lbfgs"):
         raise ParameterError(f"optimizer must be 'adam' or 'lbfgs'; received {optimizer!r}.")
+    import optax  # imported here: a gradient search is the only user, and optax takes ~0.3 s to import
+
     opt = optax.adam(learning_rate) if optimizer == "adam" else optax.lbfgs()
     value_and_grad = optax.value_and_grad_from_state(fun) if optimizer == "lbfgs" else jax.value_and_grad(fun)
 
