@@ -65,7 +65,8 @@ from ._grid_search import default_lambdas, float32_lambda_hint
 from ._output_scale import output_scales, unscale_fitted
 from ._training_rows import InMemoryRows, TrainingRows, memory_map
 from ._row_blocks import in_row_blocks
-from .predictors import Predictor, PredictorMixin
+from .predictor_kinds import FeaturePredictor
+from .predictors import Predictor, PredictorMixin, _cast, input_shift
 from ._spectral import (
     _best_index,
     _continue_path,
@@ -390,12 +391,17 @@ class ApproximationMixin(_MixinBase):
         return super()._decision(X)
 
     def predictor(self) -> Predictor:
-        """The fitted prediction function as a pytree (exact fits only; see ``PredictorMixin``)."""
+        """The fitted prediction function as a pytree: a
+        :class:`~jaxmtl.models.predictor_kinds.FeaturePredictor` φ(x) C A + b on the fitted feature
+        map (Nyström or random features), or for an exact fit the estimator's kernel expansion
+        (``PredictorMixin``)."""
         self._check_fitted()
-        if getattr(self, "approximate_", False):
-            raise ParameterError(f"predictor() needs an exact fit; this {type(self).__name__} was fitted with "
-                                 f"approximation={self.approximation!r} (predict in row blocks instead).")
-        return PredictorMixin.predictor(self)
+        if not getattr(self, "approximate_", False):
+            return PredictorMixin.predictor(self)
+        dtype = self.coef_.dtype
+        return FeaturePredictor(_cast(self.feature_map_, dtype), jnp.asarray(self.coef_),
+                                *(jnp.asarray(a, dtype) for a in (self.output_matrix_, self.y_mean_)),
+                                input_shift(self, dtype))
 
     def _decision_approximate(self, X) -> np.ndarray:
         X = self._validate_predict_inputs(X)
