@@ -127,8 +127,10 @@ def term_scale(f, X):
         f = f.astype("float64")
         Z = jnp.asarray(X, jnp.float64)
         Z = Z if getattr(f, "input_offset", None) is None else Z - f.input_offset
-        if isinstance(f, FeaturePredictor):
-            return np.asarray(jnp.abs(f.feature_map(Z)) @ jnp.abs(f.coef @ f.output_matrix)).max(1)
+        if isinstance(f, FeaturePredictor):  # φ = raw(x) T: Nyström's whitening T sums terms of both signs too
+            fm, R = f.feature_map, jnp.abs(f.feature_map.raw(Z))
+            R = R if fm.transform is None else R @ jnp.abs(fm.transform)
+            return np.asarray(R @ jnp.abs(f.coef @ f.output_matrix)).max(1)
         if isinstance(f, FieldPredictor):  # |Γ(x, xᵢ)| ≤ (1 + ‖x − xᵢ‖²/σ²)/σ² entrywise, p × p blocks
             r2 = jnp.sum((Z[:, None] - f.X_fit[None]) ** 2, -1) / f.kernel.sigma ** 2
             bound = (1 + r2) * jnp.exp(-r2 / 2) / f.kernel.sigma ** 2 * Z.shape[1]
