@@ -143,6 +143,10 @@ def _predictor_of(model: Any) -> Any:
         return model
     if callable(getattr(model, "predictor", None)):
         return model.predictor()  # NotFittedError / ParameterError of the estimator's own checks
+    if type(model).__module__ == "jaxmtl.mixed_effect.server":  # the one estimator-like object that does not export
+        raise ParameterError(f"model_or_predictor: the online mixed-effect {type(model).__name__} has no fixed "
+                             "prediction function to export (its model changes as clients join); export a "
+                             "MixedEffectRegressor fitted on the same data instead.")
     if callable(getattr(model, "fit", None)):
         raise ParameterError(f"model_or_predictor: {type(model).__name__} has no predictor() to export; export "
                              "takes a fitted jaxmtl estimator or a Predictor.")
