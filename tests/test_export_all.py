@@ -6,17 +6,13 @@ on two row counts — with the rows' task codes for the multi-task models — an
 unknown task codes refused eagerly and mapped as documented when traced."""
 
 import functools
-import json
-import os
-import subprocess
-import sys
-import textwrap
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _artefacts import load_in_fresh_process
 from conftest import X64
 
 import jaxmtl
@@ -25,27 +21,6 @@ from jaxmtl.datasets import grid_2d, vector_field_1
 from jaxmtl.errors import TaskError
 from jaxmtl.models import KernelPredictor, PerOutputPredictor, Predictor
 from jaxmtl.models.predictor_kinds import FeaturePredictor, FieldPredictor, TaskPredictor
-
-# Run by a fresh interpreter: every artefact deserialized and called on each input set (with task
-# codes where it takes two arguments), in float64 for float64 artefacts.
-LOADER = textwrap.dedent("""
-    import json, sys
-    import numpy as np
-    import jax
-    cases, inputs = json.loads(sys.argv[1]), np.load(sys.argv[2])
-    out = {}
-    for name in cases:
-        with open(name + ".jaxexport", "rb") as f:
-            exported = jax.export.deserialize(bytearray(f.read()))
-        dtype = exported.in_avals[0].dtype
-        with jax.enable_x64(dtype == np.float64):
-            for key in ("few", "many"):
-                X = inputs[cases[name] + "/" + key].astype(dtype)
-                args = (X, inputs["codes/" + key].astype(np.int32)) if len(exported.in_avals) == 2 else (X,)
-                out[name + "/" + key] = np.asarray(exported.call(*args))
-    np.savez("outputs.npz", **out)
-    print(json.dumps({"jaxmtl": "jaxmtl" in sys.modules, "equinox": "equinox" in sys.modules}))
-""")
 
 ROWS = {"few": 7, "many": 13}
 RLS2_KERNELS = [Gaussian(1.0), Gaussian(3.0), jaxmtl.kernels.Polynomial(2)]  # a small dictionary: fast compiles
@@ -152,20 +127,14 @@ def cheap_fits():
 
 def export_and_compare(tmp_path, defaults):
     arrays = inputs()
-    np.savez(tmp_path / "inputs.npz", **arrays)
     fitted, keys = {}, {}
     fits = {name: fit(name, est) for name, est in estimators(True).items()} if defaults else cheap_fits()
     for name, (model, key, reference) in fits.items():
         exported = jaxmtl.export(model, arrays[f"{key}/few"], path=tmp_path / f"{name}.jaxexport")
         assert len(exported.in_avals) == (2 if name.startswith(("multitask", "mixed")) else 1), name
         fitted[name], keys[name] = (model, model.predictor(), reference), key
-    run = subprocess.run([sys.executable, "-c", LOADER, json.dumps(keys), "inputs.npz"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=600,
-                         env={k: v for k, v in os.environ.items() if not k.startswith(("JAX_ENABLE_X64", "PYTHONPATH"))})
-    assert run.returncode == 0, run.stderr
-    report = json.loads(run.stdout.strip().splitlines()[-1])
-    assert report == {"jaxmtl": False, "equinox": False}
-    outputs = np.load(tmp_path / "outputs.npz")
+    report, outputs = load_in_fresh_process(tmp_path, keys, arrays)
+    assert report["jaxmtl"] is False and report["equinox"] is False
     eps = np.finfo(np.float64 if X64 else np.float32).eps
     for name, (model, f, reference) in fitted.items():
         assert f.dtype == ("float64" if X64 else "float32")

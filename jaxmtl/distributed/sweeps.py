@@ -33,6 +33,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..errors import ParameterError, ShapeError
+from .mesh import mesh_devices
 
 __all__ = ["SWEEP_AXIS", "shard_sweep", "sweep_mesh"]
 
@@ -46,10 +47,7 @@ def sweep_mesh(devices: Sequence[jax.Device] | None = None) -> Mesh:
         >>> sweep_mesh().axis_names
         ('sweep',)
     """
-    devs = jax.devices() if devices is None else list(devices)
-    if len(devs) == 0:
-        raise ParameterError("devices must hold at least one device; received none.")
-    return Mesh(np.asarray(devs), (SWEEP_AXIS,))
+    return Mesh(np.asarray(mesh_devices(devices)), (SWEEP_AXIS,))
 
 
 def shard_sweep(fn: Callable[..., Any], mesh: Mesh | None = None) -> Callable[..., Any]:

@@ -66,7 +66,7 @@ from ._output_scale import output_scales, unscale_fitted
 from ._training_rows import InMemoryRows, TrainingRows, memory_map
 from ._row_blocks import in_row_blocks
 from .predictor_kinds import FeaturePredictor
-from .predictors import Predictor, PredictorMixin, _cast, input_shift
+from .predictors import Predictor, PredictorMixin
 from ._spectral import (
     _best_index,
     _continue_path,
@@ -391,17 +391,10 @@ class ApproximationMixin(_MixinBase):
         return super()._decision(X)
 
     def predictor(self) -> Predictor:
-        """The fitted prediction function as a pytree: a
-        :class:`~jaxmtl.models.predictor_kinds.FeaturePredictor` φ(x) C A + b on the fitted feature
-        map (Nyström or random features), or for an exact fit the estimator's kernel expansion
-        (``PredictorMixin``)."""
+        """The fitted prediction function as a pytree: a :class:`~jaxmtl.models.FeaturePredictor`
+        on the fitted feature map, or for an exact fit the kernel expansion (``PredictorMixin``)."""
         self._check_fitted()
-        if not getattr(self, "approximate_", False):
-            return PredictorMixin.predictor(self)
-        dtype = self.coef_.dtype
-        return FeaturePredictor(_cast(self.feature_map_, dtype), jnp.asarray(self.coef_),
-                                *(jnp.asarray(a, dtype) for a in (self.output_matrix_, self.y_mean_)),
-                                input_shift(self, dtype))
+        return FeaturePredictor.of(self) if getattr(self, "approximate_", False) else PredictorMixin.predictor(self)
 
     def _decision_approximate(self, X) -> np.ndarray:
         X = self._validate_predict_inputs(X)

@@ -343,8 +343,9 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         kernel = _cast(self.kernel_, dtype)
         if self.kind_ == "independent":
             p = self.X_fit_.shape[1]
-            return SeparablePredictor(kernel, self.X_fit_, jnp.asarray(self.coef_, dtype), jnp.eye(p, dtype=dtype),
-                                      jnp.zeros(p, dtype), input_shift(self, dtype))
+            leaves: tuple = (self.X_fit_, jnp.asarray(self.coef_, dtype), jnp.eye(p, dtype=dtype), jnp.zeros(p, dtype),
+                             input_shift(self, dtype))
+            return SeparablePredictor(kernel, *leaves)
         return FieldPredictor(kernel, self.gamma_, self.X_fit_, jnp.asarray(self.coef_, dtype), input_shift(self, dtype))
 
     def predict(self, X: ArrayLike) -> np.ndarray:

@@ -233,8 +233,9 @@ class _KernelMachineBase(BaseEstimator):
         ((m, 1) for two classes, the ``decision_function``; one column per class otherwise)."""
         self._check_fitted()
         dtype = self.X_fit_.dtype
-        return SeparablePredictor(_cast(self.kernel_, dtype), jnp.asarray(self.X_fit_), *(
-            jnp.asarray(a, dtype) for a in (self.coef_, self.output_matrix_, self.intercept_)), input_shift(self, dtype))
+        leaves: tuple = (jnp.asarray(self.X_fit_), *(jnp.asarray(a, dtype) for a in (self.coef_, self.output_matrix_,
+                                                                                   self.intercept_)), input_shift(self, dtype))
+        return SeparablePredictor(_cast(self.kernel_, dtype), *leaves)
 
 
 class KernelMachine(RegressorMixin, _KernelMachineBase):

@@ -52,7 +52,7 @@ from ..kernels.scalar import Gaussian
 from ..operators.fields import field_operator
 from ..operators.nystrom import FeatureMap, NystromFeatures
 from ..products import full_precision
-from .predictors import PerOutputGaussian, Predictor, _shape, float_dtype
+from .predictors import PerOutputGaussian, Predictor, _cast, _shape, float_dtype, input_shift
 
 __all__ = ["TaskPredictor", "FeaturePredictor", "FieldPredictor", "DictionaryKernel", "UNKNOWN_TASKS"]
 
@@ -200,6 +200,15 @@ class FeaturePredictor(Predictor):
         self.feature_map, self.coef, self.output_matrix, self.offset = feature_map, coef, output_matrix, offset
         self.input_offset = _offset(input_offset, _feature_count(feature_map))
         self.dtype = float_dtype(coef, "coef")
+
+    @classmethod
+    def of(cls, estimator: Any) -> FeaturePredictor:
+        """The predictor of an estimator fitted through an approximation: its ``feature_map_``,
+        ``coef_`` (D, d), ``output_matrix_``, ``y_mean_`` and input shift, in ``coef_``'s dtype."""
+        dtype = estimator.coef_.dtype
+        return cls(_cast(estimator.feature_map_, dtype), jnp.asarray(estimator.coef_),
+                   jnp.asarray(estimator.output_matrix_, dtype), jnp.asarray(estimator.y_mean_, dtype),
+                   input_shift(estimator, dtype))
 
     @property
     def n_features(self) -> int:

@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import equinox as eqx
 import jax
@@ -77,7 +77,7 @@ from ..products import full_precision
 
 __all__ = ["Predictor", "KernelPredictor", "SeparablePredictor", "PerOutputPredictor", "PerOutputGaussian", "PredictorMixin"]
 
-def _cast(tree: Any, dtype: str) -> Any:
+def _cast(tree: Any, dtype: Any) -> Any:
     """``tree`` with every floating array leaf in ``dtype`` (integer and static fields unchanged)."""
     return jax.tree.map(lambda leaf: jnp.asarray(leaf, dtype) if eqx.is_inexact_array(leaf) else leaf, tree)
 
@@ -146,8 +146,11 @@ class Predictor(eqx.Module):
         (True, False, (3, 1))
     """
 
-    dtype: eqx.AbstractVar[str]
     takes_tasks: ClassVar[bool] = False
+
+    if TYPE_CHECKING:  # every subclass declares it as a static field, last: 'float32' or 'float64'
+        @property
+        def dtype(self) -> str: ...
 
     @property
     @abc.abstractmethod

@@ -340,11 +340,12 @@ class _RLS2Base(BaseEstimator):
         basis = self.dictionary_.stack(self.X_fit_[:1], scale=self.scale_, store="lazy")
         kernel = DictionaryKernel(_cast(basis, dtype), jnp.asarray(self.d_, dtype), scale)
         C, shift = jnp.asarray(self.dual_coef_, dtype), input_shift(self, dtype, self.x_mean_)
+        X_fit, b = jnp.asarray(self.X_fit_) * scale, jnp.asarray(self.intercept_, dtype)
         if self._one_vs_all:  # (T, n, 1): one column per class, each on its own weights
-            return PerOutputPredictor(kernel, jnp.asarray(self.X_fit_) * scale, C[:, :, 0].T,
-                                      jnp.eye(C.shape[0], dtype=dtype), jnp.asarray(self.intercept_, dtype), shift)
-        return SeparablePredictor(kernel, jnp.asarray(self.X_fit_) * scale, C, jnp.asarray(self.output_matrix_, dtype),
-                                  jnp.asarray(self.intercept_, dtype), shift)
+            per_class: tuple = (X_fit, C[:, :, 0].T, jnp.eye(C.shape[0], dtype=dtype), b, shift)
+            return PerOutputPredictor(kernel, *per_class)
+        shared: tuple = (X_fit, C, jnp.asarray(self.output_matrix_, dtype), b, shift)
+        return SeparablePredictor(kernel, *shared)
 
 
 class RLS2Regressor(RegressorMixin, _RLS2Base):
