@@ -32,7 +32,7 @@ X64 = PRECISION == "float64"
 # programs in either run, and runs in the float64 run only.)
 FLOAT32_MODULES = ("test_float32.py", "test_precision.py", "test_sklearn_compat.py",
                    "test_docstring_examples.py", "test_vector_valued_families.py", "test_hyper_gradients.py",
-                   "test_regularization_path.py", "test_extending.py", "test_lineax.py", "test_export.py",
+                   "test_regularization_path.py", "test_extending.py", "test_lineax.py", "test_export.py", "test_export_all.py",
                    "test_traced_api.py", "test_streaming.py", "test_approximate_mesh.py")
 
 # What float32 promises (used by the tests of FLOAT32_MODULES): unit roundoff 6e-8; a path or a
@@ -85,7 +85,8 @@ LONG_MODULES = ("test_reliability.py", "test_reliability_must_accept.py", "test_
                 "test_task_field_models.py", "test_demo.py", "test_readme.py", "test_tutorials.py",
                 "test_defaults.py", "test_multitask_families.py", "test_properties.py", "test_gradient_search.py",
                 "test_rls2.py", "test_progress.py", "test_approximate_small.py", "test_null_model.py",
-                "test_row_blocks.py", "test_compilation_cache.py", "test_export.py", "test_predictor_interface.py",
+                "test_row_blocks.py", "test_compilation_cache.py", "test_export.py", "test_export_all.py",
+                "test_sharded_sweep.py", "test_predictor_interface.py",
                 "test_hostile_numerics.py", "test_matmul_precision.py", "test_vector_valued_families.py",
                 "test_sklearn_compat.py", "test_extending.py", "test_traced_api.py", "test_hyper_gradients.py",
                 "test_docstring_examples.py", "test_float32.py", "test_precision.py", "test_lineax.py",

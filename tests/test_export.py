@@ -2,41 +2,14 @@
 that never imports jaxmtl, on two row counts, against predict / decision_function / the predictor;
 and the argument checks that run before anything is traced."""
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
-
 import jax
 import numpy as np
 import pytest
+from _artefacts import load_in_fresh_process
 
 import jaxmtl
 from jaxmtl import Gaussian, MultiClassClassifier, MultiTaskRegressor, VectorValuedRegressor
 from jaxmtl.errors import DTypeError, NotFittedError, ParameterError, ShapeError
-
-# Run by a fresh interpreter: every artefact deserialized and called on each input set, in float64
-# (x64 on, scoped) for float64 artefacts and in JAX's default configuration otherwise.
-LOADER = textwrap.dedent("""
-    import json, sys
-    import numpy as np
-    import jax
-    cases, inputs = json.loads(sys.argv[1]), np.load(sys.argv[2])
-    out = {}
-    for name in cases:
-        with open(name + ".jaxexport", "rb") as f:
-            exported = jax.export.deserialize(bytearray(f.read()))
-        dtype = exported.in_avals[0].dtype
-        with jax.enable_x64(dtype == np.float64):
-            for key in ("few", "many"):
-                out[name + "/" + key] = np.asarray(exported.call(inputs[key].astype(dtype)))
-    np.savez("outputs.npz", **out)
-    print(json.dumps({"jaxmtl": "jaxmtl" in sys.modules, "equinox": "equinox" in sys.modules,
-                      "platforms": {n: list(jax.export.deserialize(bytearray(open(n + ".jaxexport", "rb").read())).platforms)
-                                    for n in cases}}))
-""")
-
 
 def data(n=30, seed=0):
     rng = np.random.default_rng(seed)
@@ -67,7 +40,6 @@ def models():
 def test_artefacts_run_without_jaxmtl_on_any_row_count_and_equal_the_models(tmp_path):
     cases = models()
     inputs = {"few": data(7, seed=1)[0], "many": data(13, seed=2)[0]}
-    np.savez(tmp_path / "inputs.npz", **inputs)
     predictors = {}
     for name, (model, _) in cases.items():
         previous = jax.config.jax_enable_x64
@@ -80,14 +52,10 @@ def test_artefacts_run_without_jaxmtl_on_any_row_count_and_equal_the_models(tmp_
         dtype = predictors[name].dtype
         assert exported.in_avals[0].dtype == dtype and exported.out_avals[0].dtype == dtype
         assert str(exported.in_avals[0].shape) == "(n, 3)"
-    run = subprocess.run([sys.executable, "-c", LOADER, json.dumps(list(cases)), "inputs.npz"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300,
-                         env={k: v for k, v in os.environ.items() if not k.startswith(("JAX_ENABLE_X64", "PYTHONPATH"))})
-    assert run.returncode == 0, run.stderr
-    report = json.loads(run.stdout.strip().splitlines()[-1])
+    report, outputs = load_in_fresh_process(tmp_path, {name: "x" for name in cases},
+                                            {f"x/{key}": X for key, X in inputs.items()})
     assert report["jaxmtl"] is False and report["equinox"] is False
     assert all(p == ["cpu", "cuda"] for p in report["platforms"].values())
-    outputs = np.load(tmp_path / "outputs.npz")
     for name, (model, reference) in cases.items():
         predictor = predictors[name]
         float64 = predictor.dtype == "float64"
@@ -118,8 +86,10 @@ def test_bad_arguments_are_refused_before_tracing(tmp_path):
         jaxmtl.export(model, X[:5, :2])
     with pytest.raises(DTypeError, match="example_input must hold real numbers"):
         jaxmtl.export(model, np.array([["a", "b", "c"]]))
-    with pytest.raises(ParameterError, match="MultiTaskRegressor has no predictor"):
+    with pytest.raises(NotFittedError):
         jaxmtl.export(MultiTaskRegressor(), X)
+    with pytest.raises(ParameterError, match="online mixed-effect Server has no fixed prediction function"):
+        jaxmtl.export(jaxmtl.mixed_effect.Server(0.5, 0.1, Gaussian(1.0)), X)
     with pytest.raises(ParameterError, match="model_or_predictor must be a fitted jaxmtl estimator"):
         jaxmtl.export(lambda x: x, X)
     with pytest.raises(ParameterError, match="platforms must be distinct names"):
@@ -127,8 +97,8 @@ def test_bad_arguments_are_refused_before_tracing(tmp_path):
     with pytest.raises(ParameterError, match="path must name a file in an existing folder"):
         jaxmtl.export(model, X, path=tmp_path / "missing" / "model.jaxexport")
     approximate = jaxmtl.ApproximateKernelRegressor(n_components=10, **SMALL).fit(X, Y)
-    with pytest.raises(ParameterError, match="needs an exact fit"):
-        jaxmtl.export(approximate, X)
+    with pytest.raises(ShapeError, match=r"received shape \(5, 2\)"):  # a feature map's p is checked too
+        jaxmtl.export(approximate, X[:5, :2])
     # a ShapeDtypeStruct is an example too; one platform on request
     exported = jaxmtl.export(model.predictor(), jax.ShapeDtypeStruct((4, 3), np.float32), platforms="cpu")
     assert exported.platforms == ("cpu",)

@@ -42,15 +42,21 @@ def test_gradient_with_respect_to_inputs_matches_the_closed_form():
     np.testing.assert_allclose(grad, expected, rtol=1e-10, atol=1e-12)
 
 
-def test_predictor_before_fit_and_after_an_approximate_fit_names_the_problem():
+def test_predictor_before_fit_names_the_problem_and_an_approximate_fit_gives_its_feature_map():
     import pytest
 
     from jaxmtl import ApproximateKernelRegressor
-    from jaxmtl.errors import NotFittedError, ParameterError
+    from jaxmtl.errors import NotFittedError
+    from jaxmtl.models.predictor_kinds import FeaturePredictor
 
     for model in (VectorValuedRegressor(), ApproximateKernelRegressor()):
         with pytest.raises(NotFittedError):
             model.predictor()
     X, Y = data()
-    with pytest.raises(ParameterError, match="needs an exact fit"):
-        ApproximateKernelRegressor(n_components=20, filter="tikhonov").fit(X, Y).predictor()
+    model = ApproximateKernelRegressor(n_components=20, filter="tikhonov").fit(X, Y)
+    f = model.predictor()
+    assert isinstance(f, FeaturePredictor)
+    # φ(x) C A + b by explicit NumPy products on the fitted map's own features
+    Phi = np.asarray(model.feature_map_(jax.numpy.asarray(X[:5] - np.asarray(f.input_offset), f.dtype)), np.float64)
+    expected = Phi @ np.asarray(model.coef_, np.float64) @ np.asarray(model.output_matrix_, np.float64) + model.y_mean_
+    np.testing.assert_allclose(f(X[:5]), expected, rtol=1e-5, atol=1e-5)

@@ -12,7 +12,9 @@ r"""Multi-process, multi-host runs on JAX's multi-controller runtime (:mod:`jax.
 * :mod:`~jaxmtl.distributed.estimator` — :class:`DistributedKernelRegressor`, the scikit-learn
   style estimator that takes the mesh as a parameter;
 * :mod:`~jaxmtl.distributed.launch` — ``python -m jaxmtl.distributed.launch``, N processes on
-  one machine or one per host.
+  one machine or one per host;
+* :mod:`~jaxmtl.distributed.sweeps` — :func:`shard_sweep`: a sweep's width, ω or data-set axis
+  over the devices of a mesh (beside the row sharding).
 
 The guide is ``docs/distributed.md``.
 """
@@ -29,6 +31,7 @@ from .paths import (
     refit_path,
 )
 from .rows import ShardedRows
+from .sweeps import shard_sweep, sweep_mesh
 
 __all__ = [
     "ClusterSpec",
@@ -48,5 +51,7 @@ __all__ = [
     "read_local_rows",
     "refit_path",
     "resolve_cluster",
+    "shard_sweep",
+    "sweep_mesh",
     "to_host",
 ]

@@ -34,11 +34,16 @@ def global_mesh(devices: Sequence[jax.Device] | None = None) -> Mesh:
         >>> global_mesh().axis_names
         ('rows',)
     """
+    devs = sorted(mesh_devices(devices), key=lambda d: (d.process_index, d.id))
+    return check_mesh(Mesh(np.asarray(devs), (AXIS,)))
+
+
+def mesh_devices(devices: Sequence[jax.Device] | None) -> list[jax.Device]:
+    """``devices`` as a list (default every device of every process); ParameterError when empty."""
     devs = jax.devices() if devices is None else list(devices)
     if len(devs) == 0:
         raise ParameterError("devices must hold at least one device; received none.")
-    devs = sorted(devs, key=lambda d: (d.process_index, d.id))
-    return check_mesh(Mesh(np.asarray(devs), (AXIS,)))
+    return devs
 
 
 def check_mesh(mesh: Any) -> Mesh:

@@ -14,7 +14,8 @@ module                     estimator
 :mod:`.output_kernel`      :class:`OutputKernelRegressor`, :class:`OutputKernelClassifier` — learned output kernel ([DOGP11])
 =========================  ================================================================
 
-Fitted models as pytrees: :mod:`.predictors` (``model.predictor()``, for jit / vmap / grad).
+Fitted models as pytrees: :mod:`.predictors` (``model.predictor()``, for jit / vmap / grad; the
+kernel expansions) and :mod:`.predictor_kinds` (multi-task, feature-map and div/curl predictors).
 
 Shared machinery: :mod:`._base` (parameters, scikit-learn tags), :mod:`._spectral` (grid
 selection on the eigen path), :mod:`._matrix_free` (grid selection on matrix-free paths).
@@ -30,11 +31,13 @@ from .multiclass import MultiClassClassifier
 from .multitask import MultiTaskRegressor
 from .output_kernel import OutputKernelClassifier, OutputKernelRegressor
 from .rls2 import RLS2Classifier, RLS2Regressor
-from .predictors import PerOutputGaussian, PerOutputPredictor, Predictor, SeparablePredictor
+from .predictor_kinds import FeaturePredictor, FieldPredictor, TaskPredictor
+from .predictors import KernelPredictor, PerOutputGaussian, PerOutputPredictor, Predictor, SeparablePredictor
 from .vector_valued import VectorValuedRegressor
 
 __all__ = ["VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor", "VectorFieldRegressor",
-           "angular_error", "Predictor", "PerOutputPredictor", "PerOutputGaussian", "SeparablePredictor", "MixedEffectRegressor",
+           "angular_error", "Predictor", "KernelPredictor", "PerOutputPredictor", "PerOutputGaussian", "SeparablePredictor",
+           "TaskPredictor", "FeaturePredictor", "FieldPredictor", "MixedEffectRegressor",
            "KernelMachine", "KernelMachineClassifier", "RLS2Regressor", "RLS2Classifier",
            "ApproximateKernelRegressor", "OutputKernelRegressor", "OutputKernelClassifier"]
 

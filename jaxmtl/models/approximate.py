@@ -65,6 +65,7 @@ from ._grid_search import default_lambdas, float32_lambda_hint
 from ._output_scale import output_scales, unscale_fitted
 from ._training_rows import InMemoryRows, TrainingRows, memory_map
 from ._row_blocks import in_row_blocks
+from .predictor_kinds import FeaturePredictor
 from .predictors import Predictor, PredictorMixin
 from ._spectral import (
     _best_index,
@@ -390,12 +391,10 @@ class ApproximationMixin(_MixinBase):
         return super()._decision(X)
 
     def predictor(self) -> Predictor:
-        """The fitted prediction function as a pytree (exact fits only; see ``PredictorMixin``)."""
+        """The fitted prediction function as a pytree: a :class:`~jaxmtl.models.FeaturePredictor`
+        on the fitted feature map, or for an exact fit the kernel expansion (``PredictorMixin``)."""
         self._check_fitted()
-        if getattr(self, "approximate_", False):
-            raise ParameterError(f"predictor() needs an exact fit; this {type(self).__name__} was fitted with "
-                                 f"approximation={self.approximation!r} (predict in row blocks instead).")
-        return PredictorMixin.predictor(self)
+        return FeaturePredictor.of(self) if getattr(self, "approximate_", False) else PredictorMixin.predictor(self)
 
     def _decision_approximate(self, X) -> np.ndarray:
         X = self._validate_predict_inputs(X)

@@ -10,11 +10,18 @@ constants: loading and running it needs JAX (and ``flatbuffers``, with which JAX
     with open("model.jaxexport", "rb") as f:
         exported = jax.export.deserialize(bytearray(f.read()))
     F = exported.call(X)   # X: (m, p) for any m ≥ 1, in exported.in_avals[0].dtype
+    F = exported.call(X, codes)   # multi-task models: also the rows' (m,) int32 task codes
 
-What the function computes: a regressor's predictions, (m, d) — (m, 1) for a model fitted on
-1-D targets, whose ``predict`` returns (m,); a classifier's **decision scores**, (m, n_classes),
-one coded score per entry of ``classes_`` (their argmax indexes ``predict``'s class; a two-class
-``decision_function`` is column 1 minus column 0).
+Every estimator that predicts exports (the online mixed-effect server excepted: its model lives
+in a database that changes as clients join). What the function computes: a regressor's
+predictions, (m, d) — (m, 1) for a model fitted on 1-D targets, whose ``predict`` returns (m,);
+a classifier's **decision scores**: (m, n_classes) one coded score per entry of ``classes_``
+(their argmax indexes ``predict``'s class; a two-class ``decision_function`` is column 1 minus
+column 0), or (m, 1), the ``decision_function``, for the estimators that code two classes as
+one ±1 output (``KernelMachineClassifier``, ``RLS2Classifier``). ``MultiTaskRegressor`` and
+``MixedEffectRegressor`` take the rows' task codes, indices into ``tasks_`` (int32, as many as
+the rows); an unknown code gives NaN rows (``MultiTaskRegressor``) or the average task
+(``MixedEffectRegressor``), see :mod:`jaxmtl.models.predictor_kinds`.
 
 Precision: the artefact takes and returns the predictor's dtype. A float64 model is traced with
 x64 enabled for the call (``jax.enable_x64``), a float32 one with it disabled (the artefact does not
@@ -61,9 +68,7 @@ def export(model_or_predictor: Any, example_input: Any, path: str | os.PathLike[
     """The prediction function of a fitted model as a ``jax.export.Exported``, rows symbolic.
 
     Args:
-      model_or_predictor: a fitted estimator with ``predictor()`` (``VectorValuedRegressor`` of
-        either family, ``MultiClassClassifier``, ``OutputKernelRegressor``,
-        ``OutputKernelClassifier``, an exactly fitted ``ApproximateKernelRegressor``) or a
+      model_or_predictor: a fitted estimator (every one has ``predictor()``) or a
         :class:`~jaxmtl.models.Predictor`.
       example_input: an (m, p) array (or ``jax.ShapeDtypeStruct``) of real inputs: the number of
         features p must be the model's; the rows become the symbolic dimension ``n``, and the
@@ -73,12 +78,13 @@ def export(model_or_predictor: Any, example_input: Any, path: str | os.PathLike[
       platforms: the platforms to lower for, among ``PLATFORMS`` (default CPU and CUDA).
 
     Returns:
-      ``jax.export.Exported``: ``call`` maps (m, p) inputs to (m, d) outputs (see the module doc).
+      ``jax.export.Exported``: ``call`` maps (m, p) inputs (and, for a multi-task model, (m,)
+      int32 task codes) to (m, d) outputs (see the module doc).
 
     Raises (before anything is traced):
       NotFittedError: the estimator is not fitted.
-      ParameterError: ``model_or_predictor`` has no prediction function to export (an estimator
-        without ``predictor()``, an approximate fit), or ``path`` / ``platforms`` is unusable.
+      ParameterError: ``model_or_predictor`` has no prediction function to export (an object
+        without ``predictor()``), or ``path`` / ``platforms`` is unusable.
       ShapeError / DTypeError: ``example_input`` is not an (m, p) array of real numbers.
 
     Example:
@@ -93,9 +99,12 @@ def export(model_or_predictor: Any, example_input: Any, path: str | os.PathLike[
         _check_path(path)
     predictor = _predictor_of(model_or_predictor)
     _check_example(example_input, predictor.n_features)
-    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape(f"n, {predictor.n_features}"), predictor.dtype)
+    shape = jax.export.symbolic_shape(f"n, {predictor.n_features}")
+    specs = [jax.ShapeDtypeStruct(shape, predictor.dtype)]
+    if predictor.takes_tasks:  # the rows' task codes, as many as the rows
+        specs.append(jax.ShapeDtypeStruct(shape[:1], np.int32))
     with jax.enable_x64(predictor.dtype == "float64"):
-        exported = jax.export.export(jax.jit(lambda X: predictor(X)), platforms=platforms)(spec)
+        exported = jax.export.export(jax.jit(lambda *args: predictor(*args)), platforms=platforms)(*specs)
     if path is not None:
         try:
             import flatbuffers  # noqa: F401  # what jax.export serializes with
@@ -134,10 +143,13 @@ def _predictor_of(model: Any) -> Any:
         return model
     if callable(getattr(model, "predictor", None)):
         return model.predictor()  # NotFittedError / ParameterError of the estimator's own checks
+    if type(model).__module__ == "jaxmtl.mixed_effect.server":  # the one estimator-like object that does not export
+        raise ParameterError(f"model_or_predictor: the online mixed-effect {type(model).__name__} has no fixed "
+                             "prediction function to export (its model changes as clients join); export a "
+                             "MixedEffectRegressor fitted on the same data instead.")
     if callable(getattr(model, "fit", None)):
         raise ParameterError(f"model_or_predictor: {type(model).__name__} has no predictor() to export; export "
-                             "takes VectorValuedRegressor, MultiClassClassifier, OutputKernelRegressor, "
-                             "OutputKernelClassifier, an exact ApproximateKernelRegressor, or a Predictor.")
+                             "takes a fitted jaxmtl estimator or a Predictor.")
     raise ParameterError(f"model_or_predictor must be a fitted jaxmtl estimator with predictor() or a jaxmtl "
                          f"Predictor; received {type(model).__name__}.")
 

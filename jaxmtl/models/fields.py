@@ -74,6 +74,8 @@ from ..operators.fields import field_operator
 from ..selection.criteria import kfold_masks
 from ._base import RegressorMixin
 from ._row_blocks import in_row_blocks
+from .predictor_kinds import FieldPredictor
+from .predictors import Predictor, SeparablePredictor, _cast, input_shift
 from ._matrix_free import MATRIX_FREE_STEPS, _MatrixFreeEstimator, _scorer, _search_widths
 from ._grid_search import default_lambdas, float32_lambda_hint
 from ._spectral import WIDTH_SUBSAMPLE, _best_index, _step_grid, _warn_on_edges
@@ -330,6 +332,21 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
             _, grid, scores = _search_widths(kernels, widths, score, path, polish=True)
         stage["searched"] = (grid, scores)
         return [Gaussian(float(grid[_best_index(scores)[0]]))], None
+
+    def predictor(self) -> Predictor:
+        """The fitted field as a pytree, (m, p) → (m, p): a
+        :class:`~jaxmtl.models.predictor_kinds.FieldPredictor` (div/curl; its ``parts`` are
+        :meth:`predict_parts`'), or a :class:`~jaxmtl.models.SeparablePredictor` with A = I for
+        the independent family."""
+        self._check_fitted()
+        dtype = self.X_fit_.dtype
+        kernel = _cast(self.kernel_, dtype)
+        if self.kind_ == "independent":
+            p = self.X_fit_.shape[1]
+            leaves: tuple = (self.X_fit_, jnp.asarray(self.coef_, dtype), jnp.eye(p, dtype=dtype), jnp.zeros(p, dtype),
+                             input_shift(self, dtype))
+            return SeparablePredictor(kernel, *leaves)
+        return FieldPredictor(kernel, self.gamma_, self.X_fit_, jnp.asarray(self.coef_, dtype), input_shift(self, dtype))
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """(m, p) predicted field."""

@@ -53,6 +53,7 @@ from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ._precision import in_working_precision, kernel_trace
 from ._row_blocks import in_row_blocks
 from .multiclass import MultiClassClassifier, _check_two_classes, _encode_labels
+from .predictors import SeparablePredictor, _cast, input_shift
 from .vector_valued import VectorValuedRegressor
 
 __all__ = ["KernelMachine", "KernelMachineClassifier"]
@@ -224,6 +225,17 @@ class _KernelMachineBase(BaseEstimator):
         X = self._validate_predict_inputs(X)
         X_fit, coef, A, b = (jnp.asarray(a) for a in (self.X_fit_, self.coef_, self.output_matrix_, self.intercept_))
         return in_row_blocks(lambda B: _predict(self.kernel_, jnp.asarray(B, X_fit.dtype), X_fit, coef, A, b), X)
+
+
+    def predictor(self) -> SeparablePredictor:
+        """The fitted prediction function Σᵢ K(x, xᵢ) cᵢ A + b as a
+        :class:`~jaxmtl.models.SeparablePredictor`, (m, d) outputs: a classifier's decision scores
+        ((m, 1) for two classes, the ``decision_function``; one column per class otherwise)."""
+        self._check_fitted()
+        dtype = self.X_fit_.dtype
+        leaves: tuple = (jnp.asarray(self.X_fit_), *(jnp.asarray(a, dtype) for a in (self.coef_, self.output_matrix_,
+                                                                                   self.intercept_)), input_shift(self, dtype))
+        return SeparablePredictor(_cast(self.kernel_, dtype), *leaves)
 
 
 class KernelMachine(RegressorMixin, _KernelMachineBase):

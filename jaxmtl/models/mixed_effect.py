@@ -24,6 +24,7 @@ import warnings
 from functools import partial
 from typing import Any
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -39,6 +40,8 @@ from ..operators.tasks import check_tasks
 from ._base import BaseEstimator, RegressorMixin
 from ._precision import in_working_precision, kernel_trace
 from ._row_blocks import in_row_blocks
+from .predictor_kinds import TaskPredictor
+from .predictors import PerOutputGaussian, _cast, input_shift
 
 __all__ = ["MixedEffectRegressor"]
 
@@ -322,6 +325,29 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
             build_query(B, s, self.X_unique_, self.X_fit_, layout, self.kernel_), coef_unique, coef, self.alpha_),
             X.astype(np.float64), slots)
         return g_bar + self.intercept_, g_tilde
+
+    def predictor(self) -> TaskPredictor:
+        """The fitted prediction function as a :class:`~jaxmtl.models.predictor_kinds.TaskPredictor`,
+        called as ``f(X, codes)`` with ``codes`` the rows' indices into ``tasks_``; (m, 1) outputs
+        α K̄(x, ·)c + (1 − α) K̃ᵗ(x, ·)c over task t's examples + intercept (5.3), with K̄(x, x̌)č
+        written Σᵢ K̄(x, xᵢ)cᵢ (č = Pᵀc, (5.8)). A code outside 0 … T − 1 is refused where it is
+        concrete and gives the average task ḡ + intercept when traced or exported, as ``predict``
+        gives a task not seen in fit. Task kernels: one for every task, or Gaussians of one width
+        per task; other mappings raise ParameterError."""
+        self._check_fitted()
+        dtype = self.coef_.dtype
+        kernel_of = self._kernel_of(self.tasks_)
+        kernels = [kernel_of(t) for t in range(len(self.tasks_))]
+        if all(eqx.tree_equal(k, kernels[0]) is True for k in kernels):
+            task_kernel: Any = _cast(kernels[0], dtype)
+        elif all(type(k) is Gaussian for k in kernels):
+            task_kernel = PerOutputGaussian(jnp.asarray([float(k.sigma) for k in kernels], dtype))
+        else:
+            raise ParameterError("predictor() takes one task kernel for every task or Gaussians of one width per "
+                                 "task; this model's task_kernel maps tasks to different kinds of kernel.")
+        return TaskPredictor(_cast(self.kernel_, dtype), task_kernel, jnp.asarray(self.X_fit_, dtype),
+                             jnp.asarray(self.coef_), self.task_codes_, self.alpha_,
+                             np.full(len(self.tasks_), self.intercept_), "average", input_shift(self, dtype))
 
     def predict(self, X: ArrayLike, tasks: ArrayLike) -> np.ndarray:
         """(q,) predictions ḡ(x) + g̃ₜ(x) + intercept for inputs X of tasks ``tasks``."""

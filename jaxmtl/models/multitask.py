@@ -59,6 +59,8 @@ from ._per_task import (
     task_predict,
 )
 from ._row_blocks import in_row_blocks
+from .predictor_kinds import TaskPredictor
+from .predictors import PerOutputGaussian, _cast, input_shift
 
 __all__ = ["MultiTaskRegressor"]
 
@@ -297,6 +299,25 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         F = in_row_blocks(lambda B, c: _predict(self.kernel_, omega, jnp.asarray(B, dtype), self.X_fit_,
                                                 (None, None, same_task_mask(c, fitted_codes)), self.coef_), X, codes)
         return F + self.y_mean_
+
+    def predictor(self) -> TaskPredictor:
+        """The fitted prediction function as a :class:`~jaxmtl.models.predictor_kinds.TaskPredictor`,
+        called as ``f(X, codes)`` with ``codes`` the rows' indices into ``tasks_``; (m, 1) outputs.
+        A code outside 0 … T − 1 is refused where it is concrete and gives NaN rows when traced
+        or exported (``predict`` refuses an unknown task)."""
+        self._check_fitted()
+        dtype = self.X_fit_.dtype
+        T = len(self.tasks_)
+        if getattr(self, "family_", "common_similarity") == "independent":
+            r = self.X_fit_.shape[1]
+            return TaskPredictor(None, PerOutputGaussian(jnp.asarray(self.task_widths_, dtype)),
+                                 jnp.reshape(self.X_fit_, (T * r, -1)), jnp.reshape(self.coef_, (T * r,)),
+                                 np.repeat(np.arange(T), r), 0.0,
+                                 np.asarray(self.task_means_, np.float64) + self.y_mean_, "nan",
+                                 input_shift(self, dtype))
+        kernel = _cast(self.kernel_, dtype)
+        return TaskPredictor(kernel, kernel, self.X_fit_, jnp.asarray(self.coef_, dtype)[:, 0], self.task_codes_,
+                             float(self._op_param), np.full(T, self.y_mean_), "nan", input_shift(self, dtype))
 
     def score(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike) -> float:
         """Explained variance 1 − MSE / Var(y) over all tasks (the School score)."""

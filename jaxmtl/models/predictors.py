@@ -1,9 +1,13 @@
 """Fitted models as pytrees: pass a fitted estimator's prediction function into jitted code.
 
-:meth:`predictor` of :class:`~jaxmtl.VectorValuedRegressor`, :class:`~jaxmtl.MultiClassClassifier`,
-:class:`~jaxmtl.OutputKernelRegressor`, :class:`~jaxmtl.OutputKernelClassifier` and an exact
-:class:`~jaxmtl.ApproximateKernelRegressor` returns a :class:`Predictor`: an equinox Module of
-the same fields whatever the data selected,
+:meth:`predictor` of every estimator that predicts (all but the online mixed-effect server)
+returns a :class:`Predictor`: an equinox Module called on (m, p) inputs — and, for
+:class:`~jaxmtl.MultiTaskRegressor` and :class:`~jaxmtl.MixedEffectRegressor`, the rows' task
+codes — with ``dtype``, ``n_features``, ``n_outputs`` and :meth:`~Predictor.astype`. The
+kernel expansions (:class:`KernelPredictor`: :class:`~jaxmtl.VectorValuedRegressor`,
+:class:`~jaxmtl.MultiClassClassifier`, the output-kernel estimators, the kernel machines, RLS2,
+an exactly fitted :class:`~jaxmtl.ApproximateKernelRegressor`, an independent
+:class:`~jaxmtl.VectorFieldRegressor`) share the same fields whatever the data selected,
 
     f(x) = Σᵢ k(x − s, xᵢ) cᵢ · A + b        (m, p) inputs → (m, d) outputs
 
@@ -21,11 +25,15 @@ field               leaf
 
 Two subclasses differ only in what ``kernel`` is: a :class:`SeparablePredictor` holds one scalar
 kernel (the coupled family, the classifiers: Γ(x, x') = k(x, x')·A); a :class:`PerOutputPredictor`
-holds a :class:`PerOutputGaussian`, a Gaussian of one width per output (the independent family
-of ``VectorValuedRegressor``: output j is Σᵢ k_{σⱼ}(x, xᵢ) C[i, j] · A[j, j] + b_j). So code that
+holds a kernel of one Gram per output — a :class:`PerOutputGaussian`, a Gaussian of one width per
+output (the independent family of ``VectorValuedRegressor``: output j is
+Σᵢ k_{σⱼ}(x, xᵢ) C[i, j] · A[j, j] + b_j), or RLS2's one-versus-all combinations. So code that
 differentiates a fitted model reads ``f.kernel.sigma``, ``f.coef``, … under the same names for
-both. Classifiers' predictors return the (m, n_classes) coded class scores (the argmax is
-``predict``'s class; a two-class ``decision_function`` is column 1 minus column 0).
+both. Classifiers' predictors return the coded class scores (the argmax is ``predict``'s class;
+a two-class ``decision_function`` is column 1 minus column 0), or, for the estimators that code
+two classes as one ±1 output (the kernel machines, RLS2), the (m, 1) ``decision_function``.
+The other kinds — the multi-task models, random-feature and Nyström fits, the div/curl field —
+are in :mod:`jaxmtl.models.predictor_kinds`.
 
 A predictor is a pure function of its inputs and its leaves, so it works under ``jax.jit``,
 ``jax.vmap``, ``jax.grad`` and ``jax.jacfwd`` (with respect to the inputs, or to the leaves).
@@ -53,7 +61,8 @@ Example:
 from __future__ import annotations
 
 import abc
-from typing import Any, Protocol
+import dataclasses
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import equinox as eqx
 import jax
@@ -66,12 +75,9 @@ from ..kernels.scalar import Gaussian, Kernel
 from ._per_task import output_predict
 from ..products import full_precision
 
-__all__ = ["Predictor", "SeparablePredictor", "PerOutputPredictor", "PerOutputGaussian", "PredictorMixin"]
+__all__ = ["Predictor", "KernelPredictor", "SeparablePredictor", "PerOutputPredictor", "PerOutputGaussian", "PredictorMixin"]
 
-FIELDS = ("kernel", "X_fit", "coef", "output_matrix", "offset", "input_offset")  # the leaves, in order
-
-
-def _cast(tree: Any, dtype: str) -> Any:
+def _cast(tree: Any, dtype: Any) -> Any:
     """``tree`` with every floating array leaf in ``dtype`` (integer and static fields unchanged)."""
     return jax.tree.map(lambda leaf: jnp.asarray(leaf, dtype) if eqx.is_inexact_array(leaf) else leaf, tree)
 
@@ -116,69 +122,52 @@ class PerOutputGaussian(eqx.Module):
         """(d, n1, n2) Gram matrices, one per output, of X1 (n1, p) and X2 (n2, p)."""
         return jax.vmap(lambda w: Gaussian(w)(X1, X2))(self.sigma)
 
+    def expansion(self, X: jax.Array, X_fit: jax.Array, coef: jax.Array) -> jax.Array:
+        """(m, d) Σᵢ k_j(x, xᵢ) C[i, j] of every output j (what a :class:`PerOutputPredictor` asks
+        of its kernel), at X (m, p) with X_fit (n, p) and coef (n, d)."""
+        return output_predict(self.sigma, X_fit, coef, X)
+
 
 class Predictor(eqx.Module):
-    """A fitted prediction function (m, p) → (m, d) as a pytree; the fields of every predictor.
+    """The one interface of every fitted prediction function: a pytree called on (m, p) inputs.
 
-    Attributes:
-      kernel: the kernel (a pytree): a scalar :class:`~jaxmtl.kernels.Kernel` in a
-        :class:`SeparablePredictor`, a :class:`PerOutputGaussian` in a :class:`PerOutputPredictor`.
-      X_fit: (n, p) training inputs.
-      coef: (n, d) coefficients C.
-      output_matrix: (d, d) output matrix A.
-      offset: (d,) output offset b (the training mean when the estimator fits an intercept).
-      input_offset: (p,) shift subtracted from the inputs before the kernel (the estimator's
-        host-side centring of X_fit, for translation-invariant kernels), or None.
-      dtype: ``'float32'`` or ``'float64'``, the precision it was fitted in (a static field, that
-        of ``X_fit`` when built).
+    Every predictor has ``dtype`` (``'float32'`` or ``'float64'``, static), ``n_features`` (p),
+    ``n_outputs`` (d), :meth:`astype`, and is called as ``f(X)`` — or ``f(X, tasks)`` for the
+    multi-task models (``takes_tasks``), ``tasks`` an (m,) vector of integer task codes, indices
+    into the estimator's ``tasks_`` — giving (m, d) outputs, (d,) for a single (p,) input. The
+    kernel expansions (:class:`KernelPredictor`) share one set of fields; the other kinds
+    (:mod:`jaxmtl.models.predictor_kinds`) hold what their prediction needs.
 
     Example:
         >>> import jax.numpy as jnp
         >>> from jaxmtl import Gaussian
         >>> f = SeparablePredictor(Gaussian(1.0), jnp.zeros((1, 2)), jnp.ones((1, 1)), jnp.eye(1), jnp.zeros(1))
-        >>> f(jnp.zeros(2)), f.n_features, f.n_outputs, f.dtype
-        (Array([1.], dtype=float32), 2, 1, 'float32')
+        >>> isinstance(f, Predictor), f.takes_tasks, f(jnp.zeros((3, 2))).shape
+        (True, False, (3, 1))
     """
 
-    kernel: Any
-    X_fit: jax.Array
-    coef: jax.Array
-    output_matrix: jax.Array
-    offset: jax.Array
-    input_offset: jax.Array | None
-    dtype: str = eqx.field(static=True)
+    takes_tasks: ClassVar[bool] = False
 
-    def __init__(self, kernel: Any, X_fit: jax.Array, coef: jax.Array, output_matrix: jax.Array,
-                 offset: jax.Array, input_offset: jax.Array | None = None) -> None:
-        n, p = _shape(X_fit, "X_fit", 2)
-        d = _shape(coef, "coef", 2, (n, None))[1]
-        _shape(output_matrix, "output_matrix", 2, (d, d))
-        _shape(offset, "offset", 1, (d,))
-        if input_offset is not None:
-            _shape(input_offset, "input_offset", 1, (p,))
-        self.kernel, self.X_fit, self.coef, self.output_matrix = kernel, X_fit, coef, output_matrix
-        self.offset, self.input_offset = offset, input_offset
-        dtype = jnp.dtype(X_fit.dtype).name  # the leaf's own dtype (result_type would canonicalize it)
-        if dtype not in ("float32", "float64"):
-            raise DTypeError(f"X_fit must be float32 or float64; received dtype {dtype}.")
-        self.dtype = dtype
+    if TYPE_CHECKING:  # every subclass declares it as a static field, last: 'float32' or 'float64'
+        @property
+        def dtype(self) -> str: ...
 
     @property
+    @abc.abstractmethod
     def n_features(self) -> int:
         """p, the number of input features."""
-        return int(self.X_fit.shape[1])
 
     @property
+    @abc.abstractmethod
     def n_outputs(self) -> int:
         """d, the number of outputs (classes for a classifier)."""
-        return int(self.coef.shape[1])
 
     @abc.abstractmethod
-    def _expansion(self, X: jax.Array) -> jax.Array:
-        """(m, d) Σᵢ k(x, xᵢ) cᵢ at (m, p) shifted inputs, before the output matrix and offset."""
+    def _predict(self, X: jax.Array, *tasks: jax.Array) -> jax.Array:
+        """(m, d) outputs at (m, p) inputs already in the predictor's dtype (and (m,) task codes)."""
 
     @full_precision
-    def __call__(self, X: Any) -> jax.Array:
+    def __call__(self, X: Any, tasks: Any = None) -> jax.Array:
         """(m, p) inputs → (m, d) outputs; a single (p,) input → (d,); in the predictor's dtype.
 
         Raises ShapeError / DTypeError (before tracing) for inputs of another number of features
@@ -189,9 +178,15 @@ class Predictor(eqx.Module):
         X = self._inputs(X)
         single = X.ndim == 1
         X = jnp.atleast_2d(X)
-        if self.input_offset is not None:
-            X = X - self.input_offset
-        F = self._expansion(X) @ self.output_matrix + self.offset
+        shift = getattr(self, "input_offset", None)  # the estimator's centring of its training inputs
+        if shift is not None:
+            X = X - shift
+        if self.takes_tasks:
+            F = self._predict(X, check_task_codes(tasks, X.shape[0], single))
+        elif tasks is not None:
+            raise ParameterError(f"{type(self).__name__} takes no tasks; received tasks={tasks!r}.")
+        else:
+            F = self._predict(X)
         return F[0] if single else F
 
     def _inputs(self, X: Any) -> jax.Array:
@@ -229,7 +224,97 @@ class Predictor(eqx.Module):
             raise ParameterError(f"dtype must be 'float32' or 'float64'; received {dtype!r}.")
         if target == "float64":
             _refuse_float64("astype('float64')")
-        return type(self)(*(_cast(getattr(self, name), target) for name in FIELDS))
+        names = [f.name for f in dataclasses.fields(self) if f.name != "dtype"]
+        return type(self)(*(_cast(getattr(self, name), target) for name in names))
+
+
+def check_task_codes(tasks: Any, m: int, single: bool) -> jax.Array:
+    """(m,) int32 task codes; ShapeError / DTypeError naming ``tasks`` unless it holds one integer
+    per row (a scalar for a single (p,) input). Codes are indices into the estimator's ``tasks_``;
+    what an unknown code gives is the predictor's (checked where the codes are concrete)."""
+    if tasks is None:
+        raise ParameterError("tasks: this predictor needs the (m,) integer task code of every row "
+                             "(indices into the estimator's tasks_); received None.")
+    if not (hasattr(tasks, "shape") and hasattr(tasks, "dtype")):
+        tasks = np.asarray(tasks)
+    if not jnp.issubdtype(tasks.dtype, jnp.integer):
+        raise DTypeError(f"tasks must hold integer task codes (indices into tasks_); received dtype {tasks.dtype}.")
+    expected = () if single else (m,)
+    if tuple(tasks.shape) != expected:
+        raise ShapeError(f"tasks must have shape {expected}: one task code per row of X; received shape "
+                         f"{tuple(tasks.shape)}.")
+    return jnp.atleast_1d(jnp.asarray(tasks, jnp.int32))
+
+
+class KernelPredictor(Predictor):
+    """A kernel expansion f(x) = Σᵢ k(x − s, xᵢ) cᵢ · A + b as a pytree; the fields of every one.
+
+    Attributes:
+      kernel: the kernel (a pytree): a scalar :class:`~jaxmtl.kernels.Kernel` in a
+        :class:`SeparablePredictor`, a per-output kernel (:class:`PerOutputGaussian`, …) in a
+        :class:`PerOutputPredictor`.
+      X_fit: (n, p) training inputs.
+      coef: (n, d) coefficients C.
+      output_matrix: (d, d) output matrix A.
+      offset: (d,) output offset b (the training mean when the estimator fits an intercept).
+      input_offset: (p,) shift subtracted from the inputs before the kernel (the estimator's
+        host-side centring of X_fit, for translation-invariant kernels), or None.
+      dtype: ``'float32'`` or ``'float64'``, the precision it was fitted in (a static field, that
+        of ``X_fit`` when built).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from jaxmtl import Gaussian
+        >>> f = SeparablePredictor(Gaussian(1.0), jnp.zeros((1, 2)), jnp.ones((1, 1)), jnp.eye(1), jnp.zeros(1))
+        >>> f(jnp.zeros(2)), f.n_features, f.n_outputs, f.dtype
+        (Array([1.], dtype=float32), 2, 1, 'float32')
+    """
+
+    kernel: Any
+    X_fit: jax.Array
+    coef: jax.Array
+    output_matrix: jax.Array
+    offset: jax.Array
+    input_offset: jax.Array | None
+    dtype: str = eqx.field(static=True)
+
+    def __init__(self, kernel: Any, X_fit: jax.Array, coef: jax.Array, output_matrix: jax.Array,
+                 offset: jax.Array, input_offset: jax.Array | None = None) -> None:
+        n, p = _shape(X_fit, "X_fit", 2)
+        d = _shape(coef, "coef", 2, (n, None))[1]
+        _shape(output_matrix, "output_matrix", 2, (d, d))
+        _shape(offset, "offset", 1, (d,))
+        if input_offset is not None:
+            _shape(input_offset, "input_offset", 1, (p,))
+        self.kernel, self.X_fit, self.coef, self.output_matrix = kernel, X_fit, coef, output_matrix
+        self.offset, self.input_offset = offset, input_offset
+        self.dtype = float_dtype(X_fit, "X_fit")
+
+    @property
+    def n_features(self) -> int:
+        """p, the number of input features."""
+        return int(self.X_fit.shape[1])
+
+    @property
+    def n_outputs(self) -> int:
+        """d, the number of outputs (classes for a classifier)."""
+        return int(self.coef.shape[1])
+
+    @abc.abstractmethod
+    def _expansion(self, X: jax.Array) -> jax.Array:
+        """(m, d) Σᵢ k(x, xᵢ) cᵢ at (m, p) shifted inputs, before the output matrix and offset."""
+
+    def _predict(self, X: jax.Array, *tasks: jax.Array) -> jax.Array:
+        return self._expansion(X) @ self.output_matrix + self.offset
+
+
+def float_dtype(x: Any, name: str) -> str:
+    """'float32' or 'float64', the dtype of the leaf ``x`` (its own: result_type would canonicalize
+    it); DTypeError naming ``name`` otherwise."""
+    dtype = jnp.dtype(x.dtype).name
+    if dtype not in ("float32", "float64"):
+        raise DTypeError(f"{name} must be float32 or float64; received dtype {dtype}.")
+    return dtype
 
 
 def _shape(x: Any, name: str, ndim: int, expected: tuple[int | None, ...] | None = None) -> tuple[int, ...]:
@@ -242,7 +327,7 @@ def _shape(x: Any, name: str, ndim: int, expected: tuple[int | None, ...] | None
     return shape
 
 
-class SeparablePredictor(Predictor):
+class SeparablePredictor(KernelPredictor):
     """f(x) = Σᵢ k(x, xᵢ) cᵢ · A + b for a separable kernel k(x, x')·A: ``kernel`` is one scalar
     :class:`~jaxmtl.kernels.Kernel` (fields: see :class:`Predictor`).
 
@@ -259,7 +344,7 @@ class SeparablePredictor(Predictor):
         return self.kernel(X, self.X_fit) @ self.coef
 
 
-class PerOutputPredictor(Predictor):
+class PerOutputPredictor(KernelPredictor):
     """f_j(x) = Σᵢ k_{σⱼ}(x, xᵢ) C[i, j] · A[j, j] + b_j: every output j its own Gaussian width σⱼ
     (the independent family of :class:`~jaxmtl.VectorValuedRegressor`); ``kernel`` is a
     :class:`PerOutputGaussian` and A is diagonal (the outputs' scales when ``normalize_y``).
@@ -280,7 +365,7 @@ class PerOutputPredictor(Predictor):
         return self.kernel.sigma
 
     def _expansion(self, X: jax.Array) -> jax.Array:
-        return output_predict(self.kernel.sigma, self.X_fit, self.coef, X)
+        return self.kernel.expansion(X, self.X_fit, self.coef)
 
 
 class _SeparableFit(Protocol):
@@ -308,6 +393,13 @@ class PredictorMixin:
         """(X_fit, coef, output_matrix, offset, input_offset) of the fitted model, in its dtype."""
         self._check_fitted()
         dtype = self.X_fit_.dtype
-        shift = getattr(self, "_input_offset_", None)
         return (self.X_fit_, jnp.asarray(self.coef_, dtype), jnp.asarray(self.output_matrix_, dtype),
-                jnp.asarray(self.y_mean_, dtype), None if shift is None else jnp.asarray(shift, dtype))
+                jnp.asarray(self.y_mean_, dtype), input_shift(self, dtype))
+
+
+def input_shift(estimator: Any, dtype: Any, standardised: Any = None) -> jax.Array | None:
+    """(p,) the shift a predictor subtracts from its inputs: the estimator's host-side centring
+    of its training inputs (``_input_offset_``, translation-invariant kernels) plus the
+    ``standardised`` means of an estimator that standardises its inputs; None when both are absent."""
+    shifts = [s for s in (getattr(estimator, "_input_offset_", None), standardised) if s is not None]
+    return jnp.asarray(sum(np.asarray(s, np.float64) for s in shifts), dtype) if shifts else None

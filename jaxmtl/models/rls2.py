@@ -50,6 +50,8 @@ from ._row_blocks import in_row_blocks
 from ._rls2_programs import _fold_paths, _predict, _refit, _row_sets, _single_kernel_paths
 from ._spectral import WIDTH_SUBSAMPLE, _GridSelection
 from .multiclass import _check_two_classes, _encode_labels
+from .predictor_kinds import DictionaryKernel
+from .predictors import KernelPredictor, PerOutputPredictor, SeparablePredictor, _cast, input_shift
 
 __all__ = ["RLS2Regressor", "RLS2Classifier"]
 
@@ -324,6 +326,26 @@ class _RLS2Base(BaseEstimator):
         d, C, A = (jnp.asarray(a) for a in (self.d_, self.dual_coef_, self.output_matrix_))
         F = in_row_blocks(lambda B: _predict(self._stack(B, self.X_fit_), d, C, A, self._one_vs_all), Xs)
         return F + self.intercept_
+
+
+    def predictor(self) -> KernelPredictor:
+        """The fitted prediction function as a pytree: Σᵢ k(x − x̄, xᵢ) cᵢ A + b with k the
+        :class:`~jaxmtl.models.predictor_kinds.DictionaryKernel` Σₖ dₖ sₖ K̃ₖ on the standardised
+        inputs — a :class:`~jaxmtl.models.SeparablePredictor`, or one-versus-all a
+        :class:`~jaxmtl.models.PerOutputPredictor` (one weight vector per class); (m, T)
+        outputs, the decision scores for a classifier ((m, 1) for two classes)."""
+        self._check_fitted()
+        dtype = self.X_fit_.dtype
+        scale = jnp.asarray(self.x_scale_, dtype)
+        basis = self.dictionary_.stack(self.X_fit_[:1], scale=self.scale_, store="lazy")
+        kernel = DictionaryKernel(_cast(basis, dtype), jnp.asarray(self.d_, dtype), scale)
+        C, shift = jnp.asarray(self.dual_coef_, dtype), input_shift(self, dtype, self.x_mean_)
+        X_fit, b = jnp.asarray(self.X_fit_) * scale, jnp.asarray(self.intercept_, dtype)
+        if self._one_vs_all:  # (T, n, 1): one column per class, each on its own weights
+            per_class: tuple = (X_fit, C[:, :, 0].T, jnp.eye(C.shape[0], dtype=dtype), b, shift)
+            return PerOutputPredictor(kernel, *per_class)
+        shared: tuple = (X_fit, C, jnp.asarray(self.output_matrix_, dtype), b, shift)
+        return SeparablePredictor(kernel, *shared)
 
 
 class RLS2Regressor(RegressorMixin, _RLS2Base):
