@@ -9,7 +9,7 @@ A durable server lives in a directory holding
 The log is a 24-byte header (magic ``JXMTLOG1``, the snapshot's send count ``base`` as an
 unsigned 64-bit integer, the CRC-32 of those 16 bytes, 4 padding bytes) followed by records, each
 
-    length (u32) · CRC-32 of (length, payload) (u32) · payload
+    length (u32) · CRC-32 of the length (u32) · CRC-32 of (length, payload) (u32) · payload
 
 with payload = seq (u64), y (f64), w (f64), task kind (u8: 0 int, 1 str), task length (u32),
 p (u32), the task as UTF-8 (an int in decimal), x (p little-endian f64). ``seq`` is the send's
@@ -57,13 +57,13 @@ import numpy as np
 from ..errors import ParameterError, PersistenceError
 from .state import load_server, save_server, server_state
 
-__all__ = ["SendLog", "LogRecord", "LogTruncatedWarning", "read_log", "open_durable", "checkpoint",
+__all__ = ["SendLog", "LogRecord", "LogTruncatedWarning", "encode", "read_log", "open_durable", "checkpoint",
            "SNAPSHOT", "LOG", "ON_CORRUPT"]
 
 SNAPSHOT, LOG = "server.npz", "sends.log"
 MAGIC = b"JXMTLOG1"
 _HEADER = struct.Struct("<8sQ")
-_FRAME = struct.Struct("<II")
+_FRAME = struct.Struct("<III")
 _FIXED = struct.Struct("<QddBII")
 HEADER_SIZE = _HEADER.size + 8
 MAX_RECORD = 1 << 26
@@ -93,7 +93,7 @@ def encode(rec: LogRecord) -> bytes:
     x = np.ascontiguousarray(rec.x, dtype="<f8")
     payload = _FIXED.pack(rec.seq, rec.y, rec.w, kind, len(tb), x.shape[0]) + tb + x.tobytes()
     length = struct.pack("<I", len(payload))
-    return length + struct.pack("<I", zlib.crc32(length + payload)) + payload
+    return length + struct.pack("<II", zlib.crc32(length), zlib.crc32(length + payload)) + payload
 
 
 def _decode(payload: bytes) -> LogRecord:
@@ -133,20 +133,24 @@ def _frames(data: bytes, off: int) -> Iterator[tuple[str | None, Any, int]]:
         if len(data) - off < _FRAME.size:
             yield f"a torn record of {len(data) - off} byte(s) at the end", None, off
             return
-        length, crc = _FRAME.unpack_from(data, off)
-        end = off + _FRAME.size + length
-        if length > MAX_RECORD or end > len(data):
-            yield f"a record at byte {off} declares {length} bytes, past the end of the file", None, off
+        length, crc_length, crc = _FRAME.unpack_from(data, off)
+        if zlib.crc32(data[off:off + 4]) != crc_length or length > MAX_RECORD:
+            yield f"a record at byte {off} has a corrupted length (its CRC-32 fails)", None, off
             return
-        if zlib.crc32(data[off:off + 4] + data[off + 8:end]) != crc:
+        end = off + _FRAME.size + length
+        if end > len(data):
+            yield f"a torn record at byte {off}: it declares {length} bytes, the file ends before", None, off
+            return
+        if zlib.crc32(data[off:off + 4] + data[off + _FRAME.size:end]) != crc:
             yield f"a record at byte {off} fails its CRC-32 checksum", None, end
             return
         try:
-            rec = _decode(data[off + 8:end])
+            rec = _decode(data[off + _FRAME.size:end])
         except (struct.error, ValueError, UnicodeDecodeError) as exc:
             yield f"a record at byte {off} has a checksum but no valid payload ({exc})", None, end
             return
         yield None, rec, end
+        off = end
 
 
 class SendLog:
@@ -256,7 +260,7 @@ def _replay(server: Any, log: str, on_corrupt: str) -> None:
     base, records, good, problem = read_log(log)
     size = os.path.getsize(log)
     if problem is not None:
-        at_tail = "torn" in problem or "past the end" in problem or _last_frame_ends_file(log, good)
+        at_tail = "torn" in problem or ("CRC-32 checksum" in problem and _last_frame_ends_file(log, good))
         if not at_tail and on_corrupt == "refuse":
             raise PersistenceError(f"send log {log!r} is corrupted: {problem}, followed by more data "
                                    f"({size - good} bytes from byte {good}); {len(records)} record(s) before it "
