@@ -17,6 +17,7 @@ Example (a server must be listening)::
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -61,7 +62,8 @@ class RemoteClient:
         self._http = httpx.Client(base_url=url, timeout=timeout, headers={"Authorization": f"Bearer {token}"})
 
     def _call(self, method: str, path: str, body: dict | None = None) -> Any:
-        response = self._http.request(method, path, json=body)
+        content = None if body is None else json.dumps(body).encode()  # NaN / Infinity kept: refused by name
+        response = self._http.request(method, path, content=content, headers={"Content-Type": "application/json"})
         if response.status_code == 200:
             return response.json()
         try:

@@ -31,13 +31,14 @@ Sends and predictions run in worker threads; the server serialises them (:mod:`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
 import os
 import secrets
 import socket
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -200,7 +201,12 @@ def build_app(server: Server, tokens: Mapping[str, int | str], max_body: int = M
     routes = [Route("/health", health, methods=["GET"]), Route("/send", endpoint(send), methods=["POST"]),
               Route("/predict", endpoint(predict), methods=["POST"]),
               Route("/database", endpoint(database, with_body=False), methods=["GET"])]
-    return Starlette(routes=routes, on_shutdown=[server.close])
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        server.close()                              # fsync the log on a clean shutdown
+
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
