@@ -119,7 +119,8 @@ def read_log(path: str | os.PathLike[str]) -> tuple[int, list[LogRecord], int, s
     if len(head) < HEADER_SIZE or head[:8] != MAGIC or struct.unpack_from("<I", head, 16)[0] != zlib.crc32(head[:16]):
         raise PersistenceError(f"{os.fspath(path)!r} is not a jaxmtl send log (bad or missing header).")
     base = _HEADER.unpack_from(head)[1]
-    records, off = [], HEADER_SIZE
+    records: list[LogRecord] = []
+    off = HEADER_SIZE
     for problem, rec, end in _frames(data, off):
         if problem is not None:
             return base, records, off, problem
