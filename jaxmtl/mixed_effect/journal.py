@@ -26,10 +26,12 @@ up to k − 1 acknowledged sends (the last records since the previous fsync).
 
 Opening (:func:`open_durable`) loads the snapshot and replays the log's records with
 seq ≥ the snapshot's count (records below it are those of a checkpoint interrupted between
-the new snapshot and the new log: already in the snapshot). A record that fails its checksum or
-ends past the end of the file is detected and never replayed: as the log's last record (a write
-torn by a crash) it is cut off with a :class:`LogTruncatedWarning`; anywhere else the log is
-refused with a PersistenceError naming the byte offset, unless ``on_corrupt='truncate'`` (then
+the new snapshot and the new log: already in the snapshot). A bad record is detected and never
+replayed. A torn one — the file ends inside it, as a write cut by a crash leaves it — and a last
+record whose payload fails its checksum are cut off with a :class:`LogTruncatedWarning` (a send
+is acknowledged only after its whole record was written, so none of them was); a length that
+fails its own checksum, or a bad record followed by more data, is corruption: the log is refused
+with a PersistenceError naming the byte offset, unless ``on_corrupt='truncate'`` (then
 everything from it on is cut off, with the warning). :func:`checkpoint` compacts: new snapshot,
 then a new empty log with base = the snapshot's count, each replaced atomically.
 
