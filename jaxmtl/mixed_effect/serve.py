@@ -34,7 +34,6 @@ import argparse
 import contextlib
 import hashlib
 import json
-import math
 import os
 import secrets
 import socket
@@ -136,11 +135,6 @@ def _parse(raw: bytes, path: str) -> dict:
     return body
 
 
-def _listed(a: np.ndarray | None) -> Any:
-    return None if a is None else [None if not math.isfinite(v) else v for v in a.ravel().tolist()] if a.ndim == 0 \
-        else a.tolist()
-
-
 def build_app(server: Server, tokens: Mapping[str, int | str], max_body: int = MAX_BODY) -> Any:
     """The Starlette app serving ``server`` to the holders of ``tokens`` ({SHA-256 digest: task})."""
     from starlette.applications import Starlette
@@ -179,7 +173,7 @@ def build_app(server: Server, tokens: Mapping[str, int | str], max_body: int = M
             except _Refused as exc:
                 return refusal(exc.status, exc.name, str(exc))
             except errors.JaxmtlError as exc:
-                return refusal(403 if "disclos" in str(exc) else _status(exc), type(exc).__name__, str(exc))
+                return refusal(_status(exc), type(exc).__name__, str(exc))
         return handle
 
     def send(task: int | str, body: dict) -> dict:
@@ -190,9 +184,13 @@ def build_app(server: Server, tokens: Mapping[str, int | str], max_body: int = M
         return {"g_bar": g_bar.tolist(), "g_tilde": g_tilde.tolist(), "prediction": (g_bar + g_tilde).tolist()}
 
     def database(task: int | str, body: dict) -> dict:
+        if server.disclosure != "database":
+            raise _Refused(403, "ParameterError", "this server was created with disclosure='predictions': it "
+                           "discloses no database, only each client's own predictions (POST /predict).")
         d = server.disclosed()
-        return {"X": d.X.tolist(), "b": d.b.tolist(), "G": d.G.tolist(), "b_ones": _listed(d.b_ones),
-                "a": _listed(d.a), "alpha": d.alpha, "lam": d.lam, "kernel": kernel_spec(d.kernel),
+        listed = (lambda a: None if a is None else a.tolist())
+        return {"X": d.X.tolist(), "b": d.b.tolist(), "G": d.G.tolist(), "b_ones": listed(d.b_ones),
+                "a": listed(d.a), "alpha": d.alpha, "lam": d.lam, "kernel": kernel_spec(d.kernel),
                 "fit_intercept": d.fit_intercept}
 
     async def health(request: Request) -> JSONResponse:
@@ -221,6 +219,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port-file", help="write the bound port here once listening")
     parser.add_argument("--sync-every", type=int, default=1, help="fsync the log every k sends (default 1)")
     parser.add_argument("--max-body", type=int, default=MAX_BODY, help="largest request body in bytes")
+    parser.add_argument("--max-connections", type=int, default=1024,
+                        help="open connections and requests beyond which uvicorn answers 503")
     args = parser.parse_args(argv)
     server = Server.open(args.state, sync_every=args.sync_every)
     app = build_app(server, load_tokens(args.tokens), args.max_body)
@@ -232,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         with open(tmp, "w") as f:
             f.write(str(sock.getsockname()[1]))
         os.replace(tmp, args.port_file)
-    config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=5, limit_concurrency=256)
+    config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=5, limit_concurrency=args.max_connections)
     uvicorn.Server(config).run(sockets=[sock])
 
 
