@@ -163,8 +163,14 @@ def check_http(tmp_path, per_client, kill_at, hostile_rate):
         with pytest.raises(RemoteError) as err:
             RemoteClient(url, "forged").predict(items)
         assert err.value.status == 401
-        assert httpx.post(url + "/send", content=b"{" * 100000, headers={
-            "Authorization": f"Bearer {tokens[0]}"}).status_code == 413
+        auth = {"Authorization": f"Bearer {tokens[0]}"}
+        assert httpx.post(url + "/send", content=b"{" * 100000, headers=auth).status_code == 413
+        chunked = httpx.post(url + "/send", content=iter([b"[" * 3000] * 3), headers=auth)   # no declared length
+        assert chunked.status_code == 413
+        with pytest.raises(RemoteError) as err:             # a body naming the task is refused: the token decides
+            clients[0]._call("POST", "/send", {"x": [0.0, 0.0], "y": 1.0, "task": 1})
+        assert err.value.status == 400
+        assert read_log(os.path.join(state, LOG))[1][-1].seq == len(records) - 1   # nothing hostile logged
         for c in clients:
             c.close()
     finally:
