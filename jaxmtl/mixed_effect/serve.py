@@ -39,7 +39,6 @@ import secrets
 import socket
 from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
-import numpy as np
 
 from .. import errors
 from ..errors import NotFittedError, ParameterError, PersistenceError

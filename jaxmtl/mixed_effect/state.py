@@ -46,7 +46,13 @@ SERVER_FORMAT_VERSION = 2
 
 
 def server_state(server) -> tuple[dict, dict[str, np.ndarray]]:
-    """(metadata, arrays) of ``server``'s whole state, for :func:`jaxmtl.save`."""
+    """(metadata, arrays) of ``server``'s whole state, for :func:`jaxmtl.save`: read under the server's
+    lock, so a save made while other threads send holds the state between two sends."""
+    with server._lock:
+        return _state(server)
+
+
+def _state(server) -> tuple[dict, dict[str, np.ndarray]]:
     tk = server.task_kernel
     task_kernel = (None if tk is None else [[t, kernel_spec(k)] for t, k in tk.items()] if isinstance(tk, dict)
                    else kernel_spec(tk))
