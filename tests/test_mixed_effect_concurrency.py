@@ -128,3 +128,27 @@ def test_predictions_during_the_stream_read_a_state_between_two_sends():
     assert len(seen) > 0
     for p in seen:
         assert np.min(np.max(np.abs(prefixes - p), axis=1)) < 1e-9
+
+
+def test_a_save_during_sends_holds_the_state_between_two_sends(tmp_path):
+    """One thread sends in a known order while jaxmtl.save snapshots the server: every snapshot is,
+    bit for bit, the serial state after its own number of sends."""
+    from jaxmtl import load, save
+    from jaxmtl.mixed_effect.state import server_state
+
+    stream, _ = make_stream(300, n_clients=5, seed=5)
+    stream = [s for s in stream if not s[4]]
+    server = new_server()
+    t = threading.Thread(target=send_all, args=(server, stream, []))
+    t.start()
+    snapshots = []
+    while t.is_alive() and len(snapshots) < 20:
+        save(server, tmp_path / f"{len(snapshots)}.npz")
+        snapshots.append(load(tmp_path / f"{len(snapshots)}.npz"))
+    t.join()
+    assert snapshots
+    for snap in snapshots:
+        serial = new_server()
+        send_all(serial, stream[:snap.n_received], [])
+        (ma, aa), (mb, ab) = server_state(snap), server_state(serial)
+        assert ma == mb and all(np.array_equal(aa[k], ab[k]) for k in aa)

@@ -205,3 +205,12 @@ def test_sigkill_at_a_random_moment_restarts_to_exactly_the_logged_sends(tmp_pat
     reference = template()
     feed(reference, sends(restarted.n_received))
     assert_same_state(restarted, reference)
+
+
+def test_the_library_imports_no_network_package():
+    """The HTTP face is an optional extra: importing jaxmtl and the durable server loads none of it."""
+    code = ("import sys, jaxmtl, jaxmtl.mixed_effect, jaxmtl.mixed_effect.journal; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('starlette', 'uvicorn', 'httpx') "
+            "or m.endswith(('mixed_effect.serve', 'mixed_effect.remote'))))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "[]"
