@@ -8,6 +8,9 @@ module              content
 :mod:`.online`      Algorithms 5–9 in float64 on the host: the sends (three cases, transactions), Algorithm 9
 :mod:`.server`      :class:`Server`, :class:`Client`, :class:`PassiveClient`, what is disclosed
 :mod:`.state`       save / load of a server's state (portable ``.npz``, no pickle)
+:mod:`.journal`     durability: the checksummed send log after a snapshot, replay, compaction
+:mod:`.serve`       the server over HTTP (Starlette + uvicorn; extra ``serve``, not imported here)
+:mod:`.remote`      its Python client, :class:`~.remote.RemoteClient` (httpx; not imported here)
 ==================  ========================================================================
 
 The estimator in scikit-learn's conventions is :class:`jaxmtl.models.mixed_effect.MixedEffectRegressor`.

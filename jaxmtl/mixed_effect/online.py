@@ -56,7 +56,7 @@ from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from ..errors import NonFiniteError, ParameterError
 
-__all__ = ["Database", "TaskRecord", "Solution", "receive", "solve_shared", "estimate", "gram", "key_of",
+__all__ = ["Database", "TaskRecord", "Solution", "Plan", "receive", "plan", "commit", "solve_shared", "estimate", "gram", "key_of",
            "STATE_LIMIT", "INPUT_LIMIT"]
 
 STATE_LIMIT = 1e300
@@ -243,17 +243,40 @@ def _repeat_in_task(db: Database, rec: TaskRecord, p: int, y: float, w: float):
     return rec.R + gamma * np.outer(rec.R[:, p], rec.R[:, p]), Y, ws
 
 
+class Plan(NamedTuple):
+    """One checked send, not yet written: its slot s in x̌, its position p in the task (None: new
+    to the task), the task's new hʲ, Rʲ, [yʲ, 1], wʲ, and the changes of G, B and a's new value."""
+
+    x: np.ndarray
+    s: int
+    p: int | None
+    h: np.ndarray
+    R: np.ndarray
+    Y: np.ndarray
+    w: np.ndarray
+    dR: np.ndarray
+    dB: np.ndarray
+    a: np.ndarray
+
+
 def receive(db: Database, rec: TaskRecord, x: np.ndarray, y: float, w: float) -> None:
     """Algorithm 5: update ``db`` and ``rec`` with the triple (x, y, w) of the record's task.
 
     A transaction: inputs validated by the caller; every new part of the state is computed and
-    checked first (NonFiniteError / ParameterError), and nothing is written unless all pass.
+    checked first (NonFiniteError / ParameterError), and nothing is written unless all pass
+    (:func:`plan` then :func:`commit`).
     """
+    commit(db, rec, plan(db, rec, x, y, w))
+
+
+def plan(db: Database, rec: TaskRecord, x: np.ndarray, y: float, w: float) -> Plan:
+    """Algorithm 5's new parts of the state for (x, y, w), checked (finite, ≤ STATE_LIMIT) and not
+    written; raises NonFiniteError / ParameterError when the send must be refused."""
     with np.errstate(over="ignore", invalid="ignore"):           # overflow is refused below, by name
-        _receive(db, rec, x, y, w)
+        return _plan(db, rec, x, y, w)
 
 
-def _receive(db: Database, rec: TaskRecord, x: np.ndarray, y: float, w: float) -> None:
+def _plan(db: Database, rec: TaskRecord, x: np.ndarray, y: float, w: float) -> Plan:
     big = float(np.max(np.abs(x)))
     if big > INPUT_LIMIT:
         raise ParameterError(f"send refused, nothing changed: x has an entry of magnitude {big:.3g}, whose square "
@@ -280,19 +303,25 @@ def _receive(db: Database, rec: TaskRecord, x: np.ndarray, y: float, w: float) -
     for name, part in (("the task's inverse Rʲ", R), ("Rʲ[yʲ, 1]", R @ Y), ("G = Σⱼ Rʲ", G_old + dR),
                        ("b = Σⱼ Rʲ[yʲ, 1]", B_old + dB), ("a = Σⱼ 1ᵀRʲ[yʲ, 1]", new_a)):
         _check_part(name, part, fix)
+    return Plan(x, s, p, hh, R, Y, ws, dR, dB, new_a)
+
+
+def commit(db: Database, rec: TaskRecord, plan: Plan) -> None:
+    """Write a :func:`plan` made on this very state of ``db`` and ``rec`` (nothing here can fail)."""
+    x, s, hh = plan.x, plan.s, plan.h
     if s == db.n:                                    # Case 3 (Algorithm 8): x̌ ← (x̌, x)
         db._reserve(x.shape[0])
         db._blocks()[0][s] = x
         db.index[key_of(x)] = s
         db.n += 1
     _, G, B = db._blocks()
-    G[np.ix_(hh, hh)] += dR
-    B[hh] += dB
-    db.a = new_a
-    if p is None:
+    G[np.ix_(hh, hh)] += plan.dR
+    B[hh] += plan.dB
+    db.a = plan.a
+    if plan.p is None:
         rec.h.append(s)
         rec.pos[s] = len(rec.h) - 1
-    rec.R, rec.Y, rec.w = R, Y, ws
+    rec.R, rec.Y, rec.w = plan.R, plan.Y, plan.w
 
 
 class Solution(NamedTuple):

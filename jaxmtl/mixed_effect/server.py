@@ -37,9 +37,16 @@ state exactly as it was. :meth:`Server.save` / :meth:`Server.load` store the who
 portable ``.npz`` (no pickle; :mod:`.state`), and a stream resumed from a saved state ends
 bit-identical to an uninterrupted one.
 
-A client here is an object of this process: authenticating the clients of a deployment (so that
-``server.client(j)`` is only handed to task j) and carrying the messages is the transport's job,
-not this module's.
+Concurrent callers (threads, or asyncio through ``asyncio.to_thread``) are serialised: each send
+is one transaction under the server's lock, and a prediction reads the state between two sends,
+never during one (its O(n³) shared solve is made under the lock, once per state; the evaluation
+at the query points runs outside it). :meth:`Server.open` makes a server durable: every accepted
+send is appended to a checksummed log and fsync'd before it is acknowledged, and a restarted
+server replays the log after its last snapshot, bit-identical (:mod:`.journal`).
+
+A client here is an object of this process; :mod:`jaxmtl.mixed_effect.serve` puts the server on
+the network (an optional extra): each client authenticated by a token the operator issued for its
+task.
 
 [Din11] F. Dinuzzo, *Learning functions with kernel methods*, PhD thesis, Università di Pavia, 2011.
 
@@ -60,6 +67,7 @@ from __future__ import annotations
 from typing import Any, Callable, NamedTuple
 
 import os
+import threading
 
 import jax
 import numpy as np
@@ -70,7 +78,7 @@ from ..errors import NotFittedError, ParameterError, ShapeError, TaskError
 from ..kernels.scalar import Kernel
 from .centralized import check_weights
 from .kernel import check_alpha, check_kernel, check_lam, check_scaled_weight, resolve_task_kernel
-from .online import Database, Solution, TaskRecord, estimate, receive, solve_shared
+from .online import Database, Solution, TaskRecord, commit, estimate, plan, receive, solve_shared
 from ..products import full_precision
 
 __all__ = ["Server", "Client", "PassiveClient", "DisclosedDatabase"]
@@ -148,6 +156,9 @@ class Server:
         self._n_features: int | None = None
         self.n_received = 0
         self._version = 0
+        self._lock = threading.RLock()
+        self._journal: Any = None
+        self._directory: str | None = None
 
     alpha = property(lambda self: self._alpha)
     lam = property(lambda self: self._lam)
@@ -189,7 +200,8 @@ class Server:
             w = np.ones(len(y)) if w is None else check_weights(w, len(y), "w")
         for v in w:
             check_scaled_weight(self._lam, float(v))
-        self._check_features(X.shape[1], "X")
+        with self._lock:
+            self._check_features(X.shape[1], "X")
         return PassiveClient(self, task, X.astype(np.float64), y.astype(np.float64), w, self._lookup(task))
 
     @full_precision
@@ -201,7 +213,8 @@ class Server:
         if self._disclosure != "database":
             raise ParameterError("this server was created with disclosure='predictions': it discloses no "
                                  "database, only each client's own predictions (client.predict).")
-        return self._database()
+        with self._lock:
+            return self._database()
 
     # ------------------------------------------------------------------ internals
     def _database(self) -> DisclosedDatabase:
@@ -225,39 +238,103 @@ class Server:
         if self._n_features is not None and p != self._n_features:
             raise ShapeError(f"{name} has {p} feature(s); this server's inputs have {self._n_features}.")
 
-    def _receive(self, task, x, y, w) -> None:
-        """Validate one triple, then run Algorithm 5 (a transaction: on any error nothing has changed)."""
+    def _receive(self, task, x, y, w) -> int:
+        """Validate one triple, then run Algorithm 5 (a transaction: on any error nothing has changed);
+        returns the send's number (``n_received`` before it)."""
         with jax.enable_x64(True):                                  # float64 inputs are kept as they are
-            self._receive64(task, x, y, w)
+            x, y, w = self._validate(x, y, w)
+        with self._lock:
+            return self._transact(task, x, y, w, log=True)
 
-    def _receive64(self, task, x, y, w) -> None:
+    def _validate(self, x, y, w) -> tuple[np.ndarray, float, float]:
         x = as_float_array(x, "x", ndim=(1, 2))
         if x.ndim == 2 and x.shape[0] != 1:
             raise ShapeError(f"x must be one input of shape (p,) or (1, p); received shape {x.shape}.")
         x = x.reshape(-1).astype(np.float64)
-        self._check_features(x.shape[0], "x")
         y = as_float_array(y, "y", ndim=(0, 1))
         if y.size != 1:
             raise ShapeError(f"y must be one number; received shape {y.shape}.")
         w = check_weights(w, 1, "w")[0]
         check_scaled_weight(self._lam, w)
+        return x, float(y.reshape(())), float(w)
+
+    def _transact(self, task, x: np.ndarray, y: float, w: float, log: bool) -> int:
+        """Algorithm 5 on validated values, under the lock: plan, log (when durable), commit."""
+        self._check_features(x.shape[0], "x")
         rec = self._records.get(task)
         new = rec is None
         if rec is None:
             rec = TaskRecord(self._lookup(task))
-        receive(self._db, rec, x, float(y.reshape(())), float(w))
+        change = plan(self._db, rec, x, y, w)
+        seq = self.n_received
+        if log and self._journal is not None:
+            from .journal import LogRecord
+
+            self._journal.append(LogRecord(seq, task, x, y, w))
+        commit(self._db, rec, change)
         if new:
             self._records[task] = rec
         self._n_features = x.shape[0]
         self.n_received += 1
         self._version += 1
+        return seq
+
+    def _apply_logged(self, rec) -> None:
+        """Replay one record of the send log (:mod:`.journal`), exactly as the send was made."""
+        with jax.enable_x64(True), self._lock:
+            self._transact(check_task_label(rec.task), rec.x, rec.y, rec.w, log=False)
+
+    def _attach_journal(self, journal) -> None:
+        self._journal = journal
 
     @full_precision
     def save(self, path: str | os.PathLike[str]) -> None:
         """Save the whole state (disclosed and undisclosed) to a portable ``.npz``; see :mod:`.state`."""
         from .state import save_server
 
-        save_server(self, path)
+        with self._lock:
+            save_server(self, path)
+
+    @classmethod
+    @full_precision
+    def open(cls, directory: str | os.PathLike[str], template: "Server | None" = None, *, sync_every: int = 1,
+             on_corrupt: str = "refuse") -> "Server":
+        """A durable server kept in ``directory`` (a snapshot ``server.npz`` and a log ``sends.log``).
+
+        The stored state with every logged send replayed, or — when ``directory`` holds none —
+        ``template``'s (snapshotted first). From then on every accepted send is logged before
+        ``send`` returns, fsync'd every ``sync_every`` sends (1: a power loss drops nothing
+        acknowledged; k: at most k − 1); a killed process restarts, through ``open``, in exactly
+        the state of its logged sends. A torn log tail is cut off with a LogTruncatedWarning; a
+        corrupted record followed by more data is refused (PersistenceError) unless
+        ``on_corrupt='truncate'``. See :mod:`.journal`.
+        """
+        from .journal import open_durable
+
+        server = open_durable(directory, template, sync_every, on_corrupt)
+        server._directory = os.fspath(directory)
+        return server
+
+    def checkpoint(self) -> None:
+        """Compact a durable server's log: a new snapshot, then an empty log (each replaced atomically)."""
+        from .journal import checkpoint
+
+        with self._lock:
+            if self._directory is None:
+                raise ParameterError("checkpoint needs a durable server (Server.open(directory, ...)).")
+            checkpoint(self, self._directory)
+
+    def close(self) -> None:
+        """fsync and close a durable server's log (nothing for an in-memory server); sends then raise."""
+        with self._lock:
+            if self._journal is not None:
+                self._journal.close()
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @classmethod
     @full_precision
@@ -296,18 +373,23 @@ class Client(_Predicting):
 
     @full_precision
     def send(self, x: npt.ArrayLike, y: float, w: float = 1.0) -> None:
-        """Send one example (x (p,), y, w > 0) to the server (Algorithm 5)."""
+        """Send one example (x (p,), y, w > 0) to the server (Algorithm 5); on a durable server it is
+        in the log when this returns."""
         self._server._receive(self._task, x, y, w)
 
     @full_precision
     def predict_parts(self, X: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(ḡ(X) (with the bias), g̃_j(X)), each (q,): the average task and this task's shift (5.3)."""
-        Xq = self._query(X)
         s = self._server
-        if s.n_inputs == 0:
-            raise NotFittedError("the server has received no examples yet: nothing to predict from.")
-        return estimate(s.kernel, s._lookup(self._task), s.alpha, s._shared_solution(), s._records.get(self._task),
-                        s.fit_intercept, Xq)
+        with s._lock:                               # a consistent state: between two sends
+            Xq = self._query(X)
+            if s.n_inputs == 0:
+                raise NotFittedError("the server has received no examples yet: nothing to predict from.")
+            own = s._records.get(self._task)
+            if own is not None:                     # R, Y, w are replaced by a send, h is appended to
+                own = TaskRecord(own.kernel, list(own.h), own.Y, own.w, own.R)
+            solution = s._shared_solution()
+        return estimate(s.kernel, s._lookup(self._task), s.alpha, solution, own, s.fit_intercept, Xq)
 
 
 class PassiveClient(_Predicting):
@@ -323,9 +405,10 @@ class PassiveClient(_Predicting):
     @full_precision
     def predict_parts(self, X: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(ḡ, g̃_j) at X, each (q,), as if this client's data had been sent, without sending it."""
-        Xq = self._query(X)
         s = self._server
-        local = s._db.copy()                                        # lines 1–7: the downloaded database
+        with s._lock:
+            Xq = self._query(X)
+            local = s._db.copy()                                    # lines 1–7: the downloaded database
         rec = TaskRecord(self._task_kernel)
         for x, y, w in zip(self._X, self._y, self._w):              # lines 8–11: Algorithm 5, locally
             receive(local, rec, x, float(y), float(w))

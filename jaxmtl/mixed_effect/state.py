@@ -7,7 +7,7 @@ file handling (ZIP of ``.npy`` entries read with ``allow_pickle=False``, JSON me
 every byte, atomic rename). It holds
 
 * metadata: α, λ, ``fit_intercept``, ``disclosure``, the kernels as ``spec()`` dicts (a
-  ``task_kernel`` mapping as a list of [task, spec] pairs), the arrays' capacity, the counters,
+  ``task_kernel`` mapping as a list of [task, spec] pairs), the arrays' capacity (the initial one while empty), the counters,
   the task ids (int/str);
 * arrays: the first-n blocks of x̌, G, [b, b₁], a (:mod:`.online`); the records of all tasks concatenated
   (``rec_len`` (m,), ``rec_h``, ``rec_Y`` (Σℓⱼ, 2), ``rec_w``, ``rec_R`` (Σℓⱼ²,)).
@@ -46,7 +46,13 @@ SERVER_FORMAT_VERSION = 2
 
 
 def server_state(server) -> tuple[dict, dict[str, np.ndarray]]:
-    """(metadata, arrays) of ``server``'s whole state, for :func:`jaxmtl.save`."""
+    """(metadata, arrays) of ``server``'s whole state, for :func:`jaxmtl.save`: read under the server's
+    lock, so a save made while other threads send holds the state between two sends."""
+    with server._lock:
+        return _state(server)
+
+
+def _state(server) -> tuple[dict, dict[str, np.ndarray]]:
     tk = server.task_kernel
     task_kernel = (None if tk is None else [[t, kernel_spec(k)] for t, k in tk.items()] if isinstance(tk, dict)
                    else kernel_spec(tk))
@@ -65,7 +71,7 @@ def server_state(server) -> tuple[dict, dict[str, np.ndarray]]:
         "alpha": server.alpha, "lam": server.lam, "fit_intercept": server.fit_intercept,
         "disclosure": server.disclosure,
         "kernel": kernel_spec(server.kernel), "task_kernel": task_kernel, "tasks": tasks,
-        "n": db.n, "capacity": db.cap,
+        "n": db.n, "capacity": db.capacity if db.cap is None else db.cap,
         "n_features": server._n_features, "n_received": server.n_received,
     }
     return meta, arrays
@@ -84,7 +90,7 @@ def restore_server(server_cls: type, meta: dict, arrays: dict[str, np.ndarray]):
         task_kernel = (None if tk is None else {t: kernel_from_spec(s, "task_kernel") for t, s in tk}
                        if isinstance(tk, list) else kernel_from_spec(tk, "task_kernel"))
         server = server_cls(meta["alpha"], meta["lam"], kernel, task_kernel, meta["fit_intercept"],
-                            disclosure=meta["disclosure"])
+                            capacity=meta["capacity"] or 16, disclosure=meta["disclosure"])
         if meta["n"]:
             server._db = Database.restore(kernel, server.alpha, server.lam, arrays, meta["capacity"])
         ends = np.cumsum(arrays["rec_len"])
