@@ -225,8 +225,10 @@ def _direct(p: Problem, c: Constants) -> float:
         per_pair += c.seconds("tri_inverse", n)
         if p.order > 1:  # WᵀW, its powers, and W Q for an odd order
             per_pair += c.product(n, n, n) * (p.order // 2 + p.order % 2)
-    coef = min(p.d, p.distinct or p.d) * (c.seconds("cholesky", p.n) + 2 * p.order * c.product(p.n, p.n, p.d))
-    return p.folds * pairs * per_pair + coef if p.criterion == "kfold" else pairs * per_pair + coef
+    if p.criterion not in ("kfold", "none"):  # the selected point's coefficients are kept from its pair
+        return pairs * per_pair
+    refit = min(p.d, p.distinct or p.d) * (c.seconds("cholesky", p.n) + 2 * p.order * c.product(p.n, p.n, p.d))
+    return p.folds * pairs * per_pair + refit
 
 
 def _matrix_free(p: Problem, c: Constants) -> float:

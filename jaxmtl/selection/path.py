@@ -268,7 +268,7 @@ def _route(route: str, problem: Problem, K, filt, criterion, a, tau) -> str:
 
 def _direct(K, Y, a, V, filt, params, criterion, loss, tau) -> PathSelection:
     """The direct route's selection; a failed factor (NaN) falls back to the eigen route with a warning."""
-    fold_losses = None
+    fold_losses, coef_at = None, None
     if criterion is None:
         losses, ok = jnp.full(a.shape[:-1] + params.shape, jnp.nan, Y.dtype), jnp.asarray(True)
     elif isinstance(criterion, KFold):
@@ -279,10 +279,14 @@ def _direct(K, Y, a, V, filt, params, criterion, loss, tau) -> PathSelection:
         kind = "holdout" if isinstance(criterion, Holdout) else "loo" if isinstance(criterion, LeaveOneOut) else "gcv"
         ev = {"K_eval": jnp.asarray(criterion.K_eval, Y.dtype), "Y_eval": criterion.Y_eval,
               "w_eval": criterion.w_eval} if isinstance(criterion, Holdout) else {}
-        losses, ok = direct_losses(K, Y, a, V, filt, params, kind, loss=loss, **ev)
+        res = direct_losses(K, Y, a, V, filt, params, kind, loss=loss, **ev)
+        losses, ok, coef_at = res.losses, res.ok, res.coefficients
     _, out_i, par_i = _select(losses, params, criterion is not None)
-    coef, ok_coef = direct_coefficients(K, Y, a if a.ndim == 1 else a[out_i], V, filt, params[par_i])
-    ok = ok & ok_coef
+    if coef_at is not None:  # the selected point's coefficients were kept
+        coef = coef_at(out_i, par_i)
+    else:  # k-fold (the folds' fits) or no criterion: one more factor on all the rows
+        coef, ok_coef = direct_coefficients(K, Y, a if a.ndim == 1 else a[out_i], V, filt, params[par_i])
+        ok = ok & ok_coef
 
     def eigen_fallback():
         eig, losses, fold_losses = _eigen_losses(K, Y, a, V, filt, params, criterion, tau, loss)
