@@ -80,12 +80,14 @@ def direct_order(filt: SpectralFilter) -> int:
                          "'matrix_free' (iterative filters).")
 
 
-def output_groups(a: Array) -> tuple[Array, Array]:
+def output_groups(a: Array, hint: np.ndarray | None = None) -> tuple[Array, Array]:
     """(values (U,), index (Ω, d)) of the distinct output eigenvalues: ``a[w, j] == values[index[w, j]]``.
 
     ``a`` of shape (d,) or (Ω, d). Concrete eigenvalues equal to within 8 ε · max|a| share one
-    value (and so one Cholesky factor per grid point); traced ones cannot be compared before
-    tracing and each keeps its own.
+    value (and so one Cholesky factor per grid point). Traced ones cannot be compared before
+    tracing: ``hint``, concrete eigenvalues equal to ``a``'s up to rounding and in the same order
+    (those of the concrete matrix ``a`` was computed from under ``jit``), groups them instead;
+    without it each keeps its own.
 
     Example:
         >>> values, index = output_groups(jnp.array([[1.0, 1.0], [0.5, 1.0]]))
@@ -93,17 +95,16 @@ def output_groups(a: Array) -> tuple[Array, Array]:
         ([0.5, 1.0], [[1, 1], [0, 1]])
     """
     a2 = jnp.atleast_2d(a)
-    if is_traced(a2):
+    src = a if hint is None else hint
+    if is_traced(src):
         return a2.reshape(-1), jnp.arange(a2.size).reshape(a2.shape)
-    host = np.asarray(a2, np.float64)
+    host = np.atleast_2d(np.asarray(src, np.float64))
     tol = 8 * np.finfo(np.dtype(a2.dtype)).eps * max(float(np.max(np.abs(host))), np.finfo(np.float64).tiny)
-    order = np.argsort(host, axis=None)
-    flat = host.reshape(-1)[order]
-    starts = np.r_[True, np.diff(flat) > tol]
-    group = np.cumsum(starts) - 1
+    order = np.argsort(host, axis=None, kind="stable")
+    starts = np.r_[True, np.diff(host.reshape(-1)[order]) > tol]
     index = np.empty(host.size, np.int64)
-    index[order] = group
-    return jnp.asarray(flat[starts], a2.dtype), jnp.asarray(index.reshape(host.shape), jnp.int32)
+    index[order] = np.cumsum(starts) - 1
+    return a2.reshape(-1)[order[starts]], jnp.asarray(index.reshape(host.shape), jnp.int32)
 
 
 def _pairs(K, Yt, n_eff, values, params, order, emit):
@@ -206,7 +207,8 @@ def _direct_losses(K, Y, a, V, filt, params, kind, K_eval, Y_eval, w_eval, loss,
 
 def direct_losses(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, params: Array, kind: str, *,
                   K_eval: Array | None = None, Y_eval: Array | None = None, w_eval: Array | None = None,
-                  loss: Callable = mse_loss, n: Array | None = None) -> DirectPath:
+                  loss: Callable = mse_loss, n: Array | None = None,
+                  groups: tuple[Array, Array] | None = None) -> DirectPath:
     """Losses of every (ω, λ) point from Cholesky factors, whether every factor succeeded, and the
     coefficients of every point (:meth:`DirectPath.coefficients`).
 
@@ -216,6 +218,7 @@ def direct_losses(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, 
       kind: 'holdout' (needs K_eval (m, n), Y_eval (m, d), optional w_eval (m,)), 'loo' or 'gcv'.
       loss: ``loss(F, Y, w)`` of hold-out and leave-one-out.
       n: the normaliser of nλ (default the number of rows; the k-fold route passes a fold's size).
+      groups: :func:`output_groups` of ``a`` (default computed from ``a``).
 
     Returns:
       :class:`DirectPath`.
@@ -223,7 +226,7 @@ def direct_losses(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, 
     if kind not in KINDS:
         raise ParameterError(f"kind must be one of {KINDS}; received {kind!r}.")
     direct_order(filt)
-    values, index = output_groups(a)
+    values, index = output_groups(a) if groups is None else groups
     if w_eval is None and Y_eval is not None:
         w_eval = jnp.full((Y_eval.shape[0],), 1.0 / Y_eval.shape[0], Y.dtype)
     n_eff = jnp.asarray(Y.shape[0] if n is None else n, Y.dtype)
@@ -247,15 +250,17 @@ def _direct_kfold(K, Y, a, V, filt, params, rows, loss, values, index):
 
 
 def direct_kfold_losses(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, params: Array,
-                        rows: tuple[Array, Array, Array, Array], loss: Callable = mse_loss) -> tuple[Array, Array]:
+                        rows: tuple[Array, Array, Array, Array], loss: Callable = mse_loss,
+                        groups: tuple[Array, Array] | None = None) -> tuple[Array, Array]:
     """k-fold losses (k, P) or (k, Ω, P) from Cholesky factors, folds in turn, and the ok flag.
 
     ``rows``: every fold's :func:`~jaxmtl.selection.fold_rows` (stacked, k leading), or the
     :func:`~jaxmtl.selection.fold_indices` of concrete masks. A fold trains on its padded rows
     (zero rows and columns of K get zero coefficients) with nλ of its own size, as on the eigen path.
+    ``groups``: :func:`output_groups` of ``a`` (default computed from ``a``).
     """
     direct_order(filt)
-    values, index = output_groups(a)
+    values, index = output_groups(a) if groups is None else groups
     losses, ok = _direct_kfold(K, Y, a, V, filt, params, tuple(jnp.asarray(r) for r in rows), loss, values, index)
     return losses, jnp.all(ok)
 
@@ -267,9 +272,11 @@ def _direct_coefficients(K, Y, V, filt, lam, values, index):
     return _gather(c, index)[0, 0] @ V.T, jnp.all(ok)
 
 
-def direct_coefficients(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter,
-                        lam: ArrayLike) -> tuple[Array, Array]:
+def direct_coefficients(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, lam: ArrayLike,
+                        groups: tuple[Array, Array] | None = None) -> tuple[Array, Array]:
     """(C (n, d), ok) at one λ for output eigenvalues ``a`` (d,): (a_jK + nλI) c̃_j = ỹ_j, C = C̃Vᵀ.
+
+    ``groups``: :func:`output_groups` of ``a`` (default computed from ``a``).
 
     Example:
         >>> from jaxmtl.filters import Tikhonov
@@ -278,5 +285,5 @@ def direct_coefficients(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFi
         [0.25, 0.25, 0.25]
     """
     direct_order(filt)
-    values, index = output_groups(a)
+    values, index = output_groups(a) if groups is None else groups
     return _direct_coefficients(K, Y, V, filt, jnp.asarray(lam, K.dtype), values, index)

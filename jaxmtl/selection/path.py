@@ -204,6 +204,14 @@ def _output_eigh(outputs, d: int, dtype) -> tuple[Array, Array]:
     return clip_psd(a), V
 
 
+def _groups(outputs, a: Array) -> tuple[Array, Array]:
+    """:func:`~jaxmtl.paths.direct.output_groups` of ``a``, grouped by the concrete eigenvalues of a
+    concrete ``outputs`` (computed on the host: under ``jit`` ``a`` itself is traced)."""
+    if isinstance(outputs, tuple) or is_traced(outputs):
+        return output_groups(a, None if is_traced(outputs) else np.asarray(outputs[0]))
+    return output_groups(a, np.maximum(np.linalg.eigvalsh(np.asarray(outputs, np.float64)), 0.0))
+
+
 def _edge(best_param_index: Array, P: int) -> Array:
     return (best_param_index == 0) | (best_param_index == P - 1) if P > 1 else jnp.asarray(True)
 
@@ -235,7 +243,7 @@ def _eigen_losses(K, Y, a, V, filt, params, criterion, tau, loss):
     return eig, losses, fold_losses
 
 
-def _problem(K, Y, a, filt, params, criterion) -> Problem:
+def _problem(K, Y, a, groups, filt, params, criterion) -> Problem:
     """The static shape of the grid search, for the cost model."""
     n, d = Y.shape
     kind = {Holdout: "holdout", KFold: "kfold", LeaveOneOut: "loo", GCV: "gcv"}.get(type(criterion), "none")
@@ -245,7 +253,7 @@ def _problem(K, Y, a, filt, params, criterion) -> Problem:
         folds, (n_train, m) = criterion.masks.shape[0], criterion.sizes
     order = direct_order(filt) if type(filt) in (Tikhonov, IteratedTikhonov) else 1
     return Problem(n=n, d=d, points=params.shape[0], criterion=kind, m=m, omegas=1 if a.ndim == 1 else a.shape[0],
-                   folds=folds, n_train=n_train, distinct=int(output_groups(a)[0].shape[0]), order=order,
+                   folds=folds, n_train=n_train, distinct=int(groups[0].shape[0]), order=order,
                    iterative=bool(filt.iterative))
 
 
@@ -266,26 +274,27 @@ def _route(route: str, problem: Problem, K, filt, criterion, a, tau) -> str:
     return route
 
 
-def _direct(K, Y, a, V, filt, params, criterion, loss, tau) -> PathSelection:
+def _direct(K, Y, a, V, groups, filt, params, criterion, loss, tau) -> PathSelection:
     """The direct route's selection; a failed factor (NaN) falls back to the eigen route with a warning."""
     fold_losses, coef_at = None, None
     if criterion is None:
         losses, ok = jnp.full(a.shape[:-1] + params.shape, jnp.nan, Y.dtype), jnp.asarray(True)
     elif isinstance(criterion, KFold):
         rows = jax.vmap(lambda m: fold_rows(m, criterion.sizes, Y.dtype))(criterion.masks)
-        fold_losses, ok = direct_kfold_losses(K, Y, a, V, filt, params, rows, loss)
+        fold_losses, ok = direct_kfold_losses(K, Y, a, V, filt, params, rows, loss, groups)
         losses = jnp.mean(fold_losses, axis=0)
     else:
         kind = "holdout" if isinstance(criterion, Holdout) else "loo" if isinstance(criterion, LeaveOneOut) else "gcv"
         ev = {"K_eval": jnp.asarray(criterion.K_eval, Y.dtype), "Y_eval": criterion.Y_eval,
               "w_eval": criterion.w_eval} if isinstance(criterion, Holdout) else {}
-        res = direct_losses(K, Y, a, V, filt, params, kind, loss=loss, **ev)
+        res = direct_losses(K, Y, a, V, filt, params, kind, loss=loss, groups=groups, **ev)
         losses, ok, coef_at = res.losses, res.ok, res.coefficients
     _, out_i, par_i = _select(losses, params, criterion is not None)
     if coef_at is not None:  # the selected point's coefficients were kept
         coef = coef_at(out_i, par_i)
     else:  # k-fold (the folds' fits) or no criterion: one more factor on all the rows
-        coef, ok_coef = direct_coefficients(K, Y, a if a.ndim == 1 else a[out_i], V, filt, params[par_i])
+        coef, ok_coef = direct_coefficients(K, Y, a if a.ndim == 1 else a[out_i], V, filt, params[par_i],
+                                            groups if a.ndim == 1 else None)
         ok = ok & ok_coef
 
     def eigen_fallback():
@@ -377,9 +386,10 @@ def regularization_path(gram: Array | GramOperator, Y: Array, outputs: Array | t
         raise ParameterError("tau is not taken with KFold: each fold's path steps by 1/σ_max of its own Gram "
                              "(kfold_path); pass tau=None.")
     a, V = _output_eigh(outputs, d, Y.dtype)
-    chosen = _route(route, _problem(K, Y, a, filt, params, criterion), K, filt, criterion, a, tau)
+    groups = _groups(outputs, a)
+    chosen = _route(route, _problem(K, Y, a, groups, filt, params, criterion), K, filt, criterion, a, tau)
     if chosen == "direct":
-        return _direct(K, Y, a, V, filt, params, criterion, loss, tau)
+        return _direct(K, Y, a, V, groups, filt, params, criterion, loss, tau)
     if chosen == "matrix_free":
         A = (V * a) @ V.T
         if isinstance(criterion, Holdout):
