@@ -154,19 +154,19 @@ class DirectPath(NamedTuple):
     Attributes:
       losses: (P,) or (Ω, P); ok: () False when a factor failed (NaN).
       pair_coef: (P, U, n, d) coefficients in A's eigenbasis of every (λ, distinct value) pair.
-      index: (Ω, d) the distinct value of each output eigenvalue; V: (d, d) A's eigenvectors.
+      output_index: (Ω, d) the distinct value of each output eigenvalue; V: (d, d) A's eigenvectors.
     """
 
     losses: Array
     ok: Array
     pair_coef: Array
-    index: Array
+    output_index: Array
     V: Array
 
     def coefficients(self, output: ArrayLike, point: ArrayLike) -> Array:
         """(n, d) coefficients C = C̃Vᵀ of output matrix ``output`` at grid point ``point``."""
-        d = self.index.shape[1]
-        Ct = self.pair_coef[point][self.index[output], :, jnp.arange(d)]  # (d, n)
+        d = self.output_index.shape[1]
+        Ct = self.pair_coef[point][self.output_index[output], :, jnp.arange(d)]  # (d, n)
         return Ct.T @ self.V.T
 
 

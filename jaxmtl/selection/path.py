@@ -246,7 +246,8 @@ def _eigen_losses(K, Y, a, V, filt, params, criterion, tau, loss):
 def _problem(K, Y, a, groups, filt, params, criterion) -> Problem:
     """The static shape of the grid search, for the cost model."""
     n, d = Y.shape
-    kind = {Holdout: "holdout", KFold: "kfold", LeaveOneOut: "loo", GCV: "gcv"}.get(type(criterion), "none")
+    kinds: dict[type, str] = {Holdout: "holdout", KFold: "kfold", LeaveOneOut: "loo", GCV: "gcv"}
+    kind = kinds.get(type(criterion), "none")
     m = criterion.K_eval.shape[0] if isinstance(criterion, Holdout) else 0
     folds, n_train = 1, 0
     if isinstance(criterion, KFold):
