@@ -171,3 +171,22 @@ def test_auto_gives_the_eigen_routes_answer():
         ref = regularization_path(K, Y, A, Tikhonov(), params, GCV(), route="eigen")
         np.testing.assert_allclose(auto.losses, ref.losses, rtol=RTOL * 10)
         np.testing.assert_allclose(auto.coefficients(), ref.coefficients(), rtol=RTOL * 100, atol=RTOL * 10)
+
+
+@pytest.mark.long  # compiles vmap(grad) of both routes: a minute on the shared 2-core machine
+def test_the_direct_route_vmaps_and_differentiates_like_the_eigen_route():
+    rng = np.random.default_rng(3)
+    X, Xv = rng.normal(size=(16, 2)), rng.normal(size=(6, 2))
+    Y, Yv = np.sin(X), np.sin(Xv)
+    A = np.array([[1.0, 0.3], [0.3, 1.0]])
+
+    def loss(log_width, route):
+        kern = Gaussian(jnp.exp(log_width))
+        sel = regularization_path(kern(X, X), Y, A, Tikhonov(), LAMS, Holdout(kern(Xv, X), Yv), route=route)
+        return jnp.min(sel.losses)
+
+    widths = jnp.linspace(-0.5, 0.5, 3)
+    for fn in (jax.vmap, lambda f: jax.vmap(jax.grad(f))):
+        direct = fn(lambda w: loss(w, "direct"))(widths)
+        eigen = fn(lambda w: loss(w, "eigen"))(widths)
+        np.testing.assert_allclose(direct, eigen, rtol=RTOL * 100, atol=RTOL)

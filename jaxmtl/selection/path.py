@@ -318,7 +318,7 @@ def _direct(K, Y, a, V, groups, filt, params, criterion, loss, tau) -> PathSelec
 
 
 def _warn_fallback(ok) -> None:
-    if not bool(np.asarray(ok)):
+    if not np.all(np.asarray(ok)):  # (batched under vmap: one flag per member)
         warnings.warn("route='direct': a Cholesky factor of K + (nλ/a_j)I failed in this precision (the shifted Gram "
                       "is numerically indefinite); the eigen route served the path instead.", RouteFallbackWarning,
                       stacklevel=3)
