@@ -45,6 +45,7 @@ __all__ = [
     "PersistenceError",
     "DistributedError",
     "GridEdgeWarning",
+    "RouteFallbackWarning",
 ]
 
 
@@ -135,3 +136,8 @@ class DistributedError(JaxmtlError, RuntimeError):
 class GridEdgeWarning(UserWarning):
     """A selected hyperparameter lies on the edge of its search grid after the grid was extended:
     the best value may lie beyond it (the message names the parameter and what to pass)."""
+
+
+class RouteFallbackWarning(UserWarning):
+    """A route could not serve a problem it was chosen for — a Cholesky factor of the direct route
+    failed in the working precision (an indefinite shifted Gram) — and the eigen route served it."""

@@ -32,8 +32,9 @@ X64 = PRECISION == "float64"
 # programs in either run, and runs in the float64 run only.)
 FLOAT32_MODULES = ("test_float32.py", "test_precision.py", "test_sklearn_compat.py",
                    "test_docstring_examples.py", "test_vector_valued_families.py", "test_hyper_gradients.py",
-                   "test_regularization_path.py", "test_extending.py", "test_lineax.py", "test_export.py", "test_export_all.py",
-                   "test_traced_api.py", "test_streaming.py", "test_approximate_mesh.py")
+                   "test_regularization_path.py", "test_extending.py", "test_lineax.py", "test_export.py",
+                   "test_export_all.py", "test_traced_api.py", "test_streaming.py", "test_approximate_mesh.py",
+                   "test_direct_route.py")
 
 # What float32 promises (used by the tests of FLOAT32_MODULES): unit roundoff 6e-8; a path or a
 # solve at a conditioning κ loses log10(κ) digits, so coefficients and predictions of the
@@ -76,7 +77,7 @@ def pytest_ignore_collect(collection_path: Path, config):
 # ``.ci/run`` with ``-m scripts``.
 SCRIPT_MODULES = ("test_repro_scripts.py", "test_repro_music.py", "test_independent_filter.py",
                   "test_perf_solvers_table.py", "test_gpu_suite.py", "test_perf_scale_quick.py",
-                  "test_million_quick.py")
+                  "test_million_quick.py", "test_perf_routes_quick.py")
 # Modules whose tests fit estimators end to end on real or generated data sets, run subprocesses or
 # execute whole pages (tutorials, README, the API walks): marked ``long``, outside the default run,
 # run by ``.ci/run`` with ``-m "long or scripts"`` (and in its float32 run). The default run keeps

@@ -44,3 +44,7 @@ def test_cpu_quick_suite_writes_every_target(tmp_path):
     assert d["peer"].startswith("sklearn.SVC") and abs(d["ours_test_error"] - d["peer_test_error"]) <= 0.02
     e = t["e_precision"]  # the CPU ignores the matmul precision: TF32 and float32 are one computation
     assert e["tf32_equals_float32"] and e["float32"]["max_rel_loss_error_vs_float64"] < 1e-3
+    f = t["f_routes"]  # issue 54's cells: every route timed, the auto route named; the torch peer on a GPU only
+    assert [r["cell"] for r in f["rows"]] == ["hold-out x 7 lam", "5-fold x 20 lam x 6 omega"]
+    assert all(r["auto_route"] in ("eigen", "direct") and r["auto_s"] > 0 and r["direct_s"] > 0 for r in f["rows"])
+    assert "torch.linalg.cholesky per point" in f["not_available"] or all("torch_over_auto" in r for r in f["rows"])

@@ -26,6 +26,12 @@ and filter are pytrees whose static parts are fields), ``vmap`` it over kernel w
 differentiate its losses in any continuous hyperparameter (:mod:`jaxmtl.linalg` keeps the
 derivative defined where output matrices repeat eigenvalues).
 
+Which route computes the path — one ``eigh`` shared by the whole grid, a Cholesky factor per grid
+point (:mod:`jaxmtl.paths.direct`), or an iterative filter's scan of products — is chosen by
+``route="auto"`` from the cost model of :mod:`jaxmtl.paths.routes` for this grid on this device,
+or forced by name (``route="eigen"``, ``"direct"``, ``"matrix_free"``); a forced route that cannot
+serve the problem is refused before anything is traced.
+
 The specialised functions it dispatches to (:func:`~jaxmtl.paths.spectral_path`,
 :func:`~jaxmtl.selection.loo_path`, :func:`~jaxmtl.selection.gcv_path`,
 :func:`~jaxmtl.selection.kfold_path`, :func:`~jaxmtl.paths.path_scan`) stay public for
@@ -54,13 +60,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import is_traced
-from ..errors import GridEdgeWarning, ParameterError, ShapeError
-from ..filters.spectral import IterativeFilter, SpectralFilter
+from ..errors import GridEdgeWarning, ParameterError, RouteFallbackWarning, ShapeError
+from ..filters.spectral import IteratedTikhonov, IterativeFilter, SpectralFilter, Tikhonov
 from ..linalg import clip_psd, eigh
 from ..operators.base import GramOperator, SeparableEigh
+from ..operators.base import SeparableOperator
+from ..paths.direct import direct_coefficients, direct_kfold_losses, direct_losses, direct_order, output_groups
 from ..paths.eigen import filtered_coefficients, mse_loss, spectral_path
+from ..paths.routes import ROUTES, Problem, choose_route, servable_routes
 from ..paths.scan import path_scan
-from .criteria import fold_sizes, gcv_path, kfold_path, loo_path
+from .criteria import fold_rows, fold_sizes, gcv_path, kfold_path, loo_path
 from ..products import full_precision
 
 __all__ = ["regularization_path", "PathSelection", "Holdout", "KFold", "LeaveOneOut", "GCV"]
@@ -133,8 +142,8 @@ class PathSelection(eqx.Module):
       on_edge: () bool, True when the selected parameter is the first or last of ``params``: the
         best value may lie beyond the grid (extend it; estimators warn with GridEdgeWarning).
       eig: the :class:`~jaxmtl.operators.SeparableEigh` of the training problem (eigen route),
-        or None (matrix-free route).
-      coef: (n, d) coefficients at the selected step (matrix-free route), else None.
+        or None (matrix-free and direct routes).
+      coef: (n, d) coefficients at the selected point (matrix-free and direct routes), else None.
       Y: (n, d) training targets; filt: the filter (static); tau: the iterative step, or None.
     """
 
@@ -195,57 +204,27 @@ def _output_eigh(outputs, d: int, dtype) -> tuple[Array, Array]:
     return clip_psd(a), V
 
 
+def _groups(outputs, a: Array) -> tuple[Array, Array]:
+    """:func:`~jaxmtl.paths.direct.output_groups` of ``a``, grouped by the concrete eigenvalues of a
+    concrete ``outputs`` (computed on the host: under ``jit`` ``a`` itself is traced)."""
+    if isinstance(outputs, tuple) or is_traced(outputs):
+        return output_groups(a, None if is_traced(outputs) else np.asarray(outputs[0]))
+    return output_groups(a, np.maximum(np.linalg.eigvalsh(np.asarray(outputs, np.float64)), 0.0))
+
+
 def _edge(best_param_index: Array, P: int) -> Array:
     return (best_param_index == 0) | (best_param_index == P - 1) if P > 1 else jnp.asarray(True)
 
 
-@full_precision
-def regularization_path(gram: Array | GramOperator, Y: Array, outputs: Array | tuple[Array, Array] | None,
-                        filt: SpectralFilter, params: Array,
-                        criterion: Criterion | None = None, *, tau: Array | None = None,
-                        loss: Callable = mse_loss) -> PathSelection:
-    """The whole path of ``filt`` over ``params``, scored by ``criterion``, with its selected point.
+def _select(losses: Array, params: Array, scored: bool) -> tuple[Array, Array, Array]:
+    """(flat best index, ω index, parameter index) of the smallest loss (the last point unscored)."""
+    best = jnp.argmin(jnp.where(jnp.isnan(losses), jnp.inf, losses)) if scored else jnp.asarray(losses.size - 1)
+    out_i, par_i = jnp.unravel_index(best, losses.shape)[-2:] if losses.ndim == 2 else (jnp.asarray(0), best)
+    return best, out_i, par_i
 
-    Args:
-      gram: (n, n) scalar Gram matrix K of the training inputs (eigen route), or a
-        :class:`~jaxmtl.operators.GramOperator` (matrix-free route: iterative filters only,
-        criterion :class:`Holdout` with a Gram operator as ``K_eval``, or None).
-      Y: (n, d) training targets.
-      outputs: (d, d) output matrix A, or an eigen family ``(a, V)`` with ``a`` of shape (d,) or
-        (Ω, d); None on the matrix-free route.
-      filt: the spectral filter.
-      params: (P,) λ values, or the steps 1..T (consecutive from 1) of an iterative filter.
-      criterion: :class:`Holdout`, :class:`KFold`, :class:`LeaveOneOut`, :class:`GCV` or None.
-      tau: step size of iterative filters (default 1/σ_max per output matrix; not with :class:`KFold`,
-        whose folds each step by their own 1/σ_max).
-      loss: ``loss(F, Y, w)`` of the hold-out, k-fold and leave-one-out criteria.
 
-    Returns:
-      :class:`PathSelection`.
-
-    Raises:
-      ShapeError, ParameterError: before tracing, naming the argument (shapes are static).
-    """
-    Y = jnp.asarray(Y)
-    if Y.ndim != 2:
-        raise ShapeError(f"Y must be an (n, d) array; received shape {Y.shape}.")
-    params = jnp.asarray(params)
-    if params.ndim != 1 or params.shape[0] < 1:
-        raise ShapeError(f"params must be a non-empty 1-D array; received shape {params.shape}.")
-    if criterion is not None and not isinstance(criterion, (Holdout, KFold, LeaveOneOut, GCV)):
-        raise ParameterError(f"criterion must be Holdout, KFold, LeaveOneOut, GCV or None; received "
-                             f"{type(criterion).__name__}.")
-    if isinstance(gram, GramOperator):
-        return _matrix_free(gram, Y, outputs, filt, params, criterion, tau, loss)
-    K = jnp.asarray(gram, Y.dtype)
-    n, d = Y.shape
-    if K.shape != (n, n):
-        raise ShapeError(f"gram must be the ({n}, {n}) Gram of the {n} training rows of Y, or a GramOperator; "
-                         f"received shape {K.shape}.")
-    if isinstance(criterion, KFold) and tau is not None:
-        raise ParameterError("tau is not taken with KFold: each fold's path steps by 1/σ_max of its own Gram "
-                             "(kfold_path); pass tau=None.")
-    a, V = _output_eigh(outputs, d, Y.dtype)
+def _eigen_losses(K, Y, a, V, filt, params, criterion, tau, loss):
+    """(eigensystem, losses, fold losses) of the eigen route."""
     s, U = eigh(K)
     eig = SeparableEigh(clip_psd(s), U, a, V)
     fold_losses = None
@@ -261,11 +240,165 @@ def regularization_path(gram: Array | GramOperator, Y: Array, outputs: Array | t
     else:
         fold_losses = kfold_path(K, Y, a, V, filt, params, criterion.masks, loss, sizes=criterion.sizes)
         losses = jnp.mean(fold_losses, axis=0)
+    return eig, losses, fold_losses
+
+
+def _problem(K, Y, a, groups, filt, params, criterion) -> Problem:
+    """The static shape of the grid search, for the cost model."""
+    n, d = Y.shape
+    kinds: dict[type, str] = {Holdout: "holdout", KFold: "kfold", LeaveOneOut: "loo", GCV: "gcv"}
+    kind = kinds.get(type(criterion), "none")
+    m = criterion.K_eval.shape[0] if isinstance(criterion, Holdout) else 0
+    folds, n_train = 1, 0
+    if isinstance(criterion, KFold):
+        folds, (n_train, m) = criterion.masks.shape[0], criterion.sizes
+    order = direct_order(filt) if type(filt) in (Tikhonov, IteratedTikhonov) else 1
+    return Problem(n=n, d=d, points=params.shape[0], criterion=kind, m=m, omegas=1 if a.ndim == 1 else a.shape[0],
+                   folds=folds, n_train=n_train, distinct=int(groups[0].shape[0]), order=order,
+                   iterative=bool(filt.iterative))
+
+
+def _route(route: str, problem: Problem, K, filt, criterion, a, tau) -> str:
+    """The route that serves the problem: ``route`` checked, or the cheapest when 'auto'."""
+    direct_form = type(filt) in (Tikhonov, IteratedTikhonov)
+    routes = servable_routes(problem, direct_form=direct_form, dense=True, one_output_matrix=a.ndim == 1)
+    if route == "auto":  # auto never changes the answer: matrix-free only where it computes the eigen path's
+        return choose_route(problem, str(K.dtype), tuple(r for r in routes if r != "matrix_free" or tau is not None))
+    if route == "direct":
+        direct_order(filt)  # names the filter it cannot serve
+    if route == "matrix_free" and route not in routes:
+        why = (f"an iterative filter (received {type(filt).__name__})" if not filt.iterative else
+               f"Holdout or no criterion (received {type(criterion).__name__})" if problem.criterion not in
+               ("holdout", "none") else "one output matrix (received a family of Ω output matrices)")
+        raise ParameterError(f"route='matrix_free' runs a lax.scan of an iterative filter and needs {why}: use "
+                             "route='eigen'.")
+    return route
+
+
+def _direct(K, Y, a, V, groups, filt, params, criterion, loss, tau) -> PathSelection:
+    """The direct route's selection; a failed factor (NaN) falls back to the eigen route with a warning."""
+    fold_losses, coef_at = None, None
     if criterion is None:
-        best = jnp.asarray(losses.size - 1)
+        losses, ok = jnp.full(a.shape[:-1] + params.shape, jnp.nan, Y.dtype), jnp.asarray(True)
+    elif isinstance(criterion, KFold):
+        rows = jax.vmap(lambda m: fold_rows(m, criterion.sizes, Y.dtype))(criterion.masks)
+        fold_losses, ok = direct_kfold_losses(K, Y, a, V, filt, params, rows, loss, groups)
+        losses = jnp.mean(fold_losses, axis=0)
     else:
-        best = jnp.argmin(jnp.where(jnp.isnan(losses), jnp.inf, losses))
-    out_i, par_i = jnp.unravel_index(best, losses.shape)[-2:] if losses.ndim == 2 else (jnp.asarray(0), best)
+        kind = "holdout" if isinstance(criterion, Holdout) else "loo" if isinstance(criterion, LeaveOneOut) else "gcv"
+        ev = {"K_eval": jnp.asarray(criterion.K_eval, Y.dtype), "Y_eval": criterion.Y_eval,
+              "w_eval": criterion.w_eval} if isinstance(criterion, Holdout) else {}
+        res = direct_losses(K, Y, a, V, filt, params, kind, loss=loss, groups=groups, **ev)
+        losses, ok, coef_at = res.losses, res.ok, res.coefficients
+    _, out_i, par_i = _select(losses, params, criterion is not None)
+    if coef_at is not None:  # the selected point's coefficients were kept
+        coef = coef_at(out_i, par_i)
+    else:  # k-fold (the folds' fits) or no criterion: one more factor on all the rows
+        coef, ok_coef = direct_coefficients(K, Y, a if a.ndim == 1 else a[out_i], V, filt, params[par_i],
+                                            groups if a.ndim == 1 else None)
+        ok = ok & ok_coef
+
+    def eigen_fallback():
+        eig, losses, fold_losses = _eigen_losses(K, Y, a, V, filt, params, criterion, tau, loss)
+        _, out_i, par_i = _select(losses, params, criterion is not None)
+        a_best = a if a.ndim == 1 else a[out_i]
+        coef = filtered_coefficients(filt, SeparableEigh(eig.s, eig.U, a_best, V), Y, params[par_i], tau)
+        return losses, fold_losses, coef
+
+    if not is_traced(ok):
+        if not bool(ok):
+            _warn_fallback(False)
+            losses, fold_losses, coef = eigen_fallback()
+    else:
+        jax.debug.callback(_warn_fallback, ok)
+        losses, fold_losses, coef = jax.lax.cond(ok, lambda: (losses, fold_losses, coef), eigen_fallback)
+    best, out_i, par_i = _select(losses, params, criterion is not None)
+    return PathSelection(losses, fold_losses, params, best, params[par_i], out_i, _edge(par_i, params.shape[0]),
+                         None, coef, Y, None, filt)
+
+
+def _warn_fallback(ok) -> None:
+    if not np.all(np.asarray(ok)):  # (batched under vmap: one flag per member)
+        warnings.warn("route='direct': a Cholesky factor of K + (nλ/a_j)I failed in this precision (the shifted Gram "
+                      "is numerically indefinite); the eigen route served the path instead.", RouteFallbackWarning,
+                      stacklevel=3)
+
+
+@full_precision
+def regularization_path(gram: Array | GramOperator, Y: Array, outputs: Array | tuple[Array, Array] | None,
+                        filt: SpectralFilter, params: Array,
+                        criterion: Criterion | None = None, *, tau: Array | None = None,
+                        loss: Callable = mse_loss, route: str = "auto") -> PathSelection:
+    """The whole path of ``filt`` over ``params``, scored by ``criterion``, with its selected point.
+
+    Args:
+      gram: (n, n) scalar Gram matrix K of the training inputs, or a
+        :class:`~jaxmtl.operators.GramOperator` (matrix-free route: iterative filters only,
+        criterion :class:`Holdout` with a Gram operator as ``K_eval``, or None).
+      Y: (n, d) training targets.
+      outputs: (d, d) output matrix A, or an eigen family ``(a, V)`` with ``a`` of shape (d,) or
+        (Ω, d); None on the matrix-free route.
+      filt: the spectral filter.
+      params: (P,) λ values, or the steps 1..T (consecutive from 1) of an iterative filter.
+      criterion: :class:`Holdout`, :class:`KFold`, :class:`LeaveOneOut`, :class:`GCV` or None.
+      tau: step size of iterative filters (default 1/σ_max per output matrix; not with :class:`KFold`,
+        whose folds each step by their own 1/σ_max).
+      loss: ``loss(F, Y, w)`` of the hold-out, k-fold and leave-one-out criteria.
+      route: 'auto' (default: the cheapest route for this grid on this device by the cost model of
+        :mod:`jaxmtl.paths.routes`, among those that give the eigen path's answer), 'eigen' (one
+        ``eigh``), 'direct' (a Cholesky factor per point: Tikhonov and iterated Tikhonov,
+        :mod:`jaxmtl.paths.direct`) or 'matrix_free' (an iterative filter's scan of products with
+        K ⊗ A; one output matrix, hold-out or no criterion). With the direct route the result
+        carries the selected coefficients, not an eigensystem.
+
+    Returns:
+      :class:`PathSelection`.
+
+    Raises:
+      ShapeError, ParameterError: before tracing, naming the argument (shapes are static) — and
+        a forced route that cannot serve the problem.
+
+    Warns:
+      RouteFallbackWarning: a direct-route Cholesky factor failed (NaN, float32); the eigen route
+        served the path.
+    """
+    Y = jnp.asarray(Y)
+    if Y.ndim != 2:
+        raise ShapeError(f"Y must be an (n, d) array; received shape {Y.shape}.")
+    params = jnp.asarray(params)
+    if params.ndim != 1 or params.shape[0] < 1:
+        raise ShapeError(f"params must be a non-empty 1-D array; received shape {params.shape}.")
+    if criterion is not None and not isinstance(criterion, (Holdout, KFold, LeaveOneOut, GCV)):
+        raise ParameterError(f"criterion must be Holdout, KFold, LeaveOneOut, GCV or None; received "
+                             f"{type(criterion).__name__}.")
+    if route not in ("auto", *ROUTES):
+        raise ParameterError(f"route must be 'auto' or one of {ROUTES}; received {route!r}.")
+    if isinstance(gram, GramOperator):
+        if route in ("eigen", "direct"):
+            raise ParameterError(f"route={route!r} needs the (n, n) Gram matrix; received a "
+                                 f"{type(gram).__name__}: pass route='matrix_free' or 'auto'.")
+        return _matrix_free(gram, Y, outputs, filt, params, criterion, tau, loss)
+    K = jnp.asarray(gram, Y.dtype)
+    n, d = Y.shape
+    if K.shape != (n, n):
+        raise ShapeError(f"gram must be the ({n}, {n}) Gram of the {n} training rows of Y, or a GramOperator; "
+                         f"received shape {K.shape}.")
+    if isinstance(criterion, KFold) and tau is not None:
+        raise ParameterError("tau is not taken with KFold: each fold's path steps by 1/σ_max of its own Gram "
+                             "(kfold_path); pass tau=None.")
+    a, V = _output_eigh(outputs, d, Y.dtype)
+    groups = _groups(outputs, a)
+    chosen = _route(route, _problem(K, Y, a, groups, filt, params, criterion), K, filt, criterion, a, tau)
+    if chosen == "direct":
+        return _direct(K, Y, a, V, groups, filt, params, criterion, loss, tau)
+    if chosen == "matrix_free":
+        A = (V * a) @ V.T
+        if isinstance(criterion, Holdout):
+            criterion = Holdout(SeparableOperator(jnp.asarray(criterion.K_eval, Y.dtype), A), criterion.Y_eval,
+                                criterion.w_eval)
+        return _matrix_free(SeparableOperator(K, A), Y, None, filt, params, criterion, tau, loss)
+    eig, losses, fold_losses = _eigen_losses(K, Y, a, V, filt, params, criterion, tau, loss)
+    best, out_i, par_i = _select(losses, params, criterion is not None)
     return PathSelection(losses, fold_losses, params, best, params[par_i], out_i,
                          _edge(par_i, params.shape[0]), eig, None, Y, tau, filt)
 

@@ -1,0 +1,273 @@
+"""Routes of the regularization path: is route="auto" never slower than the obvious baseline?
+
+For each n and grid, the same selection (kernel ridge, A = I, 2 outputs, Gaussian kernel) is
+computed by
+
+* ``auto``       — ``regularization_path(..., route="auto")`` (the cost model's choice, recorded),
+* ``eigen``      — ``route="eigen"``: one ``eigh`` shared by every point,
+* ``direct``     — ``route="direct"``: a Cholesky factor per point and distinct output eigenvalue,
+* ``jax_chol``   — the obvious JAX baseline: a jitted Cholesky solve per point in a Python loop,
+* ``scipy_chol`` — the same with ``scipy.linalg.cho_factor`` / ``cho_solve``,
+* ``matrix_free`` — our matrix-free path (the ν-method's scan of products with K ⊗ A, 2·P steps,
+  hold-out cells only): another filter — another estimator, with its own selected loss — so it is
+  timed and reported beside the others but is not among the rivals of the claim,
+
+each under ``jit`` where it is ours, warm (compilation excluded and reported), the best of
+``repeats`` calls. Cells: hold-out over 1, 3, 7, 20 and 60 λ, and 5-fold × 20 λ × 6 ω of the
+common-similarity family (the baselines solve in A's eigenbasis too: one factor per fold, λ and
+distinct eigenvalue). Every route must select the same point, or one whose loss is within the
+precision's tolerance of the best; the claim is auto ≤ 1.05 × the fastest of {jax_chol, scipy_chol,
+eigen} in every cell.
+
+``--constants`` measures the cost model's prices on this machine instead (what
+``jaxmtl.paths.routes.TABLE`` holds for the CPU) and prints them as a table entry.
+
+Usage: python benchmarks/perf_routes.py [--quick] [--shared] [--dtypes float32 float64] [--threads N]
+                                        [--constants] [--no-write]
+Writes benchmarks/results/perf_routes.json (perf_routes_quick.json with --quick; route_constants.json
+with --constants; a _gpu suffix on an accelerator).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _bench  # noqa: E402
+
+THREADS = _bench.set_threads()
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--quick", action="store_true", help="n = 1000, 2000; the k-fold cell at n = 1000; 2 repeats")
+parser.add_argument("--sizes", type=int, nargs="*", default=None, help="training rows (default 1000 2000 4000 8000)")
+parser.add_argument("--dtypes", nargs="*", default=["float32", "float64"])
+parser.add_argument("--repeats", type=int, default=None, help="best of this many warm calls (default 3; quick 2)")
+parser.add_argument("--shared", action="store_true", help="record that other jobs shared the machine")
+parser.add_argument("--threads", type=int, default=1, help="BLAS / XLA threads (0: library defaults)")
+parser.add_argument("--constants", action="store_true", help="measure the cost model's prices instead")
+parser.add_argument("--no-write", action="store_true", help="print only")
+ARGS = parser.parse_args()
+
+import jax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import scipy.linalg as sla  # noqa: E402
+
+from jaxmtl import Holdout, KFold, regularization_path  # noqa: E402
+from jaxmtl.filters import NuMethod, Tikhonov  # noqa: E402
+from jaxmtl.kernels import Gaussian  # noqa: E402
+from jaxmtl.kernels.outputs import common_similarity_eigh  # noqa: E402
+from jaxmtl.operators import SeparableOperator  # noqa: E402
+from jaxmtl.paths.direct import output_groups  # noqa: E402
+from jaxmtl.paths.routes import measure_constants  # noqa: E402
+from jaxmtl.selection import fold_indices, kfold_masks  # noqa: E402
+
+SIZES = ARGS.sizes or ([1000, 2000] if ARGS.quick else [1000, 2000, 4000, 8000])
+GRIDS = [1, 3, 7, 20, 60]
+KFOLD = {"folds": 5, "points": 20, "omegas": 6}
+KFOLD_SIZES = SIZES[:1] if ARGS.quick else SIZES
+REPEATS = ARGS.repeats or (2 if ARGS.quick else 3)
+TARGET = 1.05
+LOSS_RTOL = {"float32": 1e-3, "float64": 1e-6}  # a different selected point must be this close in loss
+D = 2
+
+
+def data(n, dtype, seed=0):
+    m = n // 4
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n + m, 5))
+    f = np.c_[np.sin(X[:, 0]) + X[:, 1] * X[:, 2] / 3, np.cos(X[:, 3]) + 0.5 * X[:, 4]]
+    Y = f + 0.3 * rng.normal(size=f.shape)
+    kern = Gaussian(np.sqrt(5.0))
+    K = kern(jnp.asarray(X[:n], dtype), jnp.asarray(X[:n], dtype))
+    Ke = kern(jnp.asarray(X[n:], dtype), jnp.asarray(X[:n], dtype))
+    return K, Ke, jnp.asarray(Y[:n], dtype), jnp.asarray(Y[n:], dtype)
+
+
+def best_of(fn, repeats):
+    """(first call seconds (compilation included), best warm seconds, result)."""
+    start = time.perf_counter()
+    out = jax.block_until_ready(fn())
+    first = time.perf_counter() - start
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = jax.block_until_ready(fn())
+        best = min(best, time.perf_counter() - start)
+    return first, best, out
+
+
+def ours(route, criterion_of, outputs, lams, filt=None):
+    """Our path on one route, jitted over the data; returns (losses, selected loss, chosen route)."""
+    filt = filt or Tikhonov()
+
+    def run(K, Ke, Y, Ye):
+        sel = regularization_path(K, Y, outputs, filt, lams, criterion_of(Ke, Ye), route=route)
+        return sel.losses, sel.losses.reshape(-1)[sel.best], sel.eig is None
+
+    return jax.jit(run)
+
+
+def holdout_baseline(kind, K, Ke, Y, Ye, lams):
+    """Validation losses (P,) of a Cholesky solve per λ (A = I: one factor serves both outputs)."""
+    n = K.shape[0]
+    if kind == "jax_chol":
+        @jax.jit
+        def one(lam):
+            L = jnp.linalg.cholesky(K + n * lam * jnp.eye(n, dtype=K.dtype))
+            C = jax.scipy.linalg.cho_solve((L, True), Y)
+            return jnp.mean((Ke @ C - Ye) ** 2)
+
+        return lambda: jnp.stack([one(lam) for lam in lams])
+    Kh, Keh, Yh, Yeh = (np.asarray(x) for x in (K, Ke, Y, Ye))
+    eye = np.eye(n, dtype=Kh.dtype)
+
+    def loop():
+        out = []
+        for lam in np.asarray(lams):
+            C = sla.cho_solve(sla.cho_factor(Kh + n * lam * eye, lower=True, check_finite=False), Yh,
+                              check_finite=False)
+            out.append(np.mean((Keh @ C - Yeh) ** 2))
+        return np.asarray(out)
+
+    return loop
+
+
+def kfold_baseline(kind, K, Y, a, V, lams, rows):
+    """(Ω, P) mean k-fold losses of a factor per fold, λ and distinct output eigenvalue, in A's eigenbasis."""
+    values, index = (np.asarray(x) for x in output_groups(a))
+    tr, held, _, _ = rows  # equal folds here: no padding
+    Yt = np.asarray(Y) @ np.asarray(V)
+    Kh = np.asarray(K)
+
+    def fold_losses(solve):
+        out = np.zeros((a.shape[0], len(lams)))
+        for f in range(tr.shape[0]):
+            Kf, Kef = Kh[np.ix_(tr[f], tr[f])], Kh[np.ix_(held[f], tr[f])]
+            nf = len(tr[f])
+            for p, lam in enumerate(np.asarray(lams)):
+                Z = np.stack([solve(Kf, u, nf * lam, Yt[tr[f]]) for u in values])  # (U, n_f, d)
+                for w in range(a.shape[0]):
+                    Ct = Z[index[w], :, np.arange(D)].T * np.asarray(a[w])  # (n_f, d), eigenbasis
+                    F = Kef @ Ct @ np.asarray(V).T
+                    out[w, p] += np.mean((F - np.asarray(Y)[held[f]]) ** 2) / tr.shape[0]
+        return out
+
+    if kind == "jax_chol":
+        @jax.jit
+        def solve_j(Kf, u, nlam, Yf):
+            L = jnp.linalg.cholesky(u * Kf + nlam * jnp.eye(Kf.shape[0], dtype=Kf.dtype))
+            return jax.scipy.linalg.cho_solve((L, True), Yf)
+
+        return lambda: fold_losses(lambda Kf, u, nlam, Yf: np.asarray(solve_j(Kf, u, nlam, Yf)))
+
+    def solve_s(Kf, u, nlam, Yf):
+        M = u * Kf + nlam * np.eye(Kf.shape[0], dtype=Kf.dtype)
+        return sla.cho_solve(sla.cho_factor(M, lower=True, check_finite=False), Yf, check_finite=False)
+
+    return lambda: fold_losses(solve_s)
+
+
+def same_selection(losses: dict, tol: float) -> tuple[bool, dict]:
+    """Every route's selected point, and whether each is the same as eigen's or within tol of its best loss."""
+    ref = np.asarray(losses["eigen"]).reshape(-1)
+    best = {k: int(np.nanargmin(np.asarray(v).reshape(-1))) for k, v in losses.items()}
+    ok = all(b == best["eigen"] or ref[b] <= ref.min() * (1 + tol) for b in best.values())
+    return ok, best
+
+
+def cell(n, dtype, P, kfold):
+    K, Ke, Y, Ye = data(n, dtype)
+    lams = jnp.asarray(np.logspace(-6, 0, P), dtype)
+    times, first, chosen, selected = {}, {}, None, {}
+    losses = {}
+    if kfold:
+        masks = kfold_masks(n, KFOLD["folds"])
+        rows = fold_indices(masks)
+        a, V = common_similarity_eigh(D, np.linspace(0.0, 0.9, KFOLD["omegas"]))
+        a, V = a.astype(dtype), V.astype(dtype)
+        kf = KFold(masks)
+        for route in ("auto", "eigen", "direct"):
+            fn = ours(route, lambda Ke_, Ye_: kf, (a, V), lams)
+            first[route], times[route], out = best_of(lambda: fn(K, Ke, Y, Ye), REPEATS)
+            losses[route], selected[route] = np.asarray(out[0]), float(out[1])
+            if route == "auto":
+                chosen = "direct" if bool(out[2]) else "eigen"
+        for kind in ("jax_chol", "scipy_chol"):
+            fn = kfold_baseline(kind, K, Y, a, V, lams, rows)
+            first[kind], times[kind], losses[kind] = best_of(fn, max(1, REPEATS - 1))
+    else:
+        for route in ("auto", "eigen", "direct"):
+            fn = ours(route, Holdout, jnp.eye(D, dtype=dtype), lams)
+            first[route], times[route], out = best_of(lambda: fn(K, Ke, Y, Ye), REPEATS)
+            losses[route], selected[route] = np.asarray(out[0]), float(out[1])
+            if route == "auto":
+                chosen = "direct" if bool(out[2]) else "eigen"
+        for kind in ("jax_chol", "scipy_chol"):
+            first[kind], times[kind], losses[kind] = best_of(holdout_baseline(kind, K, Ke, Y, Ye, lams), REPEATS)
+        A = jnp.eye(D, dtype=dtype)
+        steps = jnp.arange(1, 2 * P + 1)
+        mf = jax.jit(lambda K, Ke, Y, Ye: regularization_path(
+            SeparableOperator(K, A), Y, None, NuMethod(), steps, Holdout(SeparableOperator(Ke, A), Ye)).losses)
+        first["matrix_free"], times["matrix_free"], mf_losses = best_of(lambda: mf(K, Ke, Y, Ye), REPEATS)
+        selected["matrix_free"] = float(np.min(np.asarray(mf_losses)))
+    ok, best = same_selection(losses, LOSS_RTOL[dtype])
+    rivals = {k: v for k, v in times.items() if k in ("jax_chol", "scipy_chol", "eigen")}
+    fastest = min(rivals, key=rivals.get)
+    row = {"n": n, "dtype": dtype, "cell": f"5-fold x {KFOLD['points']} lam x {KFOLD['omegas']} omega" if kfold
+           else f"hold-out x {P} lam", "points": P, "auto_route": chosen, "seconds": times, "first_call_s": first,
+           "selected_index": best, "selected_loss": selected, "same_selection": ok, "fastest_rival": fastest,
+           "winner": min((k for k in times if k not in ("auto", "matrix_free")), key=times.get), "auto_over_fastest": times["auto"] / rivals[fastest]}
+    row["pass"] = bool(ok and row["auto_over_fastest"] <= TARGET)
+    print(f"n={n:5d} {dtype} {row['cell']:28s} auto={chosen:6s} "
+          + " ".join(f"{k}={v:.3g}" for k, v in times.items())
+          + f"  auto/fastest({fastest})={row['auto_over_fastest']:.2f} same={ok}", flush=True)
+    return row
+
+
+def constants_main():
+    out = {}
+    for dtype in ARGS.dtypes:
+        c = measure_constants(dtype, sizes=(512, 1024, 2048), repeats=REPEATS)
+        out[dtype] = {k: list(getattr(c, k)) for k in ("sizes", "eigh", "cholesky", "tri_inverse", "gemm", "stream")}
+        fields = ", ".join(f"{k}=({', '.join(f'{v:.2e}' for v in getattr(c, k))})"
+                           for k in ("eigh", "cholesky", "tri_inverse", "gemm", "stream"))
+        print(f'"{dtype}": Constants(sizes={c.sizes}, {fields}),', flush=True)
+    if not ARGS.no_write:
+        print(_bench.write("route_constants", {"threads": THREADS, "shared_machine": ARGS.shared,
+                                               "load_1min": os.getloadavg()[0], "constants": out}))
+
+
+def main():
+    if ARGS.constants:
+        return constants_main()
+    load_before = os.getloadavg()
+    rows = []
+    for dtype in ARGS.dtypes:
+        for n in SIZES:
+            rows += [cell(n, dtype, P, False) for P in GRIDS]
+            if n in KFOLD_SIZES:
+                rows.append(cell(n, dtype, KFOLD["points"], True))
+    wins = {}
+    for r in rows:
+        wins.setdefault(r["winner"], []).append(f"{r['dtype']} n={r['n']} {r['cell']}")
+    payload = {"threads": THREADS, "shared_machine": ARGS.shared, "load_before": load_before,
+               "load_after": os.getloadavg(), "versions": _bench.versions(), "repeats": REPEATS,
+               "target": f"auto <= {TARGET} x the fastest of jax_chol, scipy_chol, eigen; same selection (matrix_free: the ν-method, another estimator, reported only)",
+               "passed": sum(r["pass"] for r in rows), "cells": len(rows), "where_each_route_wins": wins,
+               "rows": rows}
+    print(f"{payload['passed']} of {len(rows)} cells pass")
+    for k, v in wins.items():
+        print(f"{k} fastest in {len(v)} cells: {'; '.join(v)}")
+    if not ARGS.no_write:
+        print(_bench.write("perf_routes_quick" if ARGS.quick else "perf_routes", payload))
+
+
+if __name__ == "__main__":
+    main()

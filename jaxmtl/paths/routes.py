@@ -1,0 +1,288 @@
+r"""A cost model per route: which of the eigen, direct and matrix-free routes serves a grid fastest.
+
+A regularization path can be computed by three routes (:func:`~jaxmtl.selection.regularization_path`):
+
+=================  ====================================================  ================================
+route              cost of the whole grid                                serves
+=================  ====================================================  ================================
+``eigen``          one ``eigh`` of K (k of the folds' Grams) + the       every filter and criterion
+                   filter applied per point: one shared ≈ 9n³ factor
+``direct``         a Cholesky factor (n³/3) per grid point and           Tikhonov, iterated Tikhonov;
+                   distinct output eigenvalue (+ a triangular inverse    every criterion
+                   for LOO / GCV), :mod:`jaxmtl.paths.direct`
+``matrix_free``    T passes × one product K C (n² d), the iterative      Landweber, ν-method; hold-out
+                   filter's ``lax.scan`` (:mod:`jaxmtl.paths.scan`)      or no criterion, one A
+=================  ====================================================  ================================
+
+The model counts each route's kernels over the *whole* grid — points × ω × folds × outputs, and
+the criterion's extra work — and prices them with per-device constants (:class:`Constants`):
+seconds per n³ of ``eigh``, of a Cholesky factor and of a triangular inverse, seconds per flop of a
+matrix product, and seconds per matrix entry streamed (a product with few columns reads K once
+and is bound by memory, not flops). The Cholesky price is that of factors in turn inside one
+program (``lax.map``), as the direct route runs them: on the CPU backend that is 1.4–1.8× the time
+of the same factors dispatched one call each (measured, n = 1000–2000). Each constant is measured at a few sizes (they grow less than
+n³ below the cache sizes) and read log-log between them. Constants come from the committed table
+:data:`TABLE` for a known device kind (measured on the reference 2-core CPU by
+``benchmarks/perf_routes.py --constants``), else are measured once on first use and cached per
+device kind and dtype (:func:`measure_constants`, a few seconds).
+
+Compilation is not priced: a route's first call compiles its program once, and the comparison is
+of warm calls (a grid is usually searched many times).
+
+Example:
+    >>> p = Problem(n=2000, d=2, points=7, criterion="holdout", m=500, distinct=1)
+    >>> route_costs(p, "direct", TABLE["cpu"]["float32"]) > 0
+    True
+    >>> choose_route(p, "float32") in ("eigen", "direct")
+    True
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..errors import ParameterError
+
+__all__ = ["ROUTES", "Problem", "Constants", "TABLE", "device_kind", "measure_constants", "constants",
+           "route_costs", "servable_routes", "choose_route"]
+
+ROUTES = ("eigen", "direct", "matrix_free")
+CRITERIA = ("holdout", "kfold", "loo", "gcv", "none")
+PAIR_OVERHEAD_S = 2e-5  # one (λ, output eigenvalue) step of the direct route's lax.map
+LANCZOS_STEPS = 20  # products that estimate σ_max for the iterative filters' default step
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The shape of one grid search (all static).
+
+    Attributes:
+      n: training rows; d: outputs; points: P grid points (λ values or steps 1..T).
+      criterion: 'holdout', 'kfold', 'loo', 'gcv' or 'none'.
+      m: held-out rows (hold-out; the largest fold's held-out rows for k-fold).
+      omegas: Ω output matrices of a family sharing their eigenvectors.
+      folds: k (k-fold); n_train: the largest fold's training rows (k-fold).
+      distinct: distinct output eigenvalues over the family (≤ Ω·d; default Ω·d).
+      order: solves per factor (iterated Tikhonov's order; 1 for Tikhonov).
+      iterative: the filter is iterative (its points are steps).
+    """
+
+    n: int
+    d: int
+    points: int
+    criterion: str = "holdout"
+    m: int = 0
+    omegas: int = 1
+    folds: int = 1
+    n_train: int = 0
+    distinct: int = 0
+    order: int = 1
+    iterative: bool = False
+
+    def __post_init__(self):
+        if self.criterion not in CRITERIA:
+            raise ParameterError(f"criterion must be one of {CRITERIA}; received {self.criterion!r}.")
+
+
+@dataclass(frozen=True)
+class Constants:
+    """Per-device prices, each as (sizes, values) read log-log between the measured sizes.
+
+    Attributes:
+      sizes: the n at which they were measured (increasing).
+      eigh, cholesky, tri_inverse: seconds / n³ at each size.
+      gemm: seconds per flop of a square product; stream: seconds per entry of K read by a
+        product with few columns.
+    """
+
+    sizes: tuple[int, ...]
+    eigh: tuple[float, ...]
+    cholesky: tuple[float, ...]
+    tri_inverse: tuple[float, ...]
+    gemm: tuple[float, ...]
+    stream: tuple[float, ...]
+
+    def at(self, name: str, n: int) -> float:
+        """The constant ``name`` at size n (log-log interpolation, clamped to the measured sizes)."""
+        vals = np.log(np.asarray(getattr(self, name)))
+        return float(np.exp(np.interp(np.log(max(n, 1)), np.log(self.sizes), vals)))
+
+    def seconds(self, name: str, n: int) -> float:
+        """Seconds of one n × n ``eigh``, ``cholesky`` or ``tri_inverse``."""
+        return self.at(name, n) * float(n) ** 3
+
+    def product(self, rows: int, inner: int, cols: int) -> float:
+        """Seconds of a (rows × inner) @ (inner × cols) product: flops or streaming, the slower."""
+        size = max(rows, inner)
+        return max(2.0 * rows * inner * cols * self.at("gemm", size), rows * inner * self.at("stream", size))
+
+
+# Measured by `python benchmarks/perf_routes.py --constants --shared` on the reference machine (a 2-core x86
+# CPU shared with other jobs, one thread, best of 3; benchmarks/results/route_constants.json).
+TABLE: dict[str, dict[str, Constants]] = {
+    "cpu": {
+        "float32": Constants(sizes=(512, 1024, 2048), eigh=(4.10e-10, 2.90e-10, 1.97e-10),
+                             cholesky=(1.51e-11, 3.98e-11, 3.97e-11), tri_inverse=(7.82e-11, 4.08e-11, 3.59e-11),
+                             gemm=(7.14e-12, 1.24e-11, 2.00e-11), stream=(5.96e-10, 3.31e-10, 2.67e-10)),
+        "float64": Constants(sizes=(512, 1024, 2048), eigh=(6.25e-10, 3.74e-10, 4.21e-10),
+                             cholesky=(2.60e-11, 5.25e-11, 5.46e-11), tri_inverse=(6.00e-11, 1.09e-10, 6.93e-11),
+                             gemm=(1.48e-11, 3.54e-11, 3.21e-11), stream=(8.61e-10, 3.38e-10, 7.14e-10)),
+    },
+}
+
+
+def device_kind(device: jax.Device | None = None) -> str:
+    """'cpu' for the CPU backend, else 'platform:device kind' (e.g. 'gpu:NVIDIA H200').
+
+    Example:
+        >>> device_kind(jax.devices("cpu")[0])
+        'cpu'
+    """
+    device = jax.devices()[0] if device is None else device
+    return "cpu" if device.platform == "cpu" else f"{device.platform}:{device.device_kind}"
+
+
+def _best_time(fn, *args, repeats: int = 3) -> float:
+    jax.block_until_ready(fn(*args))  # compile
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def measure_constants(dtype: str = "float32", sizes: tuple[int, ...] = (512, 1024), repeats: int = 3) -> Constants:
+    """Measure the prices on JAX's default device (best of ``repeats`` warm calls per size).
+
+    Example:
+        >>> c = measure_constants("float32", sizes=(64,), repeats=1)
+        >>> c.sizes, c.eigh[0] > 0
+        ((64,), True)
+    """
+    out: dict[str, list[float]] = {k: [] for k in ("eigh", "cholesky", "tri_inverse", "gemm", "stream")}
+    for n in sizes:
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(n, n))
+        M = jnp.asarray(X @ X.T / n + np.eye(n), dtype)
+        L = jnp.linalg.cholesky(M)
+        C = jnp.asarray(rng.normal(size=(n, 8)), dtype)
+        eye = jnp.eye(n, dtype=dtype)
+        n3 = float(n) ** 3
+        out["eigh"].append(_best_time(jax.jit(jnp.linalg.eigh), M, repeats=repeats) / n3)
+        shifts = jnp.arange(1.0, 5.0, dtype=dtype)  # as the direct route runs them: in turn inside one program
+        factors = jax.jit(lambda M: jax.lax.map(lambda t: jnp.linalg.cholesky(M + t * eye), shifts))
+        out["cholesky"].append(_best_time(factors, M, repeats=repeats) / (4 * n3))
+        tri = jax.jit(lambda L: jax.scipy.linalg.solve_triangular(L, eye, lower=True))
+        out["tri_inverse"].append(_best_time(tri, L, repeats=repeats) / n3)
+        out["gemm"].append(_best_time(jax.jit(jnp.matmul), M, M, repeats=repeats) / (2 * n3))
+        out["stream"].append(_best_time(jax.jit(jnp.matmul), M, C, repeats=repeats) / (n * n))
+    return Constants(sizes=tuple(int(s) for s in sizes), **{k: tuple(v) for k, v in out.items()})
+
+
+@functools.lru_cache(maxsize=None)
+def _measured(kind: str, dtype: str) -> Constants:
+    del kind  # the cache key: measured once per device kind and dtype
+    return measure_constants(dtype)
+
+
+def constants(dtype: str = "float32", device: jax.Device | None = None) -> Constants:
+    """The prices for ``device`` (default JAX's first): the committed table, else measured once and cached.
+
+    Example:
+        >>> constants("float64", jax.devices("cpu")[0]) is TABLE["cpu"]["float64"]
+        True
+    """
+    kind = device_kind(device)
+    name = str(np.dtype(dtype))
+    if kind in TABLE and name in TABLE[kind]:
+        return TABLE[kind][name]
+    return _measured(kind, name)
+
+
+def _eigen(p: Problem, c: Constants) -> float:
+    if p.criterion == "kfold":
+        nt = p.n_train
+        per_fold = (c.seconds("eigh", nt) + c.product(p.m, nt, nt) + c.product(nt, nt, p.d)
+                    + p.points * p.omegas * c.product(p.m, nt, p.d))
+        return p.folds * per_fold
+    t = c.seconds("eigh", p.n) + c.product(p.n, p.n, p.d)
+    if p.criterion == "holdout":
+        t += c.product(p.m, p.n, p.n) + p.points * p.omegas * c.product(p.m, p.n, p.d)
+    elif p.criterion in ("loo", "gcv"):  # U (h ∘ Ỹ) and (U∘U) h per point, the points batched in one product
+        t += 2 * c.product(p.n, p.n, p.points * p.omegas * p.d)
+    return t
+
+
+def _direct(p: Problem, c: Constants) -> float:
+    n = p.n_train if p.criterion == "kfold" else p.n
+    pairs = p.points * (p.distinct or p.omegas * p.d)
+    per_pair = c.seconds("cholesky", n) + 2 * p.order * c.product(n, n, p.d) + PAIR_OVERHEAD_S
+    if p.criterion in ("holdout", "kfold"):
+        per_pair += c.product(p.m, n, p.d)
+    elif p.criterion in ("loo", "gcv"):
+        per_pair += c.seconds("tri_inverse", n)
+        if p.order > 1:  # WᵀW, its powers, and W Q for an odd order
+            per_pair += c.product(n, n, n) * (p.order // 2 + p.order % 2)
+    if p.criterion not in ("kfold", "none"):  # the selected point's coefficients are kept from its pair
+        return pairs * per_pair
+    refit = min(p.d, p.distinct or p.d) * (c.seconds("cholesky", p.n) + 2 * p.order * c.product(p.n, p.n, p.d))
+    return p.folds * pairs * per_pair + refit
+
+
+def _matrix_free(p: Problem, c: Constants) -> float:
+    per_step = c.product(p.n, p.n, p.d) + c.product(p.n, p.d, p.d)
+    if p.criterion == "holdout":
+        per_step += c.product(p.m, p.n, p.d)
+    return (p.points + LANCZOS_STEPS) * per_step
+
+
+_COSTS = {"eigen": _eigen, "direct": _direct, "matrix_free": _matrix_free}
+
+
+def route_costs(p: Problem, route: str, c: Constants) -> float:
+    """Predicted warm seconds of the whole grid ``p`` on ``route`` with prices ``c``.
+
+    Example:
+        >>> c = TABLE["cpu"]["float64"]
+        >>> p = Problem(n=4000, d=2, points=1, criterion="holdout", m=1000, distinct=1)
+        >>> route_costs(p, "direct", c) < route_costs(p, "eigen", c)
+        True
+    """
+    if route not in _COSTS:
+        raise ParameterError(f"route must be one of {ROUTES}; received {route!r}.")
+    return _COSTS[route](p, c)
+
+
+def servable_routes(p: Problem, *, direct_form: bool, dense: bool, one_output_matrix: bool) -> tuple[str, ...]:
+    """The routes that can serve ``p``: direct needs a filter with a direct form and a dense Gram;
+    matrix-free an iterative filter, one output matrix and hold-out or no criterion; eigen a dense Gram."""
+    routes = []
+    if dense:
+        routes.append("eigen")
+        if direct_form:
+            routes.append("direct")
+    if p.iterative and one_output_matrix and p.criterion in ("holdout", "none"):
+        routes.append("matrix_free")
+    return tuple(routes)
+
+
+def choose_route(p: Problem, dtype: str = "float32", routes: tuple[str, ...] = ("eigen", "direct"),
+                 device: jax.Device | None = None) -> str:
+    """The cheapest of ``routes`` for ``p`` on ``device`` (ties go to the earlier route).
+
+    Example:
+        >>> choose_route(Problem(n=4000, d=2, points=60, criterion="holdout", m=1000), "float64")
+        'eigen'
+    """
+    if not routes:
+        raise ParameterError("no route can serve this problem.")
+    c = constants(dtype, device)
+    costs = [route_costs(p, r, c) for r in routes]
+    return routes[int(np.argmin(costs))]

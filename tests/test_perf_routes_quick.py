@@ -1,0 +1,35 @@
+"""benchmarks/perf_routes.py: every route and baseline of a cell runs and agrees on the selection;
+the committed quick results record the machine, the load and where each route wins."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_perf_routes_runs_every_route_and_baseline(tmp_path):
+    env = {**os.environ, "JAXMTL_RESULTS_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "perf_routes.py"), "--sizes", "100",
+                           "--dtypes", "float64", "--repeats", "1", "--shared"],
+                          check=False, capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    payload = json.loads((tmp_path / "perf_routes.json").read_text())
+    assert payload["shared_machine"] is True and payload["cells"] == 6
+    for row in payload["rows"]:
+        assert row["same_selection"], row
+        assert row["auto_route"] in ("eigen", "direct")
+        assert {"auto", "eigen", "direct", "jax_chol", "scipy_chol"} <= set(row["seconds"])
+        # auto runs the route it names: its selected loss is that route's
+        assert abs(row["selected_loss"]["auto"] - row["selected_loss"][row["auto_route"]]) <= 1e-9
+
+
+def test_committed_quick_results_record_machine_load_and_winners():
+    payload = json.loads((ROOT / "benchmarks" / "results" / "perf_routes_quick.json").read_text())
+    assert payload["machine"]["jax_backend"] == "cpu" and "load_before" in payload
+    assert isinstance(payload["shared_machine"], bool)
+    assert {r["dtype"] for r in payload["rows"]} == {"float32", "float64"}
+    assert all(r["same_selection"] for r in payload["rows"])
+    assert sum(len(v) for v in payload["where_each_route_wins"].values()) == payload["cells"]
