@@ -349,7 +349,7 @@ def scale() -> str:
     return "\n".join(parts).strip() + "\n"
 
 
-DEFAULT_PARTS = ("mulan", "outputs", "ida", "imbalanced", "digits", "fields", "unrelated", "school", "school_speed",
+DEFAULT_PARTS = ("mulan", "outputs", "robot_arm", "ida", "imbalanced", "digits", "fields", "unrelated", "school", "school_speed",
                  "multitask_real", "multitask_sizes")
 
 

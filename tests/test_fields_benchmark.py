@@ -1,4 +1,4 @@
-"""The fields part of benchmarks/_defaults_structured.py: its new fields have the structure they
+"""The fields part of the defaults benchmark (benchmarks/_defaults_fields.py): its new fields have the structure they
 claim, and its plain div/curl grid uses the kernels VectorFieldRegressor uses."""
 
 import importlib.util
@@ -19,7 +19,7 @@ BENCH = ROOT / "benchmarks"
 def structured():
     sys.path.insert(0, str(BENCH))
     try:
-        spec = importlib.util.spec_from_file_location("defaults_structured_under_test", BENCH / "_defaults_structured.py")
+        spec = importlib.util.spec_from_file_location("defaults_fields_under_test", BENCH / "_defaults_fields.py")
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
     finally:
@@ -82,3 +82,24 @@ def test_a_grid_claim_passes_within_one_paired_standard_error(structured):
     row64 = {**row, "ours64_angular": 0.9, "ours64_minus_grid_se": 0.01}
     claim = structured._grid_claim(row64, "grid", "the grid's", ours="ours64")
     assert claim["pass"] and claim["value"] == pytest.approx(0.9) and "dtype='float64'" in claim["claim"]
+
+
+def test_mixed_fields_weigh_a_curl_free_and_a_divergence_free_part_as_stated(structured):
+    # the two mixed fields are w·c + (1 − w)·g of the same parts c, g: solved back from the pair,
+    # c has no curl and g no divergence, each of largest speed 1 on the benchmark's grid
+    (a, wa), (b, wb) = structured.MIXED_WEIGHTS.items()
+    det = wa * (1 - wb) - wb * (1 - wa)
+
+    def parts(z):
+        va, vb = structured.new_field(a, z), structured.new_field(b, z)
+        return ((1 - wb) * va - (1 - wa) * vb) / det, (wa * vb - wb * va) / det
+
+    x = np.random.default_rng(4).uniform(-1.5, 1.5, (50, 2))
+    h, dx, dy = 1e-5, np.array([1e-5, 0.0]), np.array([0.0, 1e-5])
+    for k, (no, some) in enumerate(((1, 0), (0, 1))):  # curl-free part: no curl; divergence-free part: no divergence
+        Jx, Jy = (parts(x + dx)[k] - parts(x - dx)[k]) / (2 * h), (parts(x + dy)[k] - parts(x - dy)[k]) / (2 * h)
+        div, curl = Jx[:, 0] + Jy[:, 1], Jx[:, 1] - Jy[:, 0]
+        assert np.abs((div, curl)[no]).max() < 1e-6 and np.abs((div, curl)[some]).max() > 0.1
+    speeds = [np.linalg.norm(p, axis=1).max() for p in parts(grid_2d(70))]
+    assert speeds == pytest.approx([1.0, 1.0], abs=1e-3)
+    assert np.array_equal(structured.new_field(f"{a} (noisy)", x), structured.new_field(a, x))  # noise: training only
