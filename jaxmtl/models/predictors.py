@@ -122,6 +122,7 @@ class PerOutputGaussian(eqx.Module):
         """(d, n1, n2) Gram matrices, one per output, of X1 (n1, p) and X2 (n2, p)."""
         return jax.vmap(lambda w: Gaussian(w)(X1, X2))(self.sigma)
 
+    @full_precision
     def expansion(self, X: jax.Array, X_fit: jax.Array, coef: jax.Array) -> jax.Array:
         """(m, d) Σᵢ k_j(x, xᵢ) C[i, j] of every output j (what a :class:`PerOutputPredictor` asks
         of its kernel), at X (m, p) with X_fit (n, p) and coef (n, d)."""
