@@ -59,6 +59,7 @@ from ..selection.criteria import (
     loo_path,
 )
 from ._base import BaseEstimator, resolve_filter
+from ._buckets import fold_targets, pad_folds, pad_rows, size_bucket
 from ._gradient_search import check_search, fit_gradient
 from ._grid_search import _best_index, _refine_widths, _warn_on_edges
 from ._null_model import null_wins
@@ -191,11 +192,19 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
 
 
 @partial(jax.jit, static_argnames=("filt",))
-def _refit(kern, X, Y, a, V, filt, param):
-    K = kern(X, X)
-    s, U = eigh(K)
+def _refit(kern, X, Y, a, V, filt, param, n):
+    """Coefficients (N, d) at one grid point from the rows X (N, p), Y (N, d) of which the first
+    ``n`` are real and the rest zero padding (masked out of the Gram; zero coefficients)."""
+    m = (jnp.arange(X.shape[0]) < n).astype(Y.dtype)
+    s, U = eigh(kern(X, X) * m[:, None] * m[None, :])
     eig = SeparableEigh(clip_psd(s), U, a, V)
-    return filtered_coefficients(filt, eig, Y, param)
+    return filtered_coefficients(filt, eig, Y, param, n=n.astype(Y.dtype))
+
+
+@jax.jit
+def _mean_diag(kern, X, n):
+    """mean K(x, x) over the first ``n`` rows of X (the rest padding)."""
+    return jnp.sum(jnp.where(jnp.arange(X.shape[0]) < n, kern.diag(X), 0.0)) / n
 
 
 @jax.jit
@@ -276,11 +285,12 @@ class _GridSelection(BaseEstimator):
 
     def _n_repeats(self, n: int) -> int:
         """Partitions of a k-fold selection on n rows: ``n_repeats`` (1 for estimators without the
-        parameter); None: ⌈REPEAT_PREDICTIONS / n⌉, at most ``MAX_REPEATS`` (3 partitions at
-        400 rows, 1 from 1000 on: small sets, where one partition's arbitrary split moves the
+        parameter); None: ⌈REPEAT_PREDICTIONS / N⌉ for the size bucket N of n (``_buckets``: every
+        n of a bucket folds alike), at most ``MAX_REPEATS`` (3 partitions at 400 rows, 1 from 961
+        on: small sets, where one partition's arbitrary split moves the
         selection most, are also where repeating it costs least)."""
-        if self.n_repeats is None:
-            return int(min(MAX_REPEATS, -(-REPEAT_PREDICTIONS // n)))
+        if self.n_repeats is None:  # of the size bucket: every n of a bucket has the same folds' shapes
+            return int(min(MAX_REPEATS, -(-REPEAT_PREDICTIONS // size_bucket(n))))
         return check_int(self.n_repeats, "n_repeats", minimum=1)
 
     def _masks(self, n: int, partitions: int | None = None) -> np.ndarray:
@@ -408,7 +418,15 @@ class _SpectralEstimator(_GridSelection):
         filt = resolve_filter(self.filter)
         kernels, widths = self._resolve_kernels(X)
         a, V, omegas = self._resolve_output(d)
-        scale = max(float(np.mean(np.asarray(k.diag(jnp.asarray(X))))) for k in kernels)  # λ relative to it
+        dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
+        # padded up the bucket ladder where the selection works on folds (docs/design.md, "Size buckets")
+        mode = self.selection if isinstance(self.selection, str) else "masks"
+        bucket = mode not in ("loo", "gcv")
+        N = size_bucket(n) if bucket else n
+        Xj = pad_rows(np.asarray(X, dtype), N)
+        scale = 1.0
+        if not filt.iterative and self.lambdas is None:  # λ relative to the mean of the kernel's diagonal
+            scale = max(float(_mean_diag(k, Xj, np.int32(n))) for k in kernels)
         params = self._resolve_params(filt, scale if scale > 0 else 1.0)
         if filt.iterative and self.n_steps is None:
             params = _step_grid(int(params[-1]))
@@ -417,18 +435,22 @@ class _SpectralEstimator(_GridSelection):
             else np.zeros(d, Y.dtype)
         # the compiled calls' arguments stay NumPy arrays in JAX's dtype: slicing and converting
         # them is then no compiled call of its own
-        Yc = Y - self.y_mean_
-        dtype = jax.dtypes.canonicalize_dtype(Yc.dtype)
-        Yc, Xj = Yc.astype(dtype), np.asarray(X, dtype)
+        Yc = pad_rows((Y - self.y_mean_).astype(dtype), N)
         aj, Vj = np.asarray(a, dtype), np.asarray(V, dtype)
         param_dtype = np.int32 if filt.iterative else dtype
-        mode = self.selection if isinstance(self.selection, str) else "masks"
-        folds = (lambda m: None) if mode in ("loo", "gcv") else fold_indices  # closed forms need no folds
 
-        def score(kerns, steps_or_lambdas, rows=slice(None), fold_masks=masks, omega=None):
+        def folds(fold_masks, size):  # padded gather indices of the folds (None: closed forms need none)
+            if not bucket:
+                return None
+            per_partition = len(fold_masks) // self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1
+            return pad_folds(fold_indices(fold_masks), fold_targets(mode, fold_masks, per_partition, size))
+
+        def score(kerns, steps_or_lambdas, rows=None, fold_masks=masks, omega=None):
             full, rep, index = _path_params(filt, steps_or_lambdas)
-            args = (Xj[rows], Yc[rows], aj if omega is None else aj[omega:omega + 1], Vj, filt,
-                    np.asarray(full, param_dtype), mode, folds(fold_masks), type(self)._loss,
+            Xr, Yr = (Xj, Yc) if rows is None else \
+                (pad_rows(Xj[rows], size_bucket(len(rows))), pad_rows(Yc[rows], size_bucket(len(rows))))
+            args = (Xr, Yr, aj if omega is None else aj[omega:omega + 1], Vj, filt,
+                    np.asarray(full, param_dtype), mode, folds(fold_masks, len(Xr)), type(self)._loss,
                     np.asarray(self.y_mean_, dtype), rep,
                     self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1)
             # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
@@ -471,7 +493,8 @@ class _SpectralEstimator(_GridSelection):
         # t = 0 / λ = ∞ (C = 0: predict the offset, the training mean) is a point of every path;
         # scored on the same folds, it is kept where no model beats it ([BRBV11] §4.3's filters at g = 0)
         null = scores.ndim == 3 and self._null_wins(mode, masks, kernels[iw], Xj, Yc, aj[io], Vj, filt,
-                                                    params[ip], float(scores[iw, io, ip]))
+                                                    _path_params(filt, params), ip, float(scores[iw, io, ip]),
+                                                    folds(masks, N))
         _warn_on_edges(None if widths is None else widths[iw], search_grid, params, ip, filt,  # also when C = 0
                        self.width_factors is None and self.n_steps is None)  # is kept: a wider grid may beat it
         if scores.ndim == 4:
@@ -480,10 +503,12 @@ class _SpectralEstimator(_GridSelection):
             scores = scores[..., 0]
         self.kernel_ = kernels[iw]
         self.filter_ = filt
-        self.output_matrix_ = jnp.asarray(((V * a[io]) @ V.T).astype(dtype))
-        self.X_fit_ = jnp.asarray(Xj)
-        self.coef_ = jnp.zeros(Yc.shape, dtype) if null else \
-            _refit(self.kernel_, self.X_fit_, Yc, aj[io], Vj, filt, np.asarray(params, param_dtype)[ip])
+        # NumPy results put on the device: jnp.asarray would compile a program per shape
+        self.output_matrix_ = jax.device_put(((V * a[io]) @ V.T).astype(dtype))
+        self.X_fit_ = jax.device_put(Xj[:n])
+        coef = np.zeros((n, d), dtype) if null else \
+            np.asarray(_refit(self.kernel_, Xj, Yc, aj[io], Vj, filt, np.asarray(params, param_dtype)[ip], np.int32(n)))
+        self.coef_ = jax.device_put(coef[:n])  # the padded rows' coefficients are zero
         self.n_outputs_ = d
         self.cv_scores_ = scores
         self.path_params_ = params
@@ -499,16 +524,19 @@ class _SpectralEstimator(_GridSelection):
         self.best_score_ = self.null_score_ if null else float(scores[iw, io, ip])
         return self
 
-    def _null_wins(self, mode, masks, kern, Xj, Yc, a, V, filt, param, best_score) -> bool:
+    def _null_wins(self, mode, masks, kern, Xj, Yc, a, V, filt, path, ip, best_score, folds) -> bool:
         """Score C = 0 (``null_score_``) and say whether it is kept (:func:`._null_model.null_wins`)."""
-        self.null_score_, keep = null_wins(mode, masks, kern, Xj, Yc, a, V, filt, param, best_score,
+        self.null_score_, keep = null_wins(mode, masks, kern, Xj, Yc, a, V, filt, path, ip, best_score,
                                            np.asarray(self.y_mean_, Yc.dtype), type(self)._loss,
-                                           self._n_repeats(masks.shape[1]))
+                                           self._n_repeats(masks.shape[1]), folds)
         return keep
 
     def _decision(self, X) -> np.ndarray:
         X = self._validate_predict_inputs(X)
         dtype = self.X_fit_.dtype
-        F = in_row_blocks(lambda B: _predict(self.kernel_, jnp.asarray(B, dtype), self.X_fit_, self.coef_,
+        # the fitted rows padded to their size bucket (zero coefficients): one program per bucket
+        size = size_bucket(self.X_fit_.shape[0])
+        X_fit, coef = (jax.device_put(pad_rows(np.asarray(a), size)) for a in (self.X_fit_, self.coef_))
+        F = in_row_blocks(lambda B: _predict(self.kernel_, jax.device_put(np.asarray(B, dtype)), X_fit, coef,
                                              self.output_matrix_), X)
         return F + self.y_mean_

@@ -207,7 +207,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         if self.family_ == "independent":
             dtype = fit.coef.dtype
             self.coef_, self.X_fit_, self.kernel_ = fit.coef, fit.X, None
-            self.output_matrix_ = jnp.eye(Y.shape[1], dtype=dtype)
+            self.output_matrix_ = jax.device_put(np.eye(Y.shape[1], dtype=dtype))
             self.output_widths_, self.output_params_ = fit.widths, fit.params
             self.y_mean_ = (offset + fit.means).astype(Ys.dtype)
             self.filter_, self.n_outputs_, self.approximate_ = resolve_filter(self.filter, True), Y.shape[1], False
