@@ -43,7 +43,7 @@ def pad_rows(A: np.ndarray, size: int) -> np.ndarray:
     return np.concatenate([A, np.zeros((size - A.shape[0],) + A.shape[1:], A.dtype)])
 
 
-def fold_targets(mode: str, masks: np.ndarray, n_folds: int, size: int) -> tuple[int, int] | None:
+def fold_targets(mode: str, masks: np.ndarray, n_folds: int, size: int) -> tuple[int, int]:
     """(training, held-out) lengths the fold indices of ``masks`` (m, n) are padded to, so that every
     n of the bucket ``size`` gives the same shapes: k-fold (``n_folds`` folds per partition)
     size − ⌊size/k⌋ and ⌈size/k⌉, the largest a k-fold split of at most ``size`` rows holds;

@@ -41,6 +41,7 @@ from ..paths.eigen import mse_loss
 from ..paths.scan import grid_path_losses, path_scan, raise_divergence
 from ..selection.criteria import fold_sizes
 from ._base import resolve_filter
+from ._grid_search import _score_kernels
 from ._spectral import (
     KERNEL_BATCH,
     SELECTIONS,
@@ -50,7 +51,6 @@ from ._spectral import (
     _GridSelection,
     _path_params,
     _refine_widths,
-    _score_kernels,
     _SpectralEstimator,
     _step_grid,
     _warn_on_edges,

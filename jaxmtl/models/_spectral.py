@@ -61,7 +61,7 @@ from ..selection.criteria import (
 from ._base import BaseEstimator, resolve_filter
 from ._buckets import fold_targets, pad_folds, pad_rows, size_bucket
 from ._gradient_search import check_search, fit_gradient
-from ._grid_search import _best_index, _refine_widths, _warn_on_edges
+from ._grid_search import _best_index, _refine_widths, _score_kernels, _warn_on_edges
 from ._null_model import null_wins
 from ._precision import in_working_precision
 from ._row_blocks import in_row_blocks
@@ -88,36 +88,6 @@ SELECTIONS = ("kfold", "loo", "gcv", "holdout")
 # REPEAT_PREDICTIONS validation predictions per grid point, at most MAX_REPEATS partitions.
 REPEAT_PREDICTIONS = 1000
 MAX_REPEATS = 3
-
-
-def _stack(kernels: list[Kernel]) -> Kernel:
-    """Stack same-class kernels into one pytree with a leading batch axis (NumPy leaves: stacking
-    them is no compiled call)."""
-    return jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *kernels)
-
-
-def _score_kernels(kernels: list[Kernel], score_stacked, batch: int, shrink: bool = False) -> np.ndarray:
-    """``score_stacked(stacked kernels)`` for every kernel of a list, in its order.
-
-    Kernels of one class and leaf shapes (a pytree structure) are stacked in batches of ``batch``
-    (of at most their number with ``shrink``), the last batch padded by repeating its last kernel:
-    one compilation per structure and batch size. A kernel without array leaves (Linear) is
-    scored once per structure.
-    """
-    groups: dict[Any, list[int]] = {}
-    for i, k in enumerate(kernels):
-        leaves, treedef = jax.tree_util.tree_flatten(k)
-        groups.setdefault((treedef, tuple(np.shape(v) for v in leaves)), []).append(i)
-    out: list[Any] = [None] * len(kernels)
-    for (treedef, shapes), members in groups.items():
-        ks = [kernels[i] for i in members]
-        size = min(batch, len(ks)) if shrink else batch
-        ks = ks + ks[-1:] * (-len(ks) % size)
-        rows = np.concatenate([np.asarray(score_stacked(_stack(ks[j:j + size]))) for j in range(0, len(ks), size)])
-        rows = np.repeat(rows[:1], len(members), axis=0) if treedef.num_leaves == 0 else rows
-        for i, row in zip(members, rows):
-            out[i] = row
-    return np.stack(out)
 
 
 def _step_grid(T: int) -> np.ndarray:
