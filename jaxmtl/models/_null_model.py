@@ -10,8 +10,9 @@ simplest model and the selected one): the best of a grid of hundreds of points i
 a lead smaller than its own noise is no evidence of signal (:func:`within_one_se`; the per-output
 family of a vector-valued regressor applies the same rule to each output on the parts of its
 held-out rows, see :mod:`._per_task`). The per-fold losses of the selected
-point cost one more path; they are computed only where C = 0 is within ``NULL_MARGIN`` (relative)
-of the selected point's mean loss — a larger lead is taken as signal without them.
+point cost one more path (one kernel and output matrix: a small part of the grid's), computed in
+every k-fold fit so that every fit runs the same programs; they decide only where C = 0 is within
+``NULL_MARGIN`` (relative) of the selected point's mean loss — a larger lead is taken as signal.
 """
 
 from __future__ import annotations
@@ -136,7 +137,10 @@ def null_wins(mode: str, masks: np.ndarray, kernel: Kernel, X: np.ndarray, Yc: n
     null_folds = null_fold_losses(mode, masks, Yc, offset, base_loss, folds)
     null_score = float(np.mean(null_folds))
     paired = mode == "kfold" and len(masks) >= 3
-    if not paired or null_score > (1.0 + NULL_MARGIN) * best_score:
+    if not paired:
         return null_score, null_score <= best_score
+    # computed whenever the rule may pair them: every fit then runs the same programs
     best_folds = fold_losses_at(kernel, X, Yc, a, V, filt, path, masks, offset, base_loss, folds)[:, ip]
+    if null_score > (1.0 + NULL_MARGIN) * best_score:  # a lead this large is taken as signal
+        return null_score, False
     return null_score, keep_null(null_folds, best_folds, best_score, partitions)
