@@ -416,9 +416,8 @@ class _SpectralEstimator(_GridSelection):
             per_partition = len(fold_masks) // self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1
             return pad_folds(fold_indices(fold_masks), fold_targets(mode, fold_masks, per_partition, size))
 
-        # a default iterative path runs to the length its continuation may reach (the recurrence on
-        # the eigenvalues costs little; only the listed steps are evaluated): the grid and its
-        # continuation are then one program, whatever the data
+        # a default iterative path runs to the length its continuation may reach (only the listed steps
+        # evaluated): the grid and its continuation are one program, whatever the data
         horizon = 2**STEP_DOUBLINGS * int(params[-1]) if filt.iterative and self.n_steps is None else None
 
         def score(kerns, steps_or_lambdas, rows=None, fold_masks=masks, omega=None):
@@ -431,9 +430,8 @@ class _SpectralEstimator(_GridSelection):
                     np.asarray(full, param_dtype), mode, folds(fold_masks, len(Xr)), type(self)._loss,
                     np.asarray(self.y_mean_, dtype), rep,
                     self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1)
-            # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
-            # serves every call of a width search, whatever the number of widths it adds, and the
-            # continuation (one kernel: a padded batch)
+            # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation serves
+            # every call of a width search, whatever the number of widths it adds, and the continuation
             out = _score_kernels(kerns, lambda stacked: _score_grid(stacked, *args), KERNEL_BATCH)
             out = out if index is None else out[:, :, index]
             return out if omega is None else out[:, omega:omega + 1]
