@@ -391,7 +391,8 @@ def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks:
     dtype = jax.dtypes.canonicalize_dtype(y.dtype)
     r = layout.valid.shape[1]  # the largest task's rows; every block padded to its size bucket
     size = size_bucket(r)
-    Xt, yt = _pad_axis(_gather(np.asarray(X, dtype), layout), 1, size), _pad_axis(_gather(np.asarray(y, dtype), layout), 1, size)
+    Xt = _pad_axis(_gather(np.asarray(X, dtype), layout), 1, size)
+    yt = _pad_axis(_gather(np.asarray(y, dtype), layout), 1, size)
     valid = _pad_axis(layout.valid, 1, size)
     train = _pad_axis(np.stack([_gather(m, layout) for m in masks]), 2, size)
     split = validation_parts(masks, codes, N_PARTS, random_state)
@@ -404,7 +405,8 @@ def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks:
         lambda w: losses(w, Xt, yt[..., None], valid, train, parts)[:, :, :, 0], grid, params, refine, rows)
     coef, means = task_coefficients(np.asarray(widths, dtype), Xt, yt, valid, filt,
                                      np.asarray(chosen, np.int32 if filt.iterative else dtype))
-    fit = IndependentFit(widths, chosen, np.asarray(means), jax.device_put(np.asarray(coef)[:, :r]), jax.device_put(Xt[:, :r]))
+    fit = IndependentFit(widths, chosen, np.asarray(means), jax.device_put(np.asarray(coef)[:, :r]),
+                         jax.device_put(Xt[:, :r]))
     return fit, float(task_losses.sum()), float(crossed.sum()), task_losses
 
 
@@ -490,7 +492,8 @@ def select_outputs(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params
     n, size = len(X), size_bucket(len(X))
     Xp = pad_rows(np.asarray(X, dtype), size)
     coef, means = task_coefficients(np.asarray(widths, dtype), np.broadcast_to(Xp, (d,) + Xp.shape),
-                                     pad_rows(np.asarray(Y, dtype), size).T, np.broadcast_to(np.arange(size) < n, (d, size)),
+                                     pad_rows(np.asarray(Y, dtype), size).T,
+                                     np.broadcast_to(np.arange(size) < n, (d, size)),
                                      filt, np.asarray(chosen, np.int32 if filt.iterative else dtype))
     chosen = np.where(kept, 0 if filt.iterative else np.inf, chosen)  # C = 0: t = 0 / λ = ∞
     coef = np.where(kept, 0.0, np.asarray(coef)[:, :n].T).astype(dtype)
