@@ -1,23 +1,29 @@
-"""First and warm fit of ``VectorValuedRegressor()`` and the XLA programs each compiles, beside
-scikit-learn's ``GridSearchCV(KernelRidge)`` over a 180-point grid.
+"""First, warm and same-bucket fits of the default estimators and the XLA programs each compiles,
+beside scikit-learn's ``GridSearchCV(KernelRidge)`` over a 180-point grid.
 
-Each size runs in its own process, JAX's default configuration (float32, x64 off, no persistent
-compilation cache): the first ``fit`` (compilation included, what a new process waits for), then a
-warm ``fit`` on the same data (every program already compiled; on other data of the same shape a
-fit whose best step lies on the edge of its path continues the path, a longer program compiled
-then). Around each fit the
-child records ``cpu_s`` (``time.process_time()``: all threads' user + system seconds), ``wall_s``,
-``programs`` (XLA compilations: ``jax.monitoring``'s backend-compile events) and ``compile_s``
-(their summed durations). One more process fits 200 rows and then 207: the programs the second
-size compiles again (a fit's shapes follow n; docs/performance.md, "Compilation").
+Every row runs in its own process, JAX's default configuration (float32, x64 off, no persistent
+compilation cache), import included in ``process_wall_s``: ``VectorValuedRegressor()``,
+``MultiClassClassifier()`` and ``MultiTaskRegressor()`` with their defaults fit n rows (the first
+fit: compilation included, what a new process waits for), the same data again (warm), then
+another n of the same size bucket (``jaxmtl.models._buckets``: a fit compiles for the bucket of
+n, so this one should compile nothing). Around each fit the child records ``cpu_s``
+(``time.process_time()``: all threads' user + system seconds), ``wall_s``, ``programs`` (XLA
+compilations: ``jax.monitoring``'s backend-compile events) and ``compile_s`` (their summed
+durations). One more process per estimator runs k-fold cross-validation as ``cross_val_score``
+does (fit on the training rows, predict the held-out ones) with cv = 3, 5 and 10 in turn: the
+programs of each first fold and of the later folds (0 when folds reuse the first fold's
+programs). A child's stderr is searched for XLA's slow-constant-folding warning
+(``constant_folding_warnings``).
 
-The data: X ~ N(0, 1) with 2 features, outputs [sin x₀ + x₁, cos x₁] plus noise 0.1. The
-scikit-learn baseline is ``GridSearchCV(KernelRidge(kernel='rbf'), 6 α × 30 γ, cv=5)`` (float64),
-timed the same way in its own process (first fit, then a warm one).
+The data: X ~ N(0, 1) with 2 features, outputs [sin x₀ + x₁, cos x₁] plus noise 0.1; the
+classifier's labels (x₀ > 0) + (x₁ > 0.5) (3 classes); the multi-task outputs the first output
+plus its task's offset, 4 tasks dealt in turn. The scikit-learn baseline is
+``GridSearchCV(KernelRidge(kernel='rbf'), 6 α × 30 γ, cv=5)`` (float64) on the vector-valued
+data, timed the same way in its own process.
 
 Usage::
 
-    python benchmarks/compile_times.py [--quick] [--sizes 100 200 207 1000] [--shared]
+    python benchmarks/compile_times.py [--quick] [--sizes 100 200 500 1000 5000] [--shared]
 
 ``--quick``: n = 100 only (``results/compile_times_quick.json``). ``--shared`` records that the
 machine ran other work at the same time. Writes ``benchmarks/results/compile_times.json``.
@@ -30,63 +36,130 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from _bench import COMPILE_COUNTER, ROOT, table, versions, write
+
+ESTIMATORS = ("VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor")
+CV_FOLDS = (3, 5, 10)
+# XLA's warning when constant folding is slow (data closed over as constants instead of arguments)
+CONSTANT_FOLDING = "constant folding"
 
 _CHILD = """
 import json, sys, time, warnings
 import numpy as np
 import jax
-kind, sizes = sys.argv[1], [int(s) for s in sys.argv[2:]]
+kind, job, sizes = sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3:]]
 """ + COMPILE_COUNTER + """
-if kind == "jaxmtl":
-    from jaxmtl import VectorValuedRegressor
-    make = VectorValuedRegressor
-else:
-    from sklearn.kernel_ridge import KernelRidge
-    from sklearn.model_selection import GridSearchCV
-    grid = {"alpha": np.logspace(-6, 1, 6).tolist(), "gamma": np.logspace(-3, 2, 30).tolist()}
-    make = lambda: GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=5)
 warnings.simplefilter("ignore")
-out = []
-for n in sizes:
+
+def data(n):
     rng = np.random.default_rng(n)  # the same data for the same n
     X = rng.normal(size=(n, 2))
     Y = np.c_[np.sin(X[:, 0]) + X[:, 1], np.cos(X[:, 1])] + 0.1 * rng.normal(size=(n, 2))
+    tasks = np.arange(n) % 4
+    return X, Y, tasks
+
+if kind == "sklearn":
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.model_selection import GridSearchCV
+    grid = {"alpha": np.logspace(-6, 1, 6).tolist(), "gamma": np.logspace(-3, 2, 30).tolist()}
+    fit = lambda X, Y, tasks: GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=5).fit(X, Y)
+else:
+    import jaxmtl
+    make = getattr(jaxmtl, kind)
+    def fit(X, Y, tasks):
+        if kind == "MultiClassClassifier":
+            return make().fit(X, (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5))
+        if kind == "MultiTaskRegressor":
+            return make().fit(X, Y[:, 0] + tasks, tasks)
+        return make().fit(X, Y)
+
+def timed(f, *args):
     before = dict(counts)
     c, t = time.process_time(), time.perf_counter()
-    make().fit(X, Y)
-    out.append({"n": n, "cpu_s": time.process_time() - c, "wall_s": time.perf_counter() - t,
-                "programs": counts["programs"] - before["programs"],
-                "compile_s": counts["compile_s"] - before["compile_s"]})
+    out = f(*args)
+    rec = {"cpu_s": time.process_time() - c, "wall_s": time.perf_counter() - t,
+           "programs": counts["programs"] - before["programs"], "compile_s": counts["compile_s"] - before["compile_s"]}
+    return out, rec
+
+out = []
+if job == "fits":
+    for n in sizes:
+        X, Y, tasks = data(n)
+        _, rec = timed(fit, X, Y, tasks)
+        out.append({"n": n, **rec})
+else:  # cross-validation as cross_val_score runs it, cv = each of sizes[1:], on sizes[0] rows
+    from sklearn.model_selection import KFold
+    n = sizes[0]
+    X, Y, tasks = data(n)
+    for cv in sizes[1:]:
+        folds = []
+        for train, test in KFold(cv, shuffle=True, random_state=0).split(X):
+            model, rec = timed(fit, X[train], Y[train], tasks[train])
+            args = (X[test], tasks[test]) if kind == "MultiTaskRegressor" else (X[test],)
+            _, pred = timed(model.predict, *args)
+            folds.append({"n_train": len(train), "fit": rec, "predict_programs": pred["programs"]})
+        out.append({"cv": cv, "n": n, "first_fold_programs": folds[0]["fit"]["programs"],
+                    "later_folds_programs": sum(f["fit"]["programs"] for f in folds[1:]),
+                    "later_predict_programs": sum(f["predict_programs"] for f in folds[1:]),
+                    "wall_s": sum(f["fit"]["wall_s"] for f in folds), "folds": folds})
 print(json.dumps(out))
 """
 
 
-def _run(kind: str, sizes: list[int]) -> list[dict]:
-    """The per-fit records of one child process fitting ``sizes`` in turn."""
+def _run(kind: str, job: str, sizes: list[int]) -> tuple[list[dict], float, int]:
+    """The records of one child process, its wall time (import included) and the slow-constant-
+    folding warnings on its stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}  # JAX's defaults
-    proc = subprocess.run([sys.executable, "-c", _CHILD, kind, *map(str, sizes)], capture_output=True,
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _CHILD, kind, job, *map(str, sizes)], capture_output=True,
                           text=True, cwd=ROOT, env=env, check=False)
+    wall = time.perf_counter() - start
     if proc.returncode != 0:
-        raise RuntimeError(f"{kind} fit at {sizes} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"{kind} {job} at {sizes} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1]), wall, proc.stderr.lower().count(CONSTANT_FOLDING)
+
+
+def same_bucket(n: int) -> int:
+    """Another size of n's bucket (n itself where the bucket holds one size)."""
+    sys.path.insert(0, str(ROOT))
+    from jaxmtl.models._buckets import size_bucket
+
+    others = [m for m in range(max(n - 8, 2), size_bucket(n) + 1) if m != n and size_bucket(m) == size_bucket(n)]
+    return others[0] if others else n
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 100 only")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 207, 1000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 500, 1000, 5000])
     parser.add_argument("--shared", action="store_true", help="the machine ran other work at the same time")
     args = parser.parse_args(argv)
     sizes = [100] if args.quick else args.sizes
-    rows = []
-    for kind, name in (("jaxmtl", "VectorValuedRegressor"), ("sklearn", "GridSearchCV(KernelRidge, 6 α × 30 γ)")):
-        for n in sizes:
-            first, warm = _run(kind, [n, n])
-            rows.append({"estimator": name, "n": n, "first": first, "warm": warm})
-            print(f"{name} n={n}: first {first['cpu_s']:.2f} CPU s ({first['programs']} programs), "
-                  f"warm {warm['cpu_s']:.2f} CPU s ({warm['programs']} programs)", flush=True)
+    rows, folding = [], 0
+    for n in sizes:
+        (base, *_), base_wall, warned = _run("sklearn", "fits", [n])
+        folding += warned
+        rows.append({"estimator": "GridSearchCV(KernelRidge, 6 α × 30 γ)", "n": n, "process_wall_s": base_wall,
+                     "first": base})
+        for name in ESTIMATORS:
+            other = same_bucket(n)
+            (first, warm, then), wall, warned = _run(name, "fits", [n, n, other])
+            folding += warned
+            rows.append({"estimator": name, "n": n, "process_wall_s": wall, "first": first, "warm": warm,
+                         "same_bucket": then, "vs_grid_search": wall / base_wall})
+            print(f"{name} n={n}: process {wall:.1f} s against {base_wall:.1f} s, first fit {first['programs']} "
+                  f"programs, warm {warm['programs']}, n={other} {then['programs']}", flush=True)
+    cv_n = sizes[0]
+    cross = []
+    for name in ESTIMATORS:
+        records, _, warned = _run(name, "cv", [cv_n, *CV_FOLDS])
+        folding += warned
+        cross.append({"estimator": name, "runs": records})
+        print(f"{name} cross-validation on {cv_n} rows: " + ", ".join(
+            f"cv={r['cv']}: first fold {r['first_fold_programs']}, later {r['later_folds_programs']}" for r in records),
+            flush=True)
     payload = {
         "dtype": "float32",
         "dtype_note": "jaxmtl in JAX's default configuration (x64 off); scikit-learn in float64",
@@ -94,15 +167,15 @@ def main(argv: list[str] | None = None) -> None:
         "shared_machine": args.shared,
         "load_1min": os.getloadavg()[0],
         "rows": rows,
+        "cross_validation": cross,
+        "constant_folding_warnings": folding,
+        "cache": "none (JAX's persistent compilation cache off, its default)",
     }
-    if not args.quick:
-        first, then = _run("jaxmtl", [200, 207])
-        payload["fit_207_after_200"] = {"fit_200": first, "fit_207": then}
-        print(f"VectorValuedRegressor: 207 rows after 200 compile {then['programs']} programs", flush=True)
-    flat = [{"estimator": r["estimator"], "n": r["n"], **{f"{k}_{f}": r[k][f] for k in ("first", "warm")
-                                                          for f in ("cpu_s", "wall_s", "programs")}} for r in rows]
-    print(table(flat, ["estimator", "n", "first_cpu_s", "first_wall_s", "first_programs", "warm_cpu_s",
-                       "warm_wall_s", "warm_programs"]))
+    flat = [{"estimator": r["estimator"], "n": r["n"], "process_wall_s": r["process_wall_s"],
+             **{f"{k}_programs": r[k]["programs"] for k in ("first", "warm", "same_bucket") if k in r},
+             "first_wall_s": r["first"]["wall_s"]} for r in rows]
+    print(table(flat, ["estimator", "n", "process_wall_s", "first_wall_s", "first_programs", "warm_programs",
+                       "same_bucket_programs"]))
     path = write("compile_times_quick" if args.quick else "compile_times", payload)
     print(f"wrote {path}")
 

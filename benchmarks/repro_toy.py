@@ -53,7 +53,7 @@ import numpy as np  # noqa: E402
 from jaxmtl import Gaussian, MultiTaskRegressor  # noqa: E402
 from jaxmtl.datasets import TOY_TASK_WEIGHTS, make_multitask_toy  # noqa: E402
 from jaxmtl.filters import Landweber, NuMethod  # noqa: E402
-from jaxmtl.models._spectral import _stack  # noqa: E402
+from jaxmtl.models._grid_search import _stack  # noqa: E402
 from jaxmtl.models.multitask import _build, _predict, _same_task  # noqa: E402
 from jaxmtl.paths import grid_path_losses, path_scan  # noqa: E402
 

@@ -46,7 +46,8 @@ __all__ = [
 
 
 def _out(A: np.ndarray) -> jax.Array:
-    return jnp.asarray(A, dtype=default_float())
+    """A on the device in the default float dtype, converted on the host (no compiled call)."""
+    return jax.device_put(np.asarray(A, dtype=default_float()))
 
 
 def _sym(A: np.ndarray) -> jax.Array:
@@ -135,10 +136,12 @@ def common_similarity_eigh(d: int, omegas: npt.ArrayLike) -> tuple[jax.Array, ja
         ((2, 3), (3, 3))
     """
     d = check_int(d, "d")
-    if is_traced(omegas):
-        om = jnp.atleast_1d(_traced_unit(omegas, "omegas", (0, 1)))
-    else:
-        om = jnp.asarray(check_unit_interval(omegas, "omegas"), default_float())
+    if not is_traced(omegas):  # concrete ω: computed on the host, no compiled call
+        om = np.asarray(check_unit_interval(omegas, "omegas"), np.float64)
+        a = np.repeat((1 - om)[:, None], d, axis=1)
+        a[:, 0] = om * d + (1 - om)
+        return _out(a), _out(_mean_basis(d))
+    om = jnp.atleast_1d(_traced_unit(omegas, "omegas", (0, 1)))
     a = jnp.repeat((1 - om)[:, None], d, axis=1).at[:, 0].set(om * d + (1 - om))
     return a, _out(_mean_basis(d))
 

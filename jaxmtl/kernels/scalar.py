@@ -60,7 +60,7 @@ def _checked(value, name, allow_zero=False, squared=True):
     if isinstance(value, (bool, np.bool_)):
         raise ParameterError(f"{name} must be a number; received {value!r}.")
     if isinstance(value, (int, float, np.number)):
-        return jnp.asarray(check_positive(value, name, allow_zero=allow_zero, squared=squared))
+        return jax.device_put(check_positive(value, name, allow_zero=allow_zero, squared=squared))  # no compiled call
     try:
         arr = np.asarray(value)
     except Exception:

@@ -5,13 +5,46 @@ when a selected value lies on the edge of its grid."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
+import jax
 import numpy as np
 
 from ..errors import GridEdgeWarning, ParameterError
-from ..kernels.scalar import Gaussian
+from ..kernels.scalar import Gaussian, Kernel
 
 __all__: list[str] = []
+
+
+def _stack(kernels: list[Kernel]) -> Kernel:
+    """Stack same-class kernels into one pytree with a leading batch axis (NumPy leaves: stacking
+    them is no compiled call)."""
+    return jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *kernels)
+
+
+def _score_kernels(kernels: list[Kernel], score_stacked, batch: int, shrink: bool = False) -> np.ndarray:
+    """``score_stacked(stacked kernels)`` for every kernel of a list, in its order.
+
+    Kernels of one class and leaf shapes (a pytree structure) are stacked in batches of ``batch``
+    (of at most their number with ``shrink``), the last batch padded by repeating its last kernel:
+    one compilation per structure and batch size. A kernel without array leaves (Linear) is
+    scored once per structure.
+    """
+    groups: dict[Any, list[int]] = {}
+    for i, k in enumerate(kernels):
+        leaves, treedef = jax.tree_util.tree_flatten(k)
+        groups.setdefault((treedef, tuple(np.shape(v) for v in leaves)), []).append(i)
+    out: list[Any] = [None] * len(kernels)
+    for (treedef, shapes), members in groups.items():
+        ks = [kernels[i] for i in members]
+        size = min(batch, len(ks)) if shrink else batch
+        ks = ks + ks[-1:] * (-len(ks) % size)
+        rows = np.concatenate([np.asarray(score_stacked(_stack(ks[j:j + size]))) for j in range(0, len(ks), size)])
+        rows = np.repeat(rows[:1], len(members), axis=0) if treedef.num_leaves == 0 else rows
+        for i, row in zip(members, rows):
+            out[i] = row
+    return np.stack(out)
+
 
 # A default width grid is extended past an edge (× 4^±1, 4^±2) or refined around its best
 # (× 2^±1) up to WIDTH_EXTENSIONS times.

@@ -25,9 +25,10 @@ lies on an edge.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
-import jax.numpy as jnp
+import jax
 import numpy as np
 
 from .._checks import check_bool
@@ -40,6 +41,7 @@ from ..paths.eigen import mse_loss
 from ..paths.scan import grid_path_losses, path_scan, raise_divergence
 from ..selection.criteria import fold_sizes
 from ._base import resolve_filter
+from ._grid_search import _score_kernels
 from ._spectral import (
     KERNEL_BATCH,
     SELECTIONS,
@@ -49,7 +51,6 @@ from ._spectral import (
     _GridSelection,
     _path_params,
     _refine_widths,
-    _score_kernels,
     _SpectralEstimator,
     _step_grid,
     _warn_on_edges,
@@ -97,13 +98,13 @@ def _search_widths(kernels, widths, score, path, polish: bool):
 def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, mode: str) -> Callable:
     """``score(kernels, path_params, omega=None)`` → (W, P, L) validation losses of kernels ×
     operator parameters ``pj`` (or only ``pj[omega]``) × filter parameters, on one route."""
-    mj = jnp.asarray(masks)
+    mj = np.asarray(masks)  # NumPy arguments: converting them is no compiled call of its own
     dtype = Yj.dtype
 
     def score_batch(stacked, ps, full, report):
         if route == "exact":
             return np.asarray(dense_grid_losses(
-                build, stacked, ps, data, Yj, filt, jnp.asarray(full, jnp.int32 if filt.iterative else dtype),
+                build, stacked, ps, data, Yj, filt, np.asarray(full, np.int32 if filt.iterative else dtype),
                 mode, mj, fold_sizes(masks), mse_loss, report))
         losses, _ = grid_path_losses(build, stacked, ps, data, Yj, mj, filt, int(full[-1]), mse_loss, report,
                                      reporting())
@@ -111,7 +112,6 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
 
     def score(kerns, path_params, omega=None):
         full, report, index = _path_params(filt, path_params)
-        report = None if report is None else jnp.asarray(report)
         ps = pj if omega is None else pj[omega:omega + 1]
         # exact route: kernels in batches of KERNEL_BATCH, a shorter list padded to its own length
         # (a compilation per batch size, at most KERNEL_BATCH, rather than an eigendecomposition of
@@ -123,6 +123,12 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
         return out if index is None else out[:, :, index]
 
     return score
+
+
+@partial(jax.jit, static_argnames=("build", "filt"))
+def _dense_refit(build, kernel, param, data, Y, filt, path_param):
+    """Coefficients of the materialised operator ``build(kernel, param, data)`` at ``path_param``."""
+    return dense_coefficients(build(kernel, param, data), Y, filt, path_param)
 
 
 class _MatrixFreeEstimator(_GridSelection):
@@ -188,8 +194,8 @@ class _MatrixFreeEstimator(_GridSelection):
         masks = self._masks(n)
         named = isinstance(self.selection, str)
         mode = self.selection if named and self.selection in ("loo", "gcv") else "kfold"  # hold-out: one masked fold
-        Yj = jnp.asarray(Y)
-        pj = jnp.asarray(params, Yj.dtype)
+        Yj = np.asarray(Y)  # NumPy arrays: slicing them is no compiled call
+        pj = np.asarray(params, Yj.dtype)
         score = _scorer(route, build, data, Yj, masks, filt, pj, mode)
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         grid = (f"{len(params)} parameter(s) × {f'{int(path[-1])} steps' if filt.iterative else f'{len(path)} λ'} × "
@@ -225,11 +231,12 @@ class _MatrixFreeEstimator(_GridSelection):
         self.filter_ = filt
         self.route_ = route
         self._op_param = float(params[ip])
-        op = build(self.kernel_, pj[ip], data)
         param = int(path[it]) if filt.iterative else float(path[it])
-        if route == "exact":
-            self.coef_ = dense_coefficients(op, Yj, filt, jnp.asarray(param, jnp.int32 if filt.iterative else Yj.dtype))
+        if route == "exact":  # the operator built and solved in one program
+            self.coef_ = _dense_refit(build, self.kernel_, pj[ip], data, Yj, filt,
+                                      np.asarray(param, np.int32 if filt.iterative else Yj.dtype))
         else:
+            op = build(self.kernel_, pj[ip], data)
             with report.stage(f"refit: {param} steps on all {n} rows"):
                 res = path_scan(op, Yj, filt, param, progress=reporting())
                 res.coef.block_until_ready()

@@ -10,14 +10,17 @@ simplest model and the selected one): the best of a grid of hundreds of points i
 a lead smaller than its own noise is no evidence of signal (:func:`within_one_se`; the per-output
 family of a vector-valued regressor applies the same rule to each output on the parts of its
 held-out rows, see :mod:`._per_task`). The per-fold losses of the selected
-point cost one more path; they are computed only where C = 0 is within ``NULL_MARGIN`` (relative)
-of the selected point's mean loss — a larger lead is taken as signal without them.
+point cost one more path (one kernel and output matrix: a small part of the grid's), computed in
+every k-fold fit so that every fit runs the same programs; they decide only where C = 0 is within
+``NULL_MARGIN`` (relative) of the selected point's mean loss — a larger lead is taken as signal.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -31,12 +34,14 @@ NULL_MARGIN = 0.1
 
 
 def null_fold_losses(mode: str, masks: np.ndarray, Yc: np.ndarray, offset: np.ndarray,
-                     base_loss: Callable) -> np.ndarray:
+                     base_loss: Callable, folds: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
     """(k,) validation losses of C = 0 on each fold (one value for leave-one-out and GCV).
 
     ``Yc`` (n, d) are the centred outputs the path's folds hold out and ``offset`` (d,) what
     ``predict`` adds back, so these are the path's own losses at g = 0 (for leave-one-out and GCV
-    the hat matrix is 0, and both reduce to the loss of the offset on every row).
+    the hat matrix is 0, and both reduce to the loss of the offset on every row). ``folds``: the
+    masks' :func:`~jaxmtl.selection.criteria.fold_indices`, possibly padded (then ``Yc`` may
+    carry padded rows, which no index reaches). Every fold in one compiled call.
 
     Example:
         >>> from jaxmtl.paths.eigen import mse_loss
@@ -45,21 +50,47 @@ def null_fold_losses(mode: str, masks: np.ndarray, Yc: np.ndarray, offset: np.nd
         >>> null_fold_losses("kfold", masks, Yc, np.zeros(1), mse_loss).tolist()
         [4.0, 1.0]
     """
-    rows = [~m for m in masks] if mode in ("kfold", "holdout", "masks") else [np.ones(len(Yc), bool)]
-    return np.array([float(base_loss(jnp.asarray(offset)[None, :], jnp.asarray(Yc[r] + offset),
-                                     jnp.full((int(r.sum()),), 1.0 / r.sum()))) for r in rows])
+    if mode not in ("kfold", "holdout", "masks"):  # every row held out once
+        held, vh = np.arange(len(Yc), dtype=np.int32)[None], np.ones((1, len(Yc)), bool)
+    else:
+        _, held, _, vh = fold_indices(masks) if folds is None else folds
+    dtype = np.asarray(Yc).dtype
+    return np.asarray(_null_losses(Yc, np.asarray(offset, dtype), held, vh, base_loss), np.float64)
 
 
-def fold_losses_at(kernel: Kernel, X: np.ndarray, Yc: np.ndarray, a: np.ndarray, V: np.ndarray, filt,
-                   params: np.ndarray, masks: np.ndarray, offset: np.ndarray, base_loss: Callable) -> np.ndarray:
-    """(k, P) per-fold validation losses of one kernel and one output matrix (``a`` (d,)) along ``params``
-    (the full path 1 … T for an iterative filter), with the loss seen as ``predict`` deploys it."""
+@partial(jax.jit, static_argnames=("base_loss",))
+def _null_losses(Yc, offset, held, vh, base_loss):
+    """(k,) the loss of ``offset`` on each fold's held-out rows ``held`` (k, m) of weights ``vh``."""
+    def one(h, v):
+        w = v.astype(Yc.dtype)
+        Yv = Yc[h] + offset
+        return base_loss(jnp.broadcast_to(offset, Yv.shape), Yv, w / jnp.sum(w))
+
+    return jax.vmap(one)(held, vh)
+
+
+@partial(jax.jit, static_argnames=("filt", "base_loss"))
+def _fold_losses_at(kernel, X, Yc, a, V, params, folds, offset, report, filt, base_loss):
     def loss(F, Yv, w):
         return base_loss(F + offset, Yv + offset, w)
 
-    K = kernel(jnp.asarray(X), jnp.asarray(X))
-    return np.asarray(kfold_path(K, jnp.asarray(Yc), jnp.asarray(a), jnp.asarray(V), filt, jnp.asarray(params),
-                                 fold_indices(masks), loss=loss))
+    return kfold_path(kernel(X, X), Yc, a, V, filt, params, folds, loss=loss, report=report)
+
+
+def fold_losses_at(kernel: Kernel, X: np.ndarray, Yc: np.ndarray, a: np.ndarray, V: np.ndarray, filt,
+                   path: tuple, masks: np.ndarray, offset: np.ndarray, base_loss: Callable,
+                   folds: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
+    """(k, P) per-fold validation losses of one kernel and one output matrix (``a`` (d,)) at the P
+    parameters of the grid, with the loss seen as ``predict`` deploys it; one compiled call.
+    ``path``: (parameters run, report mask or None, the grid's indices among them or None), as the
+    grid's scoring runs it (``_spectral._path_params``); ``folds`` as :func:`null_fold_losses`."""
+    full, report, index = path
+    dtype = np.asarray(Yc).dtype
+    out = np.asarray(_fold_losses_at(kernel, X, Yc, np.asarray(a, dtype), np.asarray(V, dtype),
+                                     np.asarray(full, np.int32 if filt.iterative else dtype),
+                                     fold_indices(masks) if folds is None else folds, np.asarray(offset, dtype),
+                                     report, filt, base_loss))
+    return out if index is None else out[:, index]
 
 
 def keep_null(null_folds: np.ndarray, best_folds: np.ndarray | None, best_score: float, partitions: int = 1) -> bool:
@@ -97,14 +128,19 @@ def within_one_se(null: np.ndarray, best: np.ndarray, partitions: int = 1) -> np
 
 
 def null_wins(mode: str, masks: np.ndarray, kernel: Kernel, X: np.ndarray, Yc: np.ndarray, a: np.ndarray,
-              V: np.ndarray, filt, param, best_score: float, offset: np.ndarray, base_loss: Callable,
-              partitions: int = 1) -> tuple[float, bool]:
-    """(loss of C = 0, whether it is kept over the selected point ``param`` of ``kernel`` and ``a``)."""
-    null_folds = null_fold_losses(mode, masks, Yc, offset, base_loss)
+              V: np.ndarray, filt, path: tuple, ip: int, best_score: float, offset: np.ndarray,
+              base_loss: Callable, partitions: int = 1,
+              folds: tuple[np.ndarray, ...] | None = None) -> tuple[float, bool]:
+    """(loss of C = 0, whether it is kept over the selected point ``ip`` of the grid ``path`` (as
+    :func:`fold_losses_at`) of ``kernel`` and ``a``); ``folds`` (and padded ``X``, ``Yc``) as
+    :func:`null_fold_losses`."""
+    null_folds = null_fold_losses(mode, masks, Yc, offset, base_loss, folds)
     null_score = float(np.mean(null_folds))
     paired = mode == "kfold" and len(masks) >= 3
-    if not paired or null_score > (1.0 + NULL_MARGIN) * best_score:
+    if not paired:
         return null_score, null_score <= best_score
-    steps = np.arange(1, int(param) + 1, dtype=np.int32) if filt.iterative else np.array([param], Yc.dtype)
-    best_folds = fold_losses_at(kernel, X, Yc, a, V, filt, steps, masks, offset, base_loss)[:, -1]
+    # computed whenever the rule may pair them: every fit then runs the same programs
+    best_folds = fold_losses_at(kernel, X, Yc, a, V, filt, path, masks, offset, base_loss, folds)[:, ip]
+    if null_score > (1.0 + NULL_MARGIN) * best_score:  # a lead this large is taken as signal
+        return null_score, False
     return null_score, keep_null(null_folds, best_folds, best_score, partitions)

@@ -20,6 +20,7 @@ Example::
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -45,8 +46,10 @@ def unscale_fitted(model, s: np.ndarray) -> None:
     stores ``y_scale_`` = s.
     """
     dtype = model.coef_.dtype
-    sj = jnp.asarray(s, dtype)
-    model.coef_ = model.coef_ / sj
-    model.output_matrix_ = sj[:, None] * model.output_matrix_ * sj[None, :]
+    # on the host (no compiled call), unless the coefficients live across processes (mesh=)
+    xp = np if getattr(model.coef_, "is_fully_addressable", True) else jnp
+    sj = xp.asarray(s, dtype)
+    model.coef_ = jax.device_put((xp.asarray(model.coef_) / sj).astype(dtype))
+    model.output_matrix_ = jax.device_put((sj[:, None] * xp.asarray(model.output_matrix_) * sj[None, :]).astype(dtype))
     model.y_mean_ = (np.asarray(model.y_mean_) * s).astype(np.asarray(model.y_mean_).dtype)
     model.y_scale_ = np.asarray(s, np.asarray(model.y_mean_).dtype)

@@ -62,6 +62,7 @@ from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
 from ..operators.tasks import task_block_index
 from ..paths.eigen import filtered_coefficients, spectral_path
+from ._buckets import pad_rows, size_bucket
 from ._null_model import within_one_se
 from ._row_blocks import in_row_blocks
 from ._spectral import (
@@ -73,6 +74,7 @@ from ._spectral import (
 )
 
 FAMILIES = ("auto", "common_similarity", "independent")  # the ``family`` values of the estimators
+WIDTH_BATCH = 6  # widths per compiled scoring call (the default grid's six): the refinement's reuse its program
 N_PARTS = 5  # parts of the held-out rows in the cross-fitted loss: each part scores a choice made on 80 % of them
 
 __all__ = ["FAMILIES", "TaskLayout", "task_layout", "task_fold_losses", "task_coefficients", "task_predict",
@@ -98,6 +100,13 @@ def _gather(A: np.ndarray, layout: TaskLayout) -> np.ndarray:
     """(T, r, …) rows of A (N, …) in the layout, zeros at the padding."""
     padded = np.concatenate([A, np.zeros((1,) + A.shape[1:], A.dtype)])
     return padded[layout.index]
+
+
+def _pad_axis(A: np.ndarray, axis: int, size: int) -> np.ndarray:
+    """A with zeros (False) appended along ``axis`` up to ``size`` (a size bucket, :mod:`._buckets`)."""
+    widths = [(0, 0)] * A.ndim
+    widths[axis] = (0, size - A.shape[axis])
+    return np.pad(A, widths)
 
 
 def _centred(y, m):
@@ -308,12 +317,14 @@ def _scorer(filt, params: np.ndarray, masks: np.ndarray, dtype):
     output's share of the family's validation loss on each part (:func:`task_fold_losses` summed
     over each fold's held-out rows, divided by the fold's held-out count, averaged over folds)."""
     full, report, index = _path_params(filt, params)
-    fj = jnp.asarray(full, jnp.int32 if filt.iterative else dtype)
-    rj = None if report is None else jnp.asarray(report)
+    fj = np.asarray(full, np.int32 if filt.iterative else dtype)  # NumPy arguments: no compiled conversion
     held = np.maximum((~masks).sum(axis=1), 1)  # (k,) held-out rows of each fold
 
-    def score(widths, *data):
-        sse = np.asarray(task_fold_losses(jnp.asarray(widths, dtype), *data, filt, fj, rj))
+    def score(widths, *data):  # in batches of WIDTH_BATCH widths (the last padded by repeating): one program
+        widths = np.asarray(widths, dtype)
+        padded = np.concatenate([widths, np.repeat(widths[-1:], -len(widths) % WIDTH_BATCH, axis=0)])
+        sse = np.concatenate([np.asarray(task_fold_losses(padded[i:i + WIDTH_BATCH], *data, filt, fj, report))
+                              for i in range(0, len(padded), WIDTH_BATCH)])[:len(widths)]
         sse = sse if index is None else sse[:, :, :, index]
         return (sse / held[None, None, :, None, None, None]).mean(axis=2)
 
@@ -378,20 +389,24 @@ def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks:
     """
     layout = task_layout(codes, n_tasks)
     dtype = jax.dtypes.canonicalize_dtype(y.dtype)
-    Xt, yt = jnp.asarray(_gather(X, layout)), jnp.asarray(_gather(y, layout))
-    valid = jnp.asarray(layout.valid)
-    train = jnp.asarray(np.stack([_gather(m, layout) for m in masks]))
+    r = layout.valid.shape[1]  # the largest task's rows; every block padded to its size bucket
+    size = size_bucket(r)
+    Xt = _pad_axis(_gather(np.asarray(X, dtype), layout), 1, size)
+    yt = _pad_axis(_gather(np.asarray(y, dtype), layout), 1, size)
+    valid = _pad_axis(layout.valid, 1, size)
+    train = _pad_axis(np.stack([_gather(m, layout) for m in masks]), 2, size)
     split = validation_parts(masks, codes, N_PARTS, random_state)
     onehot = split[..., None] == np.arange(N_PARTS)  # (k, N, V)
-    parts = jnp.asarray(np.stack([_gather(a, layout) for a in onehot]))
+    parts = _pad_axis(np.stack([_gather(a, layout) for a in onehot]), 2, size)
     losses = _scorer(filt, params, masks, dtype)
     rows = np.stack([np.bincount(codes, (split == v).sum(axis=0), n_tasks) for v in range(N_PARTS)], axis=1)
     grid = np.repeat(np.asarray(widths, float)[:, None], n_tasks, 1)
     widths, chosen, task_losses, crossed, _ = _select(
         lambda w: losses(w, Xt, yt[..., None], valid, train, parts)[:, :, :, 0], grid, params, refine, rows)
-    coef, means = task_coefficients(jnp.asarray(widths, dtype), Xt, yt, valid, filt,
-                                     jnp.asarray(chosen, jnp.int32 if filt.iterative else dtype))
-    fit = IndependentFit(widths, chosen, np.asarray(means), coef, Xt)
+    coef, means = task_coefficients(np.asarray(widths, dtype), Xt, yt, valid, filt,
+                                     np.asarray(chosen, np.int32 if filt.iterative else dtype))
+    fit = IndependentFit(widths, chosen, np.asarray(means), jax.device_put(np.asarray(coef)[:, :r]),
+                         jax.device_put(Xt[:, :r]))
     return fit, float(task_losses.sum()), float(crossed.sum()), task_losses
 
 
@@ -405,9 +420,11 @@ def _output_scorer(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params
     split = validation_parts(masks, np.zeros(n, int), N_PARTS, random_state)
     parts = split[..., None] == np.arange(N_PARTS)  # (k, n, V)
     losses = _scorer(filt, params, masks, dtype)
-    # all outputs as one task: one eigendecomposition per width and fold serves every output
-    shared = (jnp.asarray(X, dtype)[None], jnp.asarray(Y, dtype)[None], jnp.ones((1, n), bool),
-              jnp.asarray(masks[:, None]), jnp.asarray(parts[:, None]))
+    # all outputs as one task: one eigendecomposition per width and fold serves every output; the
+    # rows padded to their size bucket (padding neither valid, training nor held out)
+    size = size_bucket(n)
+    shared = (pad_rows(np.asarray(X, dtype), size)[None], pad_rows(np.asarray(Y, dtype), size)[None],
+              (np.arange(size) < n)[None], _pad_axis(masks, 1, size)[:, None], _pad_axis(parts, 1, size)[:, None])
 
     def score(grid):  # the distinct widths of all outputs once, each output's own picked out
         unique, inverse = np.unique(grid, return_inverse=True)
@@ -472,12 +489,15 @@ def select_outputs(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params
     score, held, null = _output_scorer(X, Y, masks, filt, params, random_state)
     widths, chosen, output_losses, crossed, kept = _select(score, grid, params, refine, held, null)
     dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
-    Xj = jnp.asarray(X, dtype)
-    coef, means = task_coefficients(jnp.asarray(widths, dtype), jnp.broadcast_to(Xj, (d,) + Xj.shape),
-                                     jnp.asarray(Y.T, dtype), jnp.ones((d, len(X)), bool), filt,
-                                     jnp.asarray(chosen, jnp.int32 if filt.iterative else dtype))
+    n, size = len(X), size_bucket(len(X))
+    Xp = pad_rows(np.asarray(X, dtype), size)
+    coef, means = task_coefficients(np.asarray(widths, dtype), np.broadcast_to(Xp, (d,) + Xp.shape),
+                                     pad_rows(np.asarray(Y, dtype), size).T,
+                                     np.broadcast_to(np.arange(size) < n, (d, size)),
+                                     filt, np.asarray(chosen, np.int32 if filt.iterative else dtype))
     chosen = np.where(kept, 0 if filt.iterative else np.inf, chosen)  # C = 0: t = 0 / λ = ∞
-    fit = IndependentFit(widths, chosen, np.asarray(means), jnp.where(jnp.asarray(kept), 0.0, coef.T).astype(dtype), Xj)
+    coef = np.where(kept, 0.0, np.asarray(coef)[:, :n].T).astype(dtype)
+    fit = IndependentFit(widths, chosen, np.asarray(means), jax.device_put(coef), jax.device_put(Xp[:n]))
     return fit, float(output_losses.sum()), float(crossed.sum())
 
 

@@ -59,8 +59,9 @@ from ..selection.criteria import (
     loo_path,
 )
 from ._base import BaseEstimator, resolve_filter
+from ._buckets import fold_targets, pad_folds, pad_rows, size_bucket
 from ._gradient_search import check_search, fit_gradient
-from ._grid_search import _best_index, _refine_widths, _warn_on_edges
+from ._grid_search import _best_index, _refine_widths, _score_kernels, _warn_on_edges
 from ._null_model import null_wins
 from ._precision import in_working_precision
 from ._row_blocks import in_row_blocks
@@ -89,36 +90,6 @@ REPEAT_PREDICTIONS = 1000
 MAX_REPEATS = 3
 
 
-def _stack(kernels: list[Kernel]) -> Kernel:
-    """Stack same-class kernels into one pytree with a leading batch axis (NumPy leaves: stacking
-    them is no compiled call)."""
-    return jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *kernels)
-
-
-def _score_kernels(kernels: list[Kernel], score_stacked, batch: int, shrink: bool = False) -> np.ndarray:
-    """``score_stacked(stacked kernels)`` for every kernel of a list, in its order.
-
-    Kernels of one class and leaf shapes (a pytree structure) are stacked in batches of ``batch``
-    (of at most their number with ``shrink``), the last batch padded by repeating its last kernel:
-    one compilation per structure and batch size. A kernel without array leaves (Linear) is
-    scored once per structure.
-    """
-    groups: dict[Any, list[int]] = {}
-    for i, k in enumerate(kernels):
-        leaves, treedef = jax.tree_util.tree_flatten(k)
-        groups.setdefault((treedef, tuple(np.shape(v) for v in leaves)), []).append(i)
-    out: list[Any] = [None] * len(kernels)
-    for (treedef, shapes), members in groups.items():
-        ks = [kernels[i] for i in members]
-        size = min(batch, len(ks)) if shrink else batch
-        ks = ks + ks[-1:] * (-len(ks) % size)
-        rows = np.concatenate([np.asarray(score_stacked(_stack(ks[j:j + size]))) for j in range(0, len(ks), size)])
-        rows = np.repeat(rows[:1], len(members), axis=0) if treedef.num_leaves == 0 else rows
-        for i, row in zip(members, rows):
-            out[i] = row
-    return np.stack(out)
-
-
 def _step_grid(T: int) -> np.ndarray:
     """Steps 1 … T on a geometric grid of ratio ``STEP_RATIO`` (T included).
 
@@ -130,14 +101,15 @@ def _step_grid(T: int) -> np.ndarray:
     return np.unique(np.round(np.geomspace(1, T, n_points)).astype(np.int64))
 
 
-def _path_params(filt: SpectralFilter, params: np.ndarray):
+def _path_params(filt: SpectralFilter, params: np.ndarray, horizon: int | None = None):
     """(params, report, index) of a compiled path evaluating ``params``: an iterative filter runs
-    steps 1 … T (T the last listed step), evaluates the listed ones (``report``) and ``index``
-    picks them out of the (…, T) scores; other filters evaluate ``params`` as they are."""
+    steps 1 … T (T the last listed step, or ``horizon`` when given: every path of a fit then has
+    the same length, one program), evaluates the listed ones (``report``) and ``index`` picks
+    them out of the (…, T) scores; other filters evaluate ``params`` as they are."""
     params = np.asarray(params)
-    if not filt.iterative or np.array_equal(params, np.arange(1, params.size + 1)):
+    if not filt.iterative or (horizon is None and np.array_equal(params, np.arange(1, params.size + 1))):
         return params, None, None
-    full = np.arange(1, int(params[-1]) + 1)
+    full = np.arange(1, int(params[-1] if horizon is None else horizon) + 1)
     return full, np.isin(full, params), params - 1
 
 
@@ -191,11 +163,19 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
 
 
 @partial(jax.jit, static_argnames=("filt",))
-def _refit(kern, X, Y, a, V, filt, param):
-    K = kern(X, X)
-    s, U = eigh(K)
+def _refit(kern, X, Y, a, V, filt, param, n):
+    """Coefficients (N, d) at one grid point from the rows X (N, p), Y (N, d) of which the first
+    ``n`` are real and the rest zero padding (masked out of the Gram; zero coefficients)."""
+    m = (jnp.arange(X.shape[0]) < n).astype(Y.dtype)
+    s, U = eigh(kern(X, X) * m[:, None] * m[None, :])
     eig = SeparableEigh(clip_psd(s), U, a, V)
-    return filtered_coefficients(filt, eig, Y, param)
+    return filtered_coefficients(filt, eig, Y, param, n=n.astype(Y.dtype))
+
+
+@jax.jit
+def _mean_diag(kern, X, n):
+    """mean K(x, x) over the first ``n`` rows of X (the rest padding)."""
+    return jnp.sum(jnp.where(jnp.arange(X.shape[0]) < n, kern.diag(X), 0.0)) / n
 
 
 @jax.jit
@@ -276,11 +256,12 @@ class _GridSelection(BaseEstimator):
 
     def _n_repeats(self, n: int) -> int:
         """Partitions of a k-fold selection on n rows: ``n_repeats`` (1 for estimators without the
-        parameter); None: ⌈REPEAT_PREDICTIONS / n⌉, at most ``MAX_REPEATS`` (3 partitions at
-        400 rows, 1 from 1000 on: small sets, where one partition's arbitrary split moves the
+        parameter); None: ⌈REPEAT_PREDICTIONS / N⌉ for the size bucket N of n (``_buckets``: every
+        n of a bucket folds alike), at most ``MAX_REPEATS`` (3 partitions at 400 rows, 1 from 961
+        on: small sets, where one partition's arbitrary split moves the
         selection most, are also where repeating it costs least)."""
-        if self.n_repeats is None:
-            return int(min(MAX_REPEATS, -(-REPEAT_PREDICTIONS // n)))
+        if self.n_repeats is None:  # of the size bucket: every n of a bucket has the same folds' shapes
+            return int(min(MAX_REPEATS, -(-REPEAT_PREDICTIONS // size_bucket(n))))
         return check_int(self.n_repeats, "n_repeats", minimum=1)
 
     def _masks(self, n: int, partitions: int | None = None) -> np.ndarray:
@@ -408,7 +389,15 @@ class _SpectralEstimator(_GridSelection):
         filt = resolve_filter(self.filter)
         kernels, widths = self._resolve_kernels(X)
         a, V, omegas = self._resolve_output(d)
-        scale = max(float(np.mean(np.asarray(k.diag(jnp.asarray(X))))) for k in kernels)  # λ relative to it
+        dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
+        # padded up the bucket ladder where the selection works on folds (docs/design.md, "Size buckets")
+        mode = self.selection if isinstance(self.selection, str) else "masks"
+        bucket = mode not in ("loo", "gcv")
+        N = size_bucket(n) if bucket else n
+        Xj = pad_rows(np.asarray(X, dtype), N)
+        scale = 1.0
+        if not filt.iterative and self.lambdas is None:  # λ relative to the mean of the kernel's diagonal
+            scale = max(float(_mean_diag(k, Xj, np.int32(n))) for k in kernels)
         params = self._resolve_params(filt, scale if scale > 0 else 1.0)
         if filt.iterative and self.n_steps is None:
             params = _step_grid(int(params[-1]))
@@ -417,25 +406,35 @@ class _SpectralEstimator(_GridSelection):
             else np.zeros(d, Y.dtype)
         # the compiled calls' arguments stay NumPy arrays in JAX's dtype: slicing and converting
         # them is then no compiled call of its own
-        Yc = Y - self.y_mean_
-        dtype = jax.dtypes.canonicalize_dtype(Yc.dtype)
-        Yc, Xj = Yc.astype(dtype), np.asarray(X, dtype)
+        Yc = pad_rows((Y - self.y_mean_).astype(dtype), N)
         aj, Vj = np.asarray(a, dtype), np.asarray(V, dtype)
         param_dtype = np.int32 if filt.iterative else dtype
-        mode = self.selection if isinstance(self.selection, str) else "masks"
-        folds = (lambda m: None) if mode in ("loo", "gcv") else fold_indices  # closed forms need no folds
 
-        def score(kerns, steps_or_lambdas, rows=slice(None), fold_masks=masks, omega=None):
-            full, rep, index = _path_params(filt, steps_or_lambdas)
-            args = (Xj[rows], Yc[rows], aj if omega is None else aj[omega:omega + 1], Vj, filt,
-                    np.asarray(full, param_dtype), mode, folds(fold_masks), type(self)._loss,
+        def folds(fold_masks, size):  # padded gather indices of the folds (None: closed forms need none)
+            if not bucket:
+                return None
+            per_partition = len(fold_masks) // self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1
+            return pad_folds(fold_indices(fold_masks), fold_targets(mode, fold_masks, per_partition, size))
+
+        # a default iterative path runs to the length its continuation may reach (only the listed steps
+        # evaluated): the grid and its continuation are one program, whatever the data
+        horizon = 2**STEP_DOUBLINGS * int(params[-1]) if filt.iterative and self.n_steps is None else None
+
+        def score(kerns, steps_or_lambdas, rows=None, fold_masks=masks, omega=None):
+            """Losses of ``kerns`` at the parameters; ``omega``: the continuation's ω alone (scored
+            with every ω by the grid's program, and picked out)."""
+            full, rep, index = _path_params(filt, steps_or_lambdas, horizon)
+            Xr, Yr = (Xj, Yc) if rows is None else \
+                (pad_rows(Xj[rows], size_bucket(len(rows))), pad_rows(Yc[rows], size_bucket(len(rows))))
+            args = (Xr, Yr, aj, Vj, filt,
+                    np.asarray(full, param_dtype), mode, folds(fold_masks, len(Xr)), type(self)._loss,
                     np.asarray(self.y_mean_, dtype), rep,
                     self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1)
-            # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
-            # serves every call of a width search, whatever the number of widths it adds; a
-            # continuation (one kernel, one ω) is a program of its own and is not padded
-            out = _score_kernels(kerns, lambda stacked: _score_grid(stacked, *args), KERNEL_BATCH if omega is None else 1)
-            return out if index is None else out[:, :, index]
+            # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation serves
+            # every call of a width search, whatever the number of widths it adds, and the continuation
+            out = _score_kernels(kerns, lambda stacked: _score_grid(stacked, *args), KERNEL_BATCH)
+            out = out if index is None else out[:, :, index]
+            return out if omega is None else out[:, omega:omega + 1]
 
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         grid = f"{len(a)} ω × {len(params)} {'steps' if filt.iterative else 'λ'} × {len(masks)} folds"
@@ -471,7 +470,8 @@ class _SpectralEstimator(_GridSelection):
         # t = 0 / λ = ∞ (C = 0: predict the offset, the training mean) is a point of every path;
         # scored on the same folds, it is kept where no model beats it ([BRBV11] §4.3's filters at g = 0)
         null = scores.ndim == 3 and self._null_wins(mode, masks, kernels[iw], Xj, Yc, aj[io], Vj, filt,
-                                                    params[ip], float(scores[iw, io, ip]))
+                                                    _path_params(filt, params, horizon), ip, float(scores[iw, io, ip]),
+                                                    folds(masks, N))
         _warn_on_edges(None if widths is None else widths[iw], search_grid, params, ip, filt,  # also when C = 0
                        self.width_factors is None and self.n_steps is None)  # is kept: a wider grid may beat it
         if scores.ndim == 4:
@@ -480,10 +480,12 @@ class _SpectralEstimator(_GridSelection):
             scores = scores[..., 0]
         self.kernel_ = kernels[iw]
         self.filter_ = filt
-        self.output_matrix_ = jnp.asarray(((V * a[io]) @ V.T).astype(dtype))
-        self.X_fit_ = jnp.asarray(Xj)
-        self.coef_ = jnp.zeros(Yc.shape, dtype) if null else \
-            _refit(self.kernel_, self.X_fit_, Yc, aj[io], Vj, filt, np.asarray(params, param_dtype)[ip])
+        # NumPy results put on the device: jnp.asarray would compile a program per shape
+        self.output_matrix_ = jax.device_put(((V * a[io]) @ V.T).astype(dtype))
+        self.X_fit_ = jax.device_put(Xj[:n])
+        coef = np.zeros((n, d), dtype) if null else \
+            np.asarray(_refit(self.kernel_, Xj, Yc, aj[io], Vj, filt, np.asarray(params, param_dtype)[ip], np.int32(n)))
+        self.coef_ = jax.device_put(coef[:n])  # the padded rows' coefficients are zero
         self.n_outputs_ = d
         self.cv_scores_ = scores
         self.path_params_ = params
@@ -499,16 +501,19 @@ class _SpectralEstimator(_GridSelection):
         self.best_score_ = self.null_score_ if null else float(scores[iw, io, ip])
         return self
 
-    def _null_wins(self, mode, masks, kern, Xj, Yc, a, V, filt, param, best_score) -> bool:
+    def _null_wins(self, mode, masks, kern, Xj, Yc, a, V, filt, path, ip, best_score, folds) -> bool:
         """Score C = 0 (``null_score_``) and say whether it is kept (:func:`._null_model.null_wins`)."""
-        self.null_score_, keep = null_wins(mode, masks, kern, Xj, Yc, a, V, filt, param, best_score,
+        self.null_score_, keep = null_wins(mode, masks, kern, Xj, Yc, a, V, filt, path, ip, best_score,
                                            np.asarray(self.y_mean_, Yc.dtype), type(self)._loss,
-                                           self._n_repeats(masks.shape[1]))
+                                           self._n_repeats(masks.shape[1]), folds)
         return keep
 
     def _decision(self, X) -> np.ndarray:
         X = self._validate_predict_inputs(X)
         dtype = self.X_fit_.dtype
-        F = in_row_blocks(lambda B: _predict(self.kernel_, jnp.asarray(B, dtype), self.X_fit_, self.coef_,
+        # the fitted rows padded to their size bucket (zero coefficients): one program per bucket
+        size = size_bucket(self.X_fit_.shape[0])
+        X_fit, coef = (jax.device_put(pad_rows(np.asarray(a), size)) for a in (self.X_fit_, self.coef_))
+        F = in_row_blocks(lambda B: _predict(self.kernel_, jax.device_put(np.asarray(B, dtype)), X_fit, coef,
                                              self.output_matrix_), X)
         return F + self.y_mean_

@@ -61,7 +61,7 @@ from ..distributed.data import open_rows
 from ..distributed.mesh import check_mesh
 from ..distributed.rows import ShardedRows, check_sampling
 from ._base import RegressorMixin, resolve_filter
-from ._grid_search import default_lambdas, float32_lambda_hint
+from ._grid_search import _stack, default_lambdas, float32_lambda_hint
 from ._output_scale import output_scales, unscale_fitted
 from ._training_rows import InMemoryRows, TrainingRows, memory_map
 from ._row_blocks import in_row_blocks
@@ -74,7 +74,6 @@ from ._spectral import (
     _refine_widths,
     STEP_DOUBLINGS,
     _SpectralEstimator,
-    _stack,
     _step_grid,
     _warn_on_edges,
 )

@@ -74,7 +74,7 @@ def _same_task(rows, cols):
     """Data for the same-task part: per-task block ids, or the dense mask when blocks would not pay."""
     ri, ci = task_block_index(rows, cols)
     if blocks_pay_off(ri, ci, len(rows), len(cols)):
-        return jnp.asarray(ri), jnp.asarray(ci), None
+        return jax.device_put(ri), jax.device_put(ci), None
     return None, None, same_task_mask(rows, cols)
 
 
@@ -259,13 +259,13 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
             self.selection = self._coupled_selection(selection, X.shape[0])
             scores = {}
             if family != "independent":
-                Xj = jnp.asarray(X)
+                Xj = np.asarray(X, dtype)  # NumPy: its rows are sliced on the host
                 compared = self._select_and_fit(X, Y, _build, omegas, (Xj, *_same_task(codes, codes)),
                                                 lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])),
                                                 compare_masks=masks, subsample_exact=True)
                 scores["common_similarity"] = self.best_score_ if compared is None else compared
                 self.best_params_["omega"] = self._op_param
-                self.X_fit_, self.task_codes_ = Xj, jnp.asarray(codes)
+                self.X_fit_, self.task_codes_ = jax.device_put(Xj), jax.device_put(codes)
         finally:
             self.selection = selection
         if family != "common_similarity":

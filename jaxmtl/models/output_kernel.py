@@ -78,7 +78,8 @@ from ..selection.criteria import fold_rows, fold_sizes
 from ._base import ClassifierMixin, RegressorMixin
 from ._precision import kernel_trace
 from ._row_blocks import in_row_blocks
-from ._spectral import WIDTH_SUBSAMPLE, _best_index, _GridSelection, _stack
+from ._grid_search import _stack
+from ._spectral import WIDTH_SUBSAMPLE, _best_index, _GridSelection
 from .multiclass import (
     MultiClassClassifier,
     _fit_softmax_scale,

@@ -30,6 +30,7 @@ from ..errors import ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter
 from ..kernels.scalar import Gaussian, Kernel
 from ._base import RegressorMixin, resolve_filter
+from ._buckets import pad_rows, size_bucket
 from ._gradient_search import check_search
 from ._grid_search import default_lambdas
 from ._output_scale import output_scales, unscale_fitted
@@ -210,7 +211,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         if self.family_ == "independent":
             dtype = fit.coef.dtype
             self.coef_, self.X_fit_, self.kernel_ = fit.coef, fit.X, None
-            self.output_matrix_ = jnp.eye(Y.shape[1], dtype=dtype)
+            self.output_matrix_ = jax.device_put(np.eye(Y.shape[1], dtype=dtype))
             self.output_widths_, self.output_params_ = fit.widths, fit.params
             self.y_mean_ = (offset + fit.means).astype(Ys.dtype)
             self.filter_, self.n_outputs_, self.approximate_ = resolve_filter(self.filter, True), Y.shape[1], False
@@ -250,8 +251,10 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
             return super()._decision(X)
         X = self._validate_predict_inputs(X)
         dtype = self.X_fit_.dtype
-        widths, A = jnp.asarray(self.output_widths_, dtype), jnp.asarray(self.output_matrix_, dtype)
-        G = in_row_blocks(lambda B: output_predict(widths, self.X_fit_, self.coef_, jnp.asarray(B, dtype)) @ A, X)
+        widths, A = np.asarray(self.output_widths_, dtype), np.asarray(self.output_matrix_, dtype)
+        size = size_bucket(self.X_fit_.shape[0])  # the fitted rows padded (zero coefficients): a program per bucket
+        X_fit, coef = (jax.device_put(pad_rows(np.asarray(a), size)) for a in (self.X_fit_, self.coef_))
+        G = in_row_blocks(lambda B: np.asarray(output_predict(widths, X_fit, coef, np.asarray(B, dtype))) @ A, X)
         return G + self.y_mean_
 
     def predictor(self) -> Predictor:

@@ -1,0 +1,65 @@
+r"""Size buckets: a fit compiles for a bucketed number of rows, its padding masked exactly.
+
+XLA compiles a program for every shape it sees, so a fit on 193 rows after one on 200 compiled
+everything again. The estimators' compiled calls see the rows padded up a geometric ladder
+(:func:`size_bucket`: sizes with at most ``BUCKET_BITS`` = 4 significant bits — …, 128, 144,
+160, 176, 192, 208, …: at most 1/8 more rows, 12.5 %), so every n of a bucket runs the same
+programs. The padding changes no number (docs/design.md, "Size buckets"):
+
+* the padded rows of X are zeros, of Y zeros, and every Gram the path eigendecomposes is
+  masked (``K ∘ m mᵀ``): its padded block is zero, so the padded rows fall in the null space,
+  where Y's padded entries are zero — g(0)·0 — and get zero coefficients (a repeated eigenvalue
+  0 may mix real and padded eigenvectors; its projector, hence the filtered solution, is the
+  same);
+* normalisers use the real n (Γ/n, the mean of the diagonal, τ = 1/σ_max, whose σ_max the
+  zero eigenvalues do not change);
+* folds hold real rows only: their gather indices (:func:`pad_folds`) point at real rows, and
+  their padding positions carry weight 0, as the k-fold path's padding to the largest fold.
+
+Example:
+    >>> [size_bucket(n) for n in (10, 16, 17, 193, 200, 208, 209, 1000)]
+    [10, 16, 18, 208, 208, 208, 224, 1024]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__: list[str] = []
+
+BUCKET_BITS = 4  # significant bits of a bucket size: padding below 2^-(BUCKET_BITS - 1) = 12.5 %
+
+
+def size_bucket(n: int) -> int:
+    """The smallest size ≥ n with at most ``BUCKET_BITS`` significant bits (n itself up to 16)."""
+    n = int(n)
+    shift = max(n.bit_length() - BUCKET_BITS, 0)
+    return -(-n >> shift) << shift
+
+
+def pad_rows(A: np.ndarray, size: int) -> np.ndarray:
+    """A (n, …) with zero rows appended up to ``size`` rows (NumPy: no compiled call)."""
+    A = np.asarray(A)
+    return np.concatenate([A, np.zeros((size - A.shape[0],) + A.shape[1:], A.dtype)])
+
+
+def fold_targets(mode: str, masks: np.ndarray, n_folds: int, size: int) -> tuple[int, int]:
+    """(training, held-out) lengths the fold indices of ``masks`` (m, n) are padded to, so that every
+    n of the bucket ``size`` gives the same shapes: k-fold (``n_folds`` folds per partition)
+    size − ⌊size/k⌋ and ⌈size/k⌉, the largest a k-fold split of at most ``size`` rows holds;
+    hold-out and given masks the buckets of their own largest counts."""
+    train, held = int(masks.sum(axis=1).max()), int((~masks).sum(axis=1).max())
+    if mode == "kfold":
+        return max(train, size - size // n_folds), max(held, -(-size // n_folds))
+    return size_bucket(train), size_bucket(held)
+
+
+def pad_folds(folds: tuple[np.ndarray, ...], targets: tuple[int, int]) -> tuple[np.ndarray, ...]:
+    """:func:`~jaxmtl.selection.criteria.fold_indices` (tr, held, vt, vh) padded to ``targets``
+    lengths: index 0 with weight False (a padding position, as the largest-fold padding)."""
+    tr, held, vt, vh = folds
+
+    def pad(a, length):
+        return np.pad(a, ((0, 0), (0, length - a.shape[1])))
+
+    return pad(tr, targets[0]), pad(held, targets[1]), pad(vt, targets[0]), pad(vh, targets[1])

@@ -1,0 +1,161 @@
+"""Size buckets: a fit pads its rows up a geometric ladder and masks them exactly.
+
+Padded fits are compared with the same fits where ``size_bucket`` is the identity (no padding):
+float64 to 1e-10, float32 within ``FLOAT32_PROMISE``; and a fit at another n of the same bucket
+compiles no program (counted with ``jax.monitoring``'s backend-compile events).
+"""
+
+import jax
+import numpy as np
+import pytest
+from conftest import FLOAT32_PROMISE, X64
+
+from jaxmtl import MultiClassClassifier, MultiTaskRegressor, VectorValuedRegressor
+from jaxmtl.models import _buckets, _per_task, _spectral
+from jaxmtl.models._per_task import select_independent, task_kfold_masks
+
+TOL = {"rtol": 1e-10, "atol": 1e-10} if X64 else {"rtol": FLOAT32_PROMISE["rtol"], "atol": FLOAT32_PROMISE["atol"]}
+
+
+def _unpadded(monkeypatch):
+    """Fits without padding: every bucket its own size."""
+    for module in (_spectral, _per_task):
+        monkeypatch.setattr(module, "size_bucket", lambda n: int(n))
+
+
+def _data(n, seed=0, duplicates=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n - duplicates, 2))
+    X = np.concatenate([X, X[:duplicates]])  # repeated rows: a repeated eigenvalue 0 of the Gram
+    Y = np.c_[np.sin(2 * X[:, 0]) + X[:, 1], np.cos(X[:, 1])] + 0.1 * rng.normal(size=(n, 2))
+    return X, Y
+
+
+def test_size_bucket_ladder_pads_at_most_an_eighth():
+    sizes = np.arange(1, 5000)
+    buckets = np.array([_buckets.size_bucket(n) for n in sizes])
+    assert np.all(buckets >= sizes) and np.all(np.diff(buckets) >= 0)
+    assert np.max((buckets - sizes) / sizes) <= 0.125
+    assert all(_buckets.size_bucket(b) == b for b in np.unique(buckets))
+    assert len(np.unique(buckets)) < 100  # a few programs' sizes cover every n below 5000
+
+
+def _compare(padded, plain, X, Y=None):
+    """The same selection and model: float64 to 1e-10; float32 within its promise — the same
+    validation losses, and where the same point is selected (not a tie broken by rounding) test
+    errors within ``error_factor`` (the promise for a selected model: its coefficients carry the
+    conditioning of the fit)."""
+    assert padded.best_params_.keys() == plain.best_params_.keys()
+    np.testing.assert_allclose(padded.cv_scores_, plain.cv_scores_, **TOL)
+    if X64:
+        assert repr(padded.best_params_) == repr(plain.best_params_)
+        np.testing.assert_allclose(np.asarray(padded.coef_), np.asarray(plain.coef_), **TOL)
+        np.testing.assert_allclose(padded.predict(X), plain.predict(X), **TOL)
+    elif Y is not None and repr(padded.best_params_) == repr(plain.best_params_):
+        errors = [np.mean((m.predict(X) - Y) ** 2) for m in (padded, plain)]
+        factor, atol = FLOAT32_PROMISE["error_factor"], FLOAT32_PROMISE["error_atol"]
+        assert errors[0] <= factor * errors[1] + atol and errors[1] <= factor * errors[0] + atol
+
+
+@pytest.mark.parametrize("duplicates", [0, 5])
+def test_vector_valued_fit_padded_equals_unpadded(monkeypatch, duplicates):
+    X, Y = _data(21, duplicates=duplicates)  # bucket 22: one padded row
+    assert _buckets.size_bucket(21) == 22
+    padded = VectorValuedRegressor().fit(X, Y)
+    _unpadded(monkeypatch)
+    plain = VectorValuedRegressor().fit(X, Y)
+    assert padded.family_ == plain.family_
+    np.testing.assert_allclose(list(padded.family_scores_.values()), list(plain.family_scores_.values()), **TOL)
+    assert padded.coef_.shape == (21, 2) and padded.X_fit_.shape == (21, 2)
+    X_test, Y_test = _data(200, seed=9)
+    _compare(padded, plain, X_test, Y_test)
+
+
+def test_classifier_fit_padded_equals_unpadded(monkeypatch):
+    X, _ = _data(35, seed=1)  # bucket 36
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
+    padded = MultiClassClassifier().fit(X, y)
+    _unpadded(monkeypatch)
+    plain = MultiClassClassifier().fit(X, y)
+    _compare(padded, plain, X)
+    if X64:
+        np.testing.assert_array_equal(padded.predict(X), plain.predict(X))
+
+
+def test_independent_family_with_a_one_row_task_padded_equals_unpadded(monkeypatch):
+    rng = np.random.default_rng(2)
+    codes = np.repeat([0, 1, 2], [17, 9, 1])  # the largest task 17 rows: blocks padded to 18
+    X = rng.normal(size=(27, 2))
+    y = np.sin(X[:, 0]) + codes + 0.1 * rng.normal(size=27)
+    y = y - y.mean()
+    masks = task_kfold_masks(codes, 3)
+    args = (X, y, codes, 3, masks, _spectral.resolve_filter(None, independent=True), np.geomspace(1e-4, 1, 8),
+            np.array([0.5, 1.0, 2.0]), False)
+    padded = select_independent(*args)
+    _unpadded(monkeypatch)
+    plain = select_independent(*args)
+    np.testing.assert_allclose(padded[1:3], plain[1:3], **TOL)
+    np.testing.assert_allclose(padded[3], plain[3], **TOL)
+    np.testing.assert_allclose(np.asarray(padded[0].coef), np.asarray(plain[0].coef), **TOL)
+    np.testing.assert_allclose(padded[0].means, plain[0].means, **TOL)
+
+
+class _Programs:
+    """Counts XLA compilations (``jax.monitoring`` backend-compile events) while registered."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            self.count += 1
+
+
+@pytest.fixture
+def programs():
+    counter = _Programs()
+    jax.monitoring.register_event_duration_secs_listener(counter)
+    yield counter
+    jax.monitoring.unregister_event_duration_listener(counter)
+
+
+@pytest.mark.parametrize("make", [VectorValuedRegressor, MultiClassClassifier])
+def test_a_default_fit_compiles_a_few_programs_and_none_at_another_n_of_its_bucket(programs, make):
+    X, Y = _data(40, seed=3)
+    y = Y if make is VectorValuedRegressor else (Y[:, 0] > 0).astype(int) + (Y[:, 1] > 0.8)
+    jax.clear_caches()
+    make().fit(X[:35], y[:35])  # bucket 36
+    first = programs.count
+    assert 0 < first <= 8
+    make().fit(X[1:34], y[1:34])  # 33 rows: the same bucket, other data
+    make().fit(X[:36], y[:36])
+    assert programs.count == first
+
+
+def test_cross_validation_folds_reuse_the_first_folds_programs(programs):
+    from sklearn.model_selection import KFold, cross_val_score
+
+    X, Y = _data(50, seed=4)
+    jax.clear_caches()
+    model = VectorValuedRegressor()
+    counts = []
+    for train, test in KFold(3, shuffle=True, random_state=0).split(X):  # 33 or 34 training rows: bucket 34
+        before = programs.count
+        model.fit(X[train], Y[train])
+        counts.append(programs.count - before)
+        model.predict(X[test])  # a family the first fold did not select compiles its predictions once
+    assert counts[0] > 0 and counts[1:] == [0, 0]
+    before = programs.count
+    cross_val_score(model, X, Y, cv=3)
+    assert programs.count == before
+
+
+def test_multitask_independent_family_reuses_its_programs_within_a_bucket(programs):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 2))
+    tasks = np.arange(60) % 3
+    y = np.sin(X[:, 0]) + tasks + 0.1 * rng.normal(size=60)
+    MultiTaskRegressor(family="independent").fit(X[:50], y[:50], tasks[:50])  # largest task 17 rows: 18
+    first = programs.count
+    MultiTaskRegressor(family="independent").fit(X[:52], y[:52], tasks[:52])  # 18 rows
+    assert programs.count == first
