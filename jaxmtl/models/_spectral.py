@@ -101,15 +101,14 @@ def _step_grid(T: int) -> np.ndarray:
     return np.unique(np.round(np.geomspace(1, T, n_points)).astype(np.int64))
 
 
-def _path_params(filt: SpectralFilter, params: np.ndarray, horizon: int | None = None):
+def _path_params(filt: SpectralFilter, params: np.ndarray):
     """(params, report, index) of a compiled path evaluating ``params``: an iterative filter runs
-    steps 1 … T (T the last listed step, or ``horizon`` when given: every path of a fit then has
-    the same length, one program), evaluates the listed ones (``report``) and ``index`` picks
-    them out of the (…, T) scores; other filters evaluate ``params`` as they are."""
+    steps 1 … T (T the last listed step), evaluates the listed ones (``report``) and ``index``
+    picks them out of the (…, T) scores; other filters evaluate ``params`` as they are."""
     params = np.asarray(params)
-    if not filt.iterative or (horizon is None and np.array_equal(params, np.arange(1, params.size + 1))):
+    if not filt.iterative or np.array_equal(params, np.arange(1, params.size + 1)):
         return params, None, None
-    full = np.arange(1, int(params[-1] if horizon is None else horizon) + 1)
+    full = np.arange(1, int(params[-1]) + 1)
     return full, np.isin(full, params), params - 1
 
 
@@ -416,25 +415,20 @@ class _SpectralEstimator(_GridSelection):
             per_partition = len(fold_masks) // self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1
             return pad_folds(fold_indices(fold_masks), fold_targets(mode, fold_masks, per_partition, size))
 
-        # a default iterative path runs to the length its continuation may reach (only the listed steps
-        # evaluated): the grid and its continuation are one program, whatever the data
-        horizon = 2**STEP_DOUBLINGS * int(params[-1]) if filt.iterative and self.n_steps is None else None
-
         def score(kerns, steps_or_lambdas, rows=None, fold_masks=masks, omega=None):
-            """Losses of ``kerns`` at the parameters; ``omega``: the continuation's ω alone (scored
-            with every ω by the grid's program, and picked out)."""
-            full, rep, index = _path_params(filt, steps_or_lambdas, horizon)
+            full, rep, index = _path_params(filt, steps_or_lambdas)
             Xr, Yr = (Xj, Yc) if rows is None else \
                 (pad_rows(Xj[rows], size_bucket(len(rows))), pad_rows(Yc[rows], size_bucket(len(rows))))
-            args = (Xr, Yr, aj, Vj, filt,
+            args = (Xr, Yr, aj if omega is None else aj[omega:omega + 1], Vj, filt,
                     np.asarray(full, param_dtype), mode, folds(fold_masks, len(Xr)), type(self)._loss,
                     np.asarray(self.y_mean_, dtype), rep,
                     self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1)
-            # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation serves
-            # every call of a width search, whatever the number of widths it adds, and the continuation
-            out = _score_kernels(kerns, lambda stacked: _score_grid(stacked, *args), KERNEL_BATCH)
-            out = out if index is None else out[:, :, index]
-            return out if omega is None else out[:, omega:omega + 1]
+            # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
+            # serves every call of a width search, whatever the number of widths it adds; a
+            # continuation (one kernel, one ω, a longer path) is a program of its own, compiled only
+            # where the best step is the grid's last
+            out = _score_kernels(kerns, lambda stacked: _score_grid(stacked, *args), KERNEL_BATCH if omega is None else 1)
+            return out if index is None else out[:, :, index]
 
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         grid = f"{len(a)} ω × {len(params)} {'steps' if filt.iterative else 'λ'} × {len(masks)} folds"
@@ -470,7 +464,7 @@ class _SpectralEstimator(_GridSelection):
         # t = 0 / λ = ∞ (C = 0: predict the offset, the training mean) is a point of every path;
         # scored on the same folds, it is kept where no model beats it ([BRBV11] §4.3's filters at g = 0)
         null = scores.ndim == 3 and self._null_wins(mode, masks, kernels[iw], Xj, Yc, aj[io], Vj, filt,
-                                                    _path_params(filt, params, horizon), ip, float(scores[iw, io, ip]),
+                                                    _path_params(filt, params), ip, float(scores[iw, io, ip]),
                                                     folds(masks, N))
         _warn_on_edges(None if widths is None else widths[iw], search_grid, params, ip, filt,  # also when C = 0
                        self.width_factors is None and self.n_steps is None)  # is kept: a wider grid may beat it
