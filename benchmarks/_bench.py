@@ -29,6 +29,18 @@ jax.monitoring.register_event_duration_secs_listener(on_duration)
 """
 
 
+def first_answer_header(shared: bool) -> dict:
+    """The fields a first-answer benchmark (compile_times.py, startup.py) records before its rows:
+    the precision of each side, the versions and whether the machine ran other work."""
+    return {
+        "dtype": "float32",
+        "dtype_note": "jaxmtl in JAX's default configuration (x64 off); scikit-learn in float64",
+        "versions": versions(),
+        "shared_machine": shared,
+        "load_1min": os.getloadavg()[0],
+    }
+
+
 def machine() -> dict:
     """Platform, processor, cores, memory and library versions."""
     import jax

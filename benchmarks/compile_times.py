@@ -38,7 +38,7 @@ import subprocess
 import sys
 import time
 
-from _bench import COMPILE_COUNTER, ROOT, table, versions, write
+from _bench import COMPILE_COUNTER, ROOT, first_answer_header, table, write
 
 ESTIMATORS = ("VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor")
 CV_FOLDS = (3, 5, 10)
@@ -161,11 +161,7 @@ def main(argv: list[str] | None = None) -> None:
             f"cv={r['cv']}: first fold {r['first_fold_programs']}, later {r['later_folds_programs']}" for r in records),
             flush=True)
     payload = {
-        "dtype": "float32",
-        "dtype_note": "jaxmtl in JAX's default configuration (x64 off); scikit-learn in float64",
-        "versions": versions(),
-        "shared_machine": args.shared,
-        "load_1min": os.getloadavg()[0],
+        **first_answer_header(args.shared),
         "rows": rows,
         "cross_validation": cross,
         "constant_folding_warnings": folding,

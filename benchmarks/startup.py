@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from _bench import ROOT, table, versions, write
+from _bench import ROOT, first_answer_header, table, write
 
 IMPORTS = {
     "import jax": "import jax",
@@ -130,11 +130,7 @@ def main(argv: list[str] | None = None) -> None:
         fits.append(first_fits(n, repeats))
         print(table([fits[-1]], [c for c in fits[-1] if c != "runs_s"]), flush=True)
     payload = {
-        "dtype": "float32",
-        "dtype_note": "jaxmtl in JAX's default configuration (x64 off); scikit-learn in float64",
-        "versions": versions(),
-        "shared_machine": args.shared,
-        "load_1min": os.getloadavg()[0],
+        **first_answer_header(args.shared),
         "repeats": repeats,
         "imports": imports,
         "first_fits": fits,

@@ -62,15 +62,30 @@ def test_second_process_reads_the_compiled_programs_from_the_cache(tmp_path):
     assert second["prediction"] == first["prediction"]  # the cached programs compute the same numbers
 
 
-@pytest.mark.scripts
-def test_compile_times_quick_mode_runs(tmp_path):
+def _quick_run(script: str, tmp_path: Path) -> dict:
+    """The JSON ``benchmarks/<script>.py --quick`` writes (to a temporary results folder)."""
     env = {**os.environ, "JAXMTL_RESULTS_DIR": str(tmp_path)}
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "compile_times.py"), "--quick"],
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{script}.py"), "--quick"],
                           capture_output=True, text=True, timeout=600, cwd=ROOT, env=env, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    payload = json.loads((tmp_path / "compile_times_quick.json").read_text())
+    return json.loads((tmp_path / f"{script}_quick.json").read_text())
+
+
+@pytest.mark.scripts
+def test_compile_times_quick_mode_runs(tmp_path):
+    payload = _quick_run("compile_times", tmp_path)
     assert payload["dtype"] == "float32" and payload["machine"]["jax"]
     (row,) = [r for r in payload["rows"] if r["estimator"] == "VectorValuedRegressor"]
     assert row["n"] == 100 and row["first"]["programs"] > 0 and row["warm"]["programs"] == 0  # same data
     assert row["warm"]["cpu_s"] <= row["first"]["cpu_s"]
     assert any(r["estimator"].startswith("GridSearchCV(KernelRidge") for r in payload["rows"])
+
+
+@pytest.mark.scripts
+def test_startup_quick_mode_runs(tmp_path):
+    payload = _quick_run("startup", tmp_path)
+    imports = {row["what"]: row for row in payload["imports"]}
+    assert imports["import jax"]["ratio_to_import_jax"] == 1.0
+    assert imports["import jaxmtl"]["median_s"] < imports["estimators"]["median_s"]
+    (fit,) = payload["first_fits"]
+    assert fit["n"] == 100 and all(fit[f"{k} s"] > 0 for k in ("cache off", "cache empty", "cache filled"))

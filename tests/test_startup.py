@@ -126,16 +126,3 @@ def test_disable_restores_jax_defaults(tmp_path):
     assert jax.config.jax_compilation_cache_dir is None
     assert jax.config.jax_persistent_cache_min_compile_time_secs == 1.0
 
-
-@pytest.mark.scripts
-def test_startup_quick_mode_runs(tmp_path):
-    env = {**os.environ, "JAXMTL_RESULTS_DIR": str(tmp_path)}
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "startup.py"), "--quick"],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT, env=env, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    payload = json.loads((tmp_path / "startup_quick.json").read_text())
-    imports = {row["what"]: row for row in payload["imports"]}
-    assert imports["import jax"]["ratio_to_import_jax"] == 1.0
-    assert imports["import jaxmtl"]["median_s"] < imports["estimators"]["median_s"]
-    (fit,) = payload["first_fits"]
-    assert fit["n"] == 100 and all(fit[f"{k} s"] > 0 for k in ("cache off", "cache empty", "cache filled"))
