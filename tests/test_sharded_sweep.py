@@ -72,6 +72,9 @@ def run(precision: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+# slow: it passes alone in about 10 s, but its 4-device process once made no progress for 600 s while
+# the other test worker ran beside it on the 2-core machine; kept out of CI until that is understood
+@pytest.mark.slow
 def test_width_and_data_set_sweeps_sharded_over_4_devices_equal_the_unsharded_sweep():
     report = run("float64")
     assert report["devices"] == 4 and report["mesh"] == 4
