@@ -94,6 +94,9 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path
         True
         >>> disable_compilation_cache()
     """
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise ParameterError(f"path must be None or a folder's path (str or os.PathLike); received "
+                             f"{type(path).__name__} {path!r}.")
     folder = (default_cache_dir() if path is None else Path(path)).expanduser().absolute()
     _check_writable(folder)
     jax.config.update("jax_compilation_cache_dir", str(folder))

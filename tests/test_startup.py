@@ -74,6 +74,11 @@ def test_an_unwritable_folder_is_refused_by_name(tmp_path):
         enable_compilation_cache(blocker / "cache")
 
 
+def test_a_path_that_is_not_a_path_is_refused_by_name():
+    with pytest.raises(ParameterError, match="path must be None or a folder's path.*received int 5"):
+        enable_compilation_cache(5)
+
+
 def test_default_folder_is_in_the_users_cache_directory(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     if sys.platform.startswith("linux"):
