@@ -47,7 +47,6 @@ from typing import Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.linalg import cho_solve, solve_triangular
 from jax.typing import ArrayLike
 
 from .._checks import is_traced
@@ -107,17 +106,37 @@ def output_groups(a: Array, hint: np.ndarray | None = None) -> tuple[Array, Arra
     return a2.reshape(-1)[order[starts]], jnp.asarray(index.reshape(host.shape), jnp.int32)
 
 
+def _factor(K, u, nlam):
+    """(L, ok): the lower Cholesky factor of u K + nλ I, in the layout LAPACK reads.
+
+    XLA's arrays are row-major and LAPACK's column-major, so every factor and triangular solve is
+    fed a transposed copy unless its operand is made column-major where it is built: ``K.T`` (equal
+    to K, which is symmetric) is exactly that layout, a free bitcast of K. The factor reads one
+    triangle, so the input is not symmetrised ((M + Mᵀ)/2 is one more transposing pass); L stays
+    column-major for the solves that follow. On the CPU backend each transposing copy of an
+    n × n array costs about as much as a tenth of the factor at n = 2000 (strided reads);
+    ``jnp.linalg.cholesky`` + ``cho_solve`` make several, which is what made the same factors
+    slower here than as hand-written calls (see ``benchmarks/perf_routes.py``).
+    """
+    eye = jnp.eye(K.shape[0], dtype=K.dtype)
+    L = jax.lax.linalg.cholesky(u * K.T + nlam * eye, symmetrize_input=False)
+    return L, jnp.all(jnp.isfinite(jnp.diagonal(L)))
+
+
+def _cho_solve(L, B):
+    """M⁻¹ B from the lower factor L of M (two LAPACK triangular solves)."""
+    Z = jax.lax.linalg.triangular_solve(L, B, left_side=True, lower=True)
+    return jax.lax.linalg.triangular_solve(L, Z, left_side=True, lower=True, transpose_a=True)
+
+
 def _pairs(K, Yt, n_eff, values, params, order, emit):
     """Map ``emit(c, R, L, nlam)`` over every (λ, value) pair in turn; results (P, U, ...), ok flags (P, U)."""
-    n = K.shape[0]
-    eye = jnp.eye(n, dtype=K.dtype)
 
     def pair(x):
         lam, u = x
         nlam = n_eff * lam
-        L = jnp.linalg.cholesky(u * K + nlam * eye)
-        ok = jnp.all(jnp.isfinite(jnp.diagonal(L)))
-        solve = partial(cho_solve, (L, True))
+        L, ok = _factor(K, u, nlam)
+        solve = partial(_cho_solve, L)
 
         def step(_, cc):
             return cc[1], solve(Yt + nlam * cc[1])
@@ -132,7 +151,7 @@ def _pairs(K, Yt, n_eff, values, params, order, emit):
 
 def _one_minus_hat(L, nlam, order):
     """(n,) 1 − diag of the hat matrix, (nλ)^ν diag(M⁻ᵛ), from the Cholesky factor L of M."""
-    W = solve_triangular(L, jnp.eye(L.shape[0], dtype=L.dtype), lower=True)
+    W = jax.lax.linalg.triangular_solve(L, jnp.eye(L.shape[0], dtype=L.dtype), left_side=True, lower=True)
     if order > 1:
         B = W.T @ W
         Q = jax.lax.fori_loop(1, order // 2, lambda _, Q: Q @ B, B)
