@@ -12,8 +12,11 @@ computed by
   hold-out cells only): another filter — another estimator, with its own selected loss — so it is
   timed and reported beside the others but is not among the rivals of the claim,
 
-each under ``jit`` where it is ours, warm (compilation excluded and reported), the best of
-``repeats`` calls. Cells: hold-out over 1, 3, 7, 20 and 60 λ, and 5-fold × 20 λ × 6 ω of the
+each under ``jit`` where it is ours, warm (compiled ahead of time; the compile time is reported),
+the best of ``repeats`` calls timed in interleaved rounds (every method once per round, in a
+shuffled order), so that a load that comes and goes on a shared machine weighs on every method
+alike. A method whose first timed call took more than ``SLOW`` × the fastest method's is not
+repeated: it cannot be the fastest. Cells: hold-out over 1, 3, 7, 20 and 60 λ, and 5-fold × 20 λ × 6 ω of the
 common-similarity family (the baselines solve in A's eigenbasis too: one factor per fold, λ and
 distinct eigenvalue). Every route must select the same point, or one whose loss is within the
 precision's tolerance of the best; the claim is auto ≤ 1.05 × the fastest of {jax_chol, scipy_chol,
@@ -23,9 +26,10 @@ eigen} in every cell.
 ``jaxmtl.paths.routes.TABLE`` holds for the CPU) and prints them as a table entry.
 
 Usage: python benchmarks/perf_routes.py [--quick] [--shared] [--dtypes float32 float64] [--threads N]
+                                        [--sizes N ...] [--kfold-sizes N ...] [--name NAME]
                                         [--constants] [--no-write]
-Writes benchmarks/results/perf_routes.json (perf_routes_quick.json with --quick; route_constants.json
-with --constants; a _gpu suffix on an accelerator).
+Writes benchmarks/results/perf_routes.json (perf_routes_quick.json with --quick; NAME.json with
+--name; route_constants.json with --constants).
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ THREADS = _bench.set_threads()
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--quick", action="store_true", help="n = 1000, 2000; the k-fold cell at n = 1000; 2 repeats")
 parser.add_argument("--sizes", type=int, nargs="*", default=None, help="training rows (default 1000 2000 4000 8000)")
+parser.add_argument("--kfold-sizes", type=int, nargs="*", default=None,
+                    help="sizes of the k-fold cell (default every size; quick the first)")
+parser.add_argument("--name", default=None, help="results file name (default perf_routes[_quick])")
 parser.add_argument("--dtypes", nargs="*", default=["float32", "float64"])
 parser.add_argument("--repeats", type=int, default=None, help="best of this many warm calls (default 3; quick 2)")
 parser.add_argument("--shared", action="store_true", help="record that other jobs shared the machine")
@@ -71,9 +78,10 @@ from jaxmtl.selection import fold_indices, kfold_masks  # noqa: E402
 SIZES = ARGS.sizes or ([1000, 2000] if ARGS.quick else [1000, 2000, 4000, 8000])
 GRIDS = [1, 3, 7, 20, 60]
 KFOLD = {"folds": 5, "points": 20, "omegas": 6}
-KFOLD_SIZES = SIZES[:1] if ARGS.quick else SIZES
+KFOLD_SIZES = ARGS.kfold_sizes if ARGS.kfold_sizes is not None else SIZES[:1] if ARGS.quick else SIZES
 REPEATS = ARGS.repeats or (2 if ARGS.quick else 3)
 TARGET = 1.05
+SLOW = 3.0  # a method slower than this × the fastest in the first round is not repeated
 LOSS_RTOL = {"float32": 1e-3, "float64": 1e-6}  # a different selected point must be this close in loss
 D = 2
 
@@ -90,17 +98,30 @@ def data(n, dtype, seed=0):
     return K, Ke, jnp.asarray(Y[:n], dtype), jnp.asarray(Y[n:], dtype)
 
 
-def best_of(fn, repeats):
-    """(first call seconds (compilation included), best warm seconds, result)."""
+def interleaved(methods: dict, repeats: int, seed: int = 0) -> tuple[dict, dict, dict]:
+    """Time every method in interleaved rounds; (best seconds, median seconds, last result) per method.
+
+    ``methods`` maps a name to a callable (already compiled). Round 1 times them all; later rounds
+    only those within ``SLOW`` × the fastest so far.
+    """
+    rng = np.random.default_rng(seed)
+    times: dict = {k: [] for k in methods}
+    out = {}
+    for r in range(repeats):
+        best = min(min(v) for v in times.values()) if r else None
+        names = [k for k in methods if r == 0 or min(times[k]) <= SLOW * best]
+        for k in rng.permutation(names):
+            start = time.perf_counter()
+            out[k] = jax.block_until_ready(methods[k]())
+            times[k].append(time.perf_counter() - start)
+    return ({k: min(v) for k, v in times.items()}, {k: float(np.median(v)) for k, v in times.items()}, out)
+
+
+def compiled(fn, *args):
+    """(seconds to compile, a no-argument callable of the compiled ``fn(*args)``)."""
     start = time.perf_counter()
-    out = jax.block_until_ready(fn())
-    first = time.perf_counter() - start
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = jax.block_until_ready(fn())
-        best = min(best, time.perf_counter() - start)
-    return first, best, out
+    exe = jax.jit(fn).lower(*args).compile()
+    return time.perf_counter() - start, lambda: exe(*args)
 
 
 def ours(route, criterion_of, outputs, lams, filt=None):
@@ -111,7 +132,7 @@ def ours(route, criterion_of, outputs, lams, filt=None):
         sel = regularization_path(K, Y, outputs, filt, lams, criterion_of(Ke, Ye), route=route)
         return sel.losses, sel.losses.reshape(-1)[sel.best], sel.eig is None
 
-    return jax.jit(run)
+    return run
 
 
 def holdout_baseline(kind, K, Ke, Y, Ye, lams):
@@ -119,12 +140,14 @@ def holdout_baseline(kind, K, Ke, Y, Ye, lams):
     n = K.shape[0]
     if kind == "jax_chol":
         @jax.jit
-        def one(lam):
+        def one(K, Ke, Y, Ye, lam):
             L = jnp.linalg.cholesky(K + n * lam * jnp.eye(n, dtype=K.dtype))
             C = jax.scipy.linalg.cho_solve((L, True), Y)
             return jnp.mean((Ke @ C - Ye) ** 2)
 
-        return lambda: jnp.stack([one(lam) for lam in lams])
+        start = time.perf_counter()
+        jax.block_until_ready(one(K, Ke, Y, Ye, lams[0]))  # compiles (and solves once)
+        return time.perf_counter() - start, lambda: jnp.stack([one(K, Ke, Y, Ye, lam) for lam in lams])
     Kh, Keh, Yh, Yeh = (np.asarray(x) for x in (K, Ke, Y, Ye))
     eye = np.eye(n, dtype=Kh.dtype)
 
@@ -136,7 +159,7 @@ def holdout_baseline(kind, K, Ke, Y, Ye, lams):
             out.append(np.mean((Keh @ C - Yeh) ** 2))
         return np.asarray(out)
 
-    return loop
+    return 0.0, loop
 
 
 def kfold_baseline(kind, K, Y, a, V, lams, rows):
@@ -165,13 +188,17 @@ def kfold_baseline(kind, K, Y, a, V, lams, rows):
             L = jnp.linalg.cholesky(u * Kf + nlam * jnp.eye(Kf.shape[0], dtype=Kf.dtype))
             return jax.scipy.linalg.cho_solve((L, True), Yf)
 
-        return lambda: fold_losses(lambda Kf, u, nlam, Yf: np.asarray(solve_j(Kf, u, nlam, Yf)))
+        nf = tr.shape[1]
+        start = time.perf_counter()
+        solve_j(jnp.asarray(Kh[:nf, :nf]), values[0], 1.0, jnp.asarray(Yt[:nf]))  # compile (equal folds)
+        seconds = time.perf_counter() - start
+        return seconds, lambda: fold_losses(lambda Kf, u, nlam, Yf: np.asarray(solve_j(Kf, u, nlam, Yf)))
 
     def solve_s(Kf, u, nlam, Yf):
         M = u * Kf + nlam * np.eye(Kf.shape[0], dtype=Kf.dtype)
         return sla.cho_solve(sla.cho_factor(M, lower=True, check_finite=False), Yf, check_finite=False)
 
-    return lambda: fold_losses(solve_s)
+    return 0.0, lambda: fold_losses(solve_s)
 
 
 def same_selection(losses: dict, tol: float) -> tuple[bool, dict]:
@@ -185,8 +212,7 @@ def same_selection(losses: dict, tol: float) -> tuple[bool, dict]:
 def cell(n, dtype, P, kfold):
     K, Ke, Y, Ye = data(n, dtype)
     lams = jnp.asarray(np.logspace(-6, 0, P), dtype)
-    times, first, chosen, selected = {}, {}, None, {}
-    losses = {}
+    methods, first = {}, {}
     if kfold:
         masks = kfold_masks(n, KFOLD["folds"])
         rows = fold_indices(masks)
@@ -194,35 +220,34 @@ def cell(n, dtype, P, kfold):
         a, V = a.astype(dtype), V.astype(dtype)
         kf = KFold(masks)
         for route in ("auto", "eigen", "direct"):
-            fn = ours(route, lambda Ke_, Ye_: kf, (a, V), lams)
-            first[route], times[route], out = best_of(lambda: fn(K, Ke, Y, Ye), REPEATS)
-            losses[route], selected[route] = np.asarray(out[0]), float(out[1])
-            if route == "auto":
-                chosen = "direct" if bool(out[2]) else "eigen"
+            first[route], methods[route] = compiled(ours(route, lambda Ke_, Ye_: kf, (a, V), lams), K, Ke, Y, Ye)
         for kind in ("jax_chol", "scipy_chol"):
-            fn = kfold_baseline(kind, K, Y, a, V, lams, rows)
-            first[kind], times[kind], losses[kind] = best_of(fn, max(1, REPEATS - 1))
+            first[kind], methods[kind] = kfold_baseline(kind, K, Y, a, V, lams, rows)
     else:
         for route in ("auto", "eigen", "direct"):
-            fn = ours(route, Holdout, jnp.eye(D, dtype=dtype), lams)
-            first[route], times[route], out = best_of(lambda: fn(K, Ke, Y, Ye), REPEATS)
-            losses[route], selected[route] = np.asarray(out[0]), float(out[1])
-            if route == "auto":
-                chosen = "direct" if bool(out[2]) else "eigen"
+            first[route], methods[route] = compiled(ours(route, Holdout, jnp.eye(D, dtype=dtype), lams), K, Ke, Y, Ye)
         for kind in ("jax_chol", "scipy_chol"):
-            first[kind], times[kind], losses[kind] = best_of(holdout_baseline(kind, K, Ke, Y, Ye, lams), REPEATS)
+            first[kind], methods[kind] = holdout_baseline(kind, K, Ke, Y, Ye, lams)
         A = jnp.eye(D, dtype=dtype)
         steps = jnp.arange(1, 2 * P + 1)
-        mf = jax.jit(lambda K, Ke, Y, Ye: regularization_path(
-            SeparableOperator(K, A), Y, None, NuMethod(), steps, Holdout(SeparableOperator(Ke, A), Ye)).losses)
-        first["matrix_free"], times["matrix_free"], mf_losses = best_of(lambda: mf(K, Ke, Y, Ye), REPEATS)
-        selected["matrix_free"] = float(np.min(np.asarray(mf_losses)))
+        first["matrix_free"], methods["matrix_free"] = compiled(lambda K, Ke, Y, Ye: regularization_path(
+            SeparableOperator(K, A), Y, None, NuMethod(), steps, Holdout(SeparableOperator(Ke, A), Ye)).losses,
+            K, Ke, Y, Ye)
+    times, medians, out = interleaved(methods, REPEATS, seed=n + P + 7 * kfold)
+    losses, selected = {}, {}
+    for route in ("auto", "eigen", "direct"):
+        losses[route], selected[route] = np.asarray(out[route][0]), float(out[route][1])
+    chosen = "direct" if bool(out["auto"][2]) else "eigen"
+    for kind in ("jax_chol", "scipy_chol"):
+        losses[kind] = out[kind]
+    if not kfold:
+        selected["matrix_free"] = float(np.min(np.asarray(out["matrix_free"])))
     ok, best = same_selection(losses, LOSS_RTOL[dtype])
     rivals = {k: v for k, v in times.items() if k in ("jax_chol", "scipy_chol", "eigen")}
     fastest = min(rivals, key=rivals.get)
     row = {"n": n, "dtype": dtype, "cell": f"5-fold x {KFOLD['points']} lam x {KFOLD['omegas']} omega" if kfold
            else f"hold-out x {P} lam", "points": P, "auto_route": chosen, "seconds": times, "first_call_s": first,
-           "selected_index": best, "selected_loss": selected, "same_selection": ok, "fastest_rival": fastest,
+           "median_s": medians, "selected_index": best, "selected_loss": selected, "same_selection": ok, "fastest_rival": fastest,
            "winner": min((k for k in times if k not in ("auto", "matrix_free")), key=times.get), "auto_over_fastest": times["auto"] / rivals[fastest]}
     row["pass"] = bool(ok and row["auto_over_fastest"] <= TARGET)
     print(f"n={n:5d} {dtype} {row['cell']:28s} auto={chosen:6s} "
@@ -266,7 +291,7 @@ def main():
     for k, v in wins.items():
         print(f"{k} fastest in {len(v)} cells: {'; '.join(v)}")
     if not ARGS.no_write:
-        print(_bench.write("perf_routes_quick" if ARGS.quick else "perf_routes", payload))
+        print(_bench.write(ARGS.name or ("perf_routes_quick" if ARGS.quick else "perf_routes"), payload))
 
 
 if __name__ == "__main__":
