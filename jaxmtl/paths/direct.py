@@ -220,7 +220,7 @@ def _direct_losses(K, Y, a, V, filt, params, kind, K_eval, Y_eval, w_eval, loss,
         denom = (trace / (n * d)) ** 2
         val = rss / (n * d) / denom
         losses = jnp.where((denom > 0) & jnp.isfinite(val), val, jnp.inf)
-    losses = losses.T  # (Ω, P)
+    losses = jnp.moveaxis(losses, 0, 1)  # (Ω, P[, ...]): a loss may return a vector (the classifiers' code losses)
     return (losses if a.ndim == 2 else losses[0]), jnp.all(ok), C
 
 
@@ -285,17 +285,18 @@ def direct_kfold_losses(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFi
 
 
 @partial(jax.jit, static_argnames=("filt",))
-def _direct_coefficients(K, Y, V, filt, lam, values, index):
-    c, ok = _pairs(K, Y @ V, jnp.asarray(Y.shape[0], K.dtype), values, lam[None], direct_order(filt),
-                   lambda c, R, L, nlam: c)
+def _direct_coefficients(K, Y, V, filt, lam, values, index, n_eff):
+    c, ok = _pairs(K, Y @ V, n_eff, values, lam[None], direct_order(filt), lambda c, R, L, nlam: c)
     return _gather(c, index)[0, 0] @ V.T, jnp.all(ok)
 
 
 def direct_coefficients(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, lam: ArrayLike,
-                        groups: tuple[Array, Array] | None = None) -> tuple[Array, Array]:
+                        groups: tuple[Array, Array] | None = None, n: ArrayLike | None = None) -> tuple[Array, Array]:
     """(C (n, d), ok) at one λ for output eigenvalues ``a`` (d,): (a_jK + nλI) c̃_j = ỹ_j, C = C̃Vᵀ.
 
-    ``groups``: :func:`output_groups` of ``a`` (default computed from ``a``).
+    ``groups``: :func:`output_groups` of ``a`` (default computed from ``a``). ``n``: the
+    normaliser of nλ (default the number of rows; zero-padded rows of K and Y beyond the real
+    ones get zero coefficients).
 
     Example:
         >>> from jaxmtl.filters import Tikhonov
@@ -305,4 +306,5 @@ def direct_coefficients(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFi
     """
     direct_order(filt)
     values, index = output_groups(a) if groups is None else groups
-    return _direct_coefficients(K, Y, V, filt, jnp.asarray(lam, K.dtype), values, index)
+    n_eff = jnp.asarray(Y.shape[0] if n is None else n, K.dtype)
+    return _direct_coefficients(K, Y, V, filt, jnp.asarray(lam, K.dtype), values, index, n_eff)
