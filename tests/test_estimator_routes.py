@@ -45,9 +45,10 @@ def test_vector_valued_direct_route_equals_eigen_route(selection, filt):
     eigen = VectorValuedRegressor(route="eigen", **kw).fit(X, Y)
     assert (direct.route_, eigen.route_) == ("direct", "eigen")
     _same_selection(direct, eigen)
-    if direct.best_params_ == eigen.best_params_:
-        np.testing.assert_allclose(direct.coef_, eigen.coef_, rtol=RTOL * 100, atol=RTOL * 10)
-        np.testing.assert_allclose(direct.predict(X[:5]), eigen.predict(X[:5]), rtol=RTOL * 100, atol=RTOL * 10)
+    if direct.best_params_ == eigen.best_params_:  # (float32: coefficients at λ = 1e-4 are ill-conditioned,
+        if X64:                                      # the predictions are not)
+            np.testing.assert_allclose(direct.coef_, eigen.coef_, rtol=RTOL * 100, atol=RTOL * 10)
+        np.testing.assert_allclose(direct.predict(X), eigen.predict(X), rtol=RTOL * 100, atol=RTOL * 10)
 
 
 @pytest.mark.parametrize("order", [1, 3])
@@ -94,8 +95,9 @@ def test_auto_takes_the_cheaper_route_and_the_defaults_stay_on_the_eigen_route()
     assert grid_route("auto", NuMethod(), "gcv", 4000, one, 3, None, dt) == "eigen"  # no direct form
     X, Y = _data(n=40)
     assert VectorValuedRegressor(family="common_similarity").fit(X, Y).route_ == "eigen"  # the ν-method default
+    X, Y = _data(n=200)
     small = VectorValuedRegressor(filter="tikhonov", output="independent", family="common_similarity",
-                                  selection="gcv", width_factors=[1.0], lambdas=[1e-2]).fit(X, Y)
+                                  selection="holdout", width_factors=[1.0], lambdas=[1e-2]).fit(X, Y)
     assert small.route_ == "direct"  # one λ, one distinct eigenvalue: one factor against one eigh
 
 
