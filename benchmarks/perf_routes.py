@@ -49,6 +49,11 @@ parser.add_argument("--quick", action="store_true", help="n = 1000, 2000; the k-
 parser.add_argument("--sizes", type=int, nargs="*", default=None, help="training rows (default 1000 2000 4000 8000)")
 parser.add_argument("--kfold-sizes", type=int, nargs="*", default=None,
                     help="sizes of the k-fold cell (default every size; quick the first)")
+parser.add_argument("--grids", type=int, nargs="*", default=None, help="hold-out grid sizes (default 1 3 7 20 60)")
+parser.add_argument("--constant-sizes", type=int, nargs="*", default=[512, 1024, 2048, 4096],
+                    help="sizes at which --constants measures the prices")
+parser.add_argument("--table", nargs="*", default=None,
+                    help="print the Markdown table of these results files (names under benchmarks/results) and exit")
 parser.add_argument("--name", default=None, help="results file name (default perf_routes[_quick])")
 parser.add_argument("--dtypes", nargs="*", default=["float32", "float64"])
 parser.add_argument("--repeats", type=int, default=None, help="best of this many warm calls (default 3; quick 2)")
@@ -76,12 +81,13 @@ from jaxmtl.paths.routes import measure_constants  # noqa: E402
 from jaxmtl.selection import fold_indices, kfold_masks  # noqa: E402
 
 SIZES = ARGS.sizes or ([1000, 2000] if ARGS.quick else [1000, 2000, 4000, 8000])
-GRIDS = [1, 3, 7, 20, 60]
+GRIDS = ARGS.grids if ARGS.grids is not None else [1, 3, 7, 20, 60]
 KFOLD = {"folds": 5, "points": 20, "omegas": 6}
 KFOLD_SIZES = ARGS.kfold_sizes if ARGS.kfold_sizes is not None else SIZES[:1] if ARGS.quick else SIZES
 REPEATS = ARGS.repeats or (2 if ARGS.quick else 3)
 TARGET = 1.05
 SLOW = 3.0  # a method slower than this × the fastest in the first round is not repeated
+MAX_ROUNDS, SHORT_ROUND_S = 15, 2.0
 LOSS_RTOL = {"float32": 1e-3, "float64": 1e-6}  # a different selected point must be this close in loss
 D = 2
 
@@ -102,18 +108,23 @@ def interleaved(methods: dict, repeats: int, seed: int = 0) -> tuple[dict, dict,
     """Time every method in interleaved rounds; (best seconds, median seconds, last result) per method.
 
     ``methods`` maps a name to a callable (already compiled). Round 1 times them all; later rounds
-    only those within ``SLOW`` × the fastest so far.
+    only those within ``SLOW`` × the fastest so far. At least ``repeats`` rounds, and more (up to
+    ``MAX_ROUNDS``) while a round takes less than ``SHORT_ROUND_S`` seconds: the best of a few
+    calls of tens of milliseconds still varies by tens of percent on a loaded machine.
     """
     rng = np.random.default_rng(seed)
     times: dict = {k: [] for k in methods}
     out = {}
-    for r in range(repeats):
+    r, spent = 0, 0.0
+    while r < repeats or (r < MAX_ROUNDS and spent / r < SHORT_ROUND_S):  # short cells: more rounds
         best = min(min(v) for v in times.values()) if r else None
         names = [k for k in methods if r == 0 or min(times[k]) <= SLOW * best]
         for k in rng.permutation(names):
             start = time.perf_counter()
             out[k] = jax.block_until_ready(methods[k]())
             times[k].append(time.perf_counter() - start)
+            spent += times[k][-1]
+        r += 1
     return ({k: min(v) for k, v in times.items()}, {k: float(np.median(v)) for k, v in times.items()}, out)
 
 
@@ -259,7 +270,7 @@ def cell(n, dtype, P, kfold):
 def constants_main():
     out = {}
     for dtype in ARGS.dtypes:
-        c = measure_constants(dtype, sizes=(512, 1024, 2048), repeats=REPEATS)
+        c = measure_constants(dtype, sizes=tuple(ARGS.constant_sizes), repeats=REPEATS)
         out[dtype] = {k: list(getattr(c, k)) for k in ("sizes", "eigh", "cholesky", "tri_inverse", "gemm", "stream")}
         fields = ", ".join(f"{k}=({', '.join(f'{v:.2e}' for v in getattr(c, k))})"
                            for k in ("eigh", "cholesky", "tri_inverse", "gemm", "stream"))
@@ -269,29 +280,64 @@ def constants_main():
                                                "load_1min": os.getloadavg()[0], "constants": out}))
 
 
-def main():
-    if ARGS.constants:
-        return constants_main()
-    load_before = os.getloadavg()
-    rows = []
-    for dtype in ARGS.dtypes:
-        for n in SIZES:
-            rows += [cell(n, dtype, P, False) for P in GRIDS]
-            if n in KFOLD_SIZES:
-                rows.append(cell(n, dtype, KFOLD["points"], True))
+def payload_of(rows, load_before, done):
     wins = {}
     for r in rows:
         wins.setdefault(r["winner"], []).append(f"{r['dtype']} n={r['n']} {r['cell']}")
-    payload = {"threads": THREADS, "shared_machine": ARGS.shared, "load_before": load_before,
-               "load_after": os.getloadavg(), "versions": _bench.versions(), "repeats": REPEATS,
-               "target": f"auto <= {TARGET} x the fastest of jax_chol, scipy_chol, eigen; same selection (matrix_free: the ν-method, another estimator, reported only)",
-               "passed": sum(r["pass"] for r in rows), "cells": len(rows), "where_each_route_wins": wins,
-               "rows": rows}
+    return {"threads": THREADS, "shared_machine": ARGS.shared, "load_before": load_before,
+            "load_after": os.getloadavg(), "versions": _bench.versions(), "repeats": REPEATS, "complete": done,
+            "target": f"auto <= {TARGET} x the fastest of jax_chol, scipy_chol, eigen; same selection (matrix_free: "
+                      "the ν-method, another estimator, reported only)",
+            "passed": sum(r["pass"] for r in rows), "cells": len(rows), "where_each_route_wins": wins, "rows": rows}
+
+
+def table(names) -> str:
+    """Markdown: one line per cell of the results files ``names``, with where each route wins."""
+    import json
+
+    lines = ["| dtype | n | cell | auto's route | auto s | eigen s | direct s | JAX Cholesky s | SciPy Cholesky s | "
+             "fastest | auto / fastest | auto's route / fastest | same selection |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    heads = []
+    for name in names:
+        payload = json.loads((_bench.RESULTS / f"{name}.json").read_text())
+        m = payload["machine"]
+        heads.append(f"`{name}.json`: {m['cpu_count']}-core {m['cpu_model']}, jax {payload['versions']['jax']}, "
+                     f"{payload['threads']} thread, best of {payload['repeats']} "
+                     f"{'interleaved rounds' if 'median_s' in payload['rows'][0] else 'calls per method in turn'}, "
+                     f"{'shared machine, ' if payload['shared_machine'] else ''}load "
+                     f"{payload['load_before'][0]:.0f} before / {payload['load_after'][0]:.0f} after"
+                     f"{'' if payload.get('complete', True) else ' (run cut short: the cells it finished)'}")
+        for r in payload["rows"]:
+            t = r["seconds"]
+            fastest = t[r["fastest_rival"]]
+            lines.append(f"| {r['dtype']} | {r['n']} | {r['cell']} | {r['auto_route']} | {t['auto']:.3g} | "
+                         f"{t['eigen']:.3g} | {t['direct']:.3g} | {t['jax_chol']:.3g} | {t['scipy_chol']:.3g} | "
+                         f"{r['fastest_rival']} | {r['auto_over_fastest']:.2f} | {t[r['auto_route']] / fastest:.2f} | "
+                         f"{'yes' if r['same_selection'] else 'no'} |")
+    return "\n".join(["; ".join(heads) + ".", ""] + lines)
+
+
+def main():
+    if ARGS.table is not None:
+        return print(table(ARGS.table or ["perf_routes"]))
+    if ARGS.constants:
+        return constants_main()
+    load_before = os.getloadavg()
+    name = ARGS.name or ("perf_routes_quick" if ARGS.quick else "perf_routes")
+    rows = []
+    for dtype in ARGS.dtypes:
+        for n in SIZES:
+            for P in GRIDS + ([None] if n in KFOLD_SIZES else []):
+                rows.append(cell(n, dtype, KFOLD["points"], True) if P is None else cell(n, dtype, P, False))
+                if not ARGS.no_write:  # after every cell: a run cut short keeps what it measured
+                    _bench.write(name, payload_of(rows, load_before, False))
+    payload = payload_of(rows, load_before, True)
     print(f"{payload['passed']} of {len(rows)} cells pass")
-    for k, v in wins.items():
+    for k, v in payload["where_each_route_wins"].items():
         print(f"{k} fastest in {len(v)} cells: {'; '.join(v)}")
     if not ARGS.no_write:
-        print(_bench.write(ARGS.name or ("perf_routes_quick" if ARGS.quick else "perf_routes"), payload))
+        print(_bench.write(name, payload))
 
 
 if __name__ == "__main__":
