@@ -52,7 +52,8 @@ from ..kernels.families import family_eigh, family_names, output_family
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
-from ..paths.direct import direct_coefficients, direct_kfold_losses, direct_losses, direct_order, output_groups
+from ..paths.direct import (direct_coefficients, direct_kfold_losses, direct_losses, direct_order, distinct_count,
+                            output_groups)
 from ..paths.eigen import filtered_coefficients, mse_loss
 from ..paths.routes import Problem, choose_route
 from ..selection.criteria import (
@@ -207,7 +208,7 @@ def grid_route(route: str, filt: SpectralFilter, mode: str, n: int, a: np.ndarra
         return route
     if route == "eigen" or not _has_direct_form(filt):
         return "eigen"
-    distinct = int(output_groups(np.asarray(a))[0].shape[0])
+    distinct = distinct_count(np.asarray(a), dtype)
     common = dict(d=a.shape[1], points=n_params, omegas=a.shape[0], distinct=distinct, order=direct_order(filt))
     if folds is not None:
         p = Problem(n=n, criterion="kfold", m=folds[1].shape[1], folds=folds[0].shape[0], n_train=folds[0].shape[1],

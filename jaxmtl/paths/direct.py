@@ -54,7 +54,7 @@ from ..errors import ParameterError
 from ..filters.spectral import IteratedTikhonov, SpectralFilter, Tikhonov
 from .eigen import mse_loss
 
-__all__ = ["direct_order", "output_groups", "DirectPath", "direct_losses", "direct_kfold_losses", "direct_coefficients"]
+__all__ = ["direct_order", "output_groups", "distinct_count", "DirectPath", "direct_losses", "direct_kfold_losses", "direct_coefficients"]
 
 Array = jax.Array
 KINDS = ("holdout", "loo", "gcv")
@@ -97,13 +97,30 @@ def output_groups(a: Array, hint: np.ndarray | None = None) -> tuple[Array, Arra
     src = a if hint is None else hint
     if is_traced(src):
         return a2.reshape(-1), jnp.arange(a2.size).reshape(a2.shape)
-    host = np.atleast_2d(np.asarray(src, np.float64))
-    tol = 8 * np.finfo(np.dtype(a2.dtype)).eps * max(float(np.max(np.abs(host))), np.finfo(np.float64).tiny)
+    first, index = _distinct(np.asarray(src), a2.dtype)
+    return a2.reshape(-1)[first], jnp.asarray(index, jnp.int32)
+
+
+def _distinct(a: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(flat positions of the U distinct values, index (Ω, d) into them) of concrete eigenvalues
+    ``a`` (d,) or (Ω, d), equal within 8 ε(dtype) · max|a|; NumPy only (no compiled call)."""
+    host = np.atleast_2d(np.asarray(a, np.float64))
+    tol = 8 * np.finfo(np.dtype(dtype)).eps * max(float(np.max(np.abs(host))), np.finfo(np.float64).tiny)
     order = np.argsort(host, axis=None, kind="stable")
     starts = np.r_[True, np.diff(host.reshape(-1)[order]) > tol]
     index = np.empty(host.size, np.int64)
     index[order] = np.cumsum(starts) - 1
-    return a2.reshape(-1)[order[starts]], jnp.asarray(index.reshape(host.shape), jnp.int32)
+    return order[starts], index.reshape(host.shape)
+
+
+def distinct_count(a: np.ndarray, dtype) -> int:
+    """The number of distinct concrete output eigenvalues (factors per grid point), as :func:`output_groups`.
+
+    Example:
+        >>> distinct_count(np.array([[1.0, 1.0], [0.5, 1.0]]), np.float32)
+        2
+    """
+    return int(_distinct(a, dtype)[0].size)
 
 
 def _factor(K, u, nlam):
