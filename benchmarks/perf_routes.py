@@ -276,7 +276,7 @@ def constants_main():
                            for k in ("eigh", "cholesky", "tri_inverse", "gemm", "stream"))
         print(f'"{dtype}": Constants(sizes={c.sizes}, {fields}),', flush=True)
     if not ARGS.no_write:
-        print(_bench.write("route_constants", {"threads": THREADS, "shared_machine": ARGS.shared,
+        print(_bench.write(ARGS.name or "route_constants", {"threads": THREADS, "shared_machine": ARGS.shared,
                                                "load_1min": os.getloadavg()[0], "constants": out}))
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import warnings
 
-import jax
 import numpy as np
 import pytest
 
@@ -14,7 +13,8 @@ from jaxmtl.errors import ParameterError, RouteFallbackWarning
 from jaxmtl.filters import IteratedTikhonov, Tikhonov
 from jaxmtl.models._spectral import grid_route
 
-X64 = bool(jax.config.read("jax_enable_x64"))
+from conftest import X64  # the run's precision (a module imported earlier may have switched x64 on)
+
 RTOL = 1e-8 if X64 else 3e-3
 
 
