@@ -126,16 +126,22 @@ class Constants:
         return max(2.0 * rows * inner * cols * self.at("gemm", size), rows * inner * self.at("stream", size))
 
 
-# Measured by `python benchmarks/perf_routes.py --constants --shared` on the reference machine (a 2-core x86
-# CPU shared with other jobs, one thread, best of 3 interleaved rounds; benchmarks/results/route_constants.json).
+# Measured by `python benchmarks/perf_routes.py --constants --shared --constant-sizes 512 1024 2048` and, for
+# n = 4096, `... --constant-sizes 4096 --repeats 2 --name route_constants_4096` on the reference machine (a
+# 2-core x86 CPU shared with other jobs, one thread, the best of interleaved rounds: the ratios between the
+# kernels of one size are what matter; benchmarks/results/route_constants.json, route_constants_4096.json).
+# eigh's time per n³ grows relative to a Cholesky factor's with n (≈ 18 at 2048, 20-24 at 4096): a table
+# that stops short of a problem's n holds its last ratio and favours eigen there.
 TABLE: dict[str, dict[str, Constants]] = {
     "cpu": {
-        "float32": Constants(sizes=(512, 1024, 2048), eigh=(9.36e-11, 2.22e-10, 1.90e-10),
-                             cholesky=(1.56e-11, 1.37e-11, 1.07e-11), tri_inverse=(8.94e-11, 4.85e-11, 3.40e-11),
-                             gemm=(7.63e-12, 1.45e-11, 1.71e-11), stream=(5.99e-10, 3.71e-10, 2.42e-10)),
-        "float64": Constants(sizes=(512, 1024, 2048), eigh=(4.82e-10, 4.20e-10, 3.67e-10),
-                             cholesky=(3.45e-11, 2.77e-11, 2.19e-11), tri_inverse=(1.36e-10, 9.72e-11, 6.43e-11),
-                             gemm=(2.98e-11, 3.54e-11, 3.60e-11), stream=(1.04e-09, 6.44e-10, 4.44e-10)),
+        "float32": Constants(sizes=(512, 1024, 2048, 4096), eigh=(9.36e-11, 2.22e-10, 1.90e-10, 4.75e-10),
+                             cholesky=(1.56e-11, 1.37e-11, 1.07e-11, 2.01e-11),
+                             tri_inverse=(8.94e-11, 4.85e-11, 3.40e-11, 5.64e-11),
+                             gemm=(7.63e-12, 1.45e-11, 1.71e-11, 4.09e-11), stream=(5.99e-10, 3.71e-10, 2.42e-10, 1.27e-09)),
+        "float64": Constants(sizes=(512, 1024, 2048, 4096), eigh=(4.82e-10, 4.20e-10, 3.67e-10, 2.89e-10),
+                             cholesky=(3.45e-11, 2.77e-11, 2.19e-11, 1.47e-11),
+                             tri_inverse=(1.36e-10, 9.72e-11, 6.43e-11, 4.20e-11),
+                             gemm=(2.98e-11, 3.54e-11, 3.60e-11, 3.68e-11), stream=(1.04e-09, 6.44e-10, 4.44e-10, 1.42e-09)),
     },
 }
 
