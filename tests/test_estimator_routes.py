@@ -11,7 +11,7 @@ import pytest
 from jaxmtl import MultiClassClassifier, VectorValuedRegressor
 from jaxmtl.errors import ParameterError, RouteFallbackWarning
 from jaxmtl.filters import IteratedTikhonov, Tikhonov
-from jaxmtl.models._spectral import grid_route
+from jaxmtl.models._grid_routes import grid_route
 
 from conftest import X64  # the run's precision (a module imported earlier may have switched x64 on)
 

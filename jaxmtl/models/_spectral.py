@@ -28,8 +28,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-import warnings
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -45,17 +43,14 @@ from .._checks import (
     check_unit_interval,
 )
 from .._progress import StageReporter
-from ..errors import ParameterError, RouteFallbackWarning, ShapeError
-from ..filters.spectral import IteratedTikhonov, SpectralFilter, Tikhonov
+from ..errors import ParameterError, ShapeError
+from ..filters.spectral import SpectralFilter
 from ..kernels import outputs as _outputs
 from ..kernels.families import family_eigh, family_names, output_family
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
-from ..paths.direct import (direct_coefficients, direct_kfold_losses, direct_losses, direct_order, distinct_count,
-                            output_groups)
-from ..paths.eigen import filtered_coefficients, mse_loss
-from ..paths.routes import Problem, choose_route
+from ..paths.eigen import mse_loss
 from ..selection.criteria import (
     fold_indices,
     gcv_path,
@@ -66,6 +61,7 @@ from ..selection.criteria import (
 from ._base import BaseEstimator, resolve_filter
 from ._buckets import fold_targets, pad_folds, pad_rows, size_bucket
 from ._gradient_search import check_search, fit_gradient
+from ._grid_routes import direct_scores, grid_route, on_route, refit
 from ._grid_search import _best_index, _refine_widths, _score_kernels, _warn_on_edges
 from ._null_model import null_wins
 from ._precision import in_working_precision
@@ -122,10 +118,8 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
                 partitions=1, route="eigen", groups=None):
     """(validation losses (W, Ω, P[, 3]) for every kernel × output matrix × filter parameter, ok).
 
-    ``route``: 'eigen' (an ``eigh`` per kernel and fold) or 'direct' (a Cholesky factor per
-    kernel, fold, λ and distinct output eigenvalue ``groups`` = :func:`output_groups` of ``a``;
-    Tikhonov and iterated Tikhonov). ``ok`` is False when a direct factor failed (the caller
-    falls back to the eigen route); always True on the eigen route.
+    ``route``: 'eigen' or 'direct' (``groups``: :func:`output_groups` of ``a``; see ._grid_routes);
+    ``ok`` is False where a direct factor failed (the caller falls back to the eigen route).
 
     With the classifiers' code losses the last axis holds the squared loss, the misclassification
     rate and the standard error over folds of the squared loss (0 for one fold and for LOO): the
@@ -153,22 +147,18 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
         return jnp.concatenate([mean, se[..., None]], axis=-1)
 
     def one_kernel(kern):
-        K = kern(X, X)
-        ok = jnp.asarray(True)
-        if selection in ("kfold", "holdout", "masks"):  # hold-out is one masked fold
-            if route == "direct":
-                losses, ok = direct_kfold_losses(K, Y, a, V, filt, params, folds, loss, groups)
-            else:
-                losses = kfold_path(K, Y, a, V, filt, params, folds, loss=loss, report=report)
-            return with_standard_error(jnp.mean(losses, axis=0), losses), ok
+        K, ok, on_folds = kern(X, X), jnp.asarray(True), selection in ("kfold", "holdout", "masks")
         if route == "direct":
-            res = direct_losses(K, Y, a, V, filt, params, selection, loss=loss, groups=groups)
-            scores, ok = res.losses, res.ok
+            scores, ok = direct_scores(K, Y, a, V, filt, params, selection, folds, loss, groups)
+        elif on_folds:  # hold-out is one masked fold
+            scores = kfold_path(K, Y, a, V, filt, params, folds, loss=loss, report=report)
         else:
             s, U = eigh(K)
             eig = SeparableEigh(clip_psd(s), U, a, V)
             scores = loo_path(eig, Y, filt, params, loss=loss, report=report) if selection == "loo" else \
                 gcv_path(eig, Y, filt, params, report=report)
+        if on_folds:
+            return with_standard_error(jnp.mean(scores, axis=0), scores), ok
         return (with_standard_error(scores, scores[None]) if selection == "loo" else scores), ok
 
     if jax.tree_util.tree_leaves(kernels):
@@ -177,68 +167,6 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
         scores, ok = one_kernel(kernels)
         scores = scores[None]
     return jnp.where(jnp.isnan(scores), jnp.inf, scores), jnp.all(ok)
-
-
-def _has_direct_form(filt: SpectralFilter) -> bool:
-    return type(filt) in (Tikhonov, IteratedTikhonov)
-
-
-def grid_route(route: str, filt: SpectralFilter, mode: str, n: int, a: np.ndarray, n_params: int,
-               folds: tuple[np.ndarray, ...] | None, dtype) -> str:
-    """The route ('eigen' or 'direct') of one grid scoring: ``route`` checked, or by the cost model
-    of :mod:`jaxmtl.paths.routes` over the whole grid when 'auto' — points × ω × folds × distinct
-    output eigenvalues (the kernels multiply both routes alike).
-
-    Args:
-      route: 'auto', 'eigen' or 'direct'; filt: the filter; mode: the selection ('kfold',
-        'holdout', masks as 'masks', 'loo', 'gcv'); n: rows of the (padded) problem; a: (Ω, d)
-        output eigenvalues; n_params: P; folds: the padded fold indices (tr (k, n_train),
-        held (k, m), …) of the fold selections, else None.
-
-    Example:
-        >>> grid_route("auto", Tikhonov(), "gcv", 2000, np.ones((1, 2)), 3, None, np.float64)
-        'direct'
-        >>> grid_route("auto", IteratedTikhonov(order=2), "gcv", 2000, np.ones((11, 2)), 30, None, np.float64)
-        'eigen'
-    """
-    if route not in ("auto", "eigen", "direct"):
-        raise ParameterError(f"route must be 'auto', 'eigen' or 'direct'; received {route!r}.")
-    if route == "direct":
-        direct_order(filt)  # names a filter without a direct form
-        return route
-    if route == "eigen" or not _has_direct_form(filt):
-        return "eigen"
-    distinct = distinct_count(np.asarray(a), dtype)
-    common = dict(d=a.shape[1], points=n_params, omegas=a.shape[0], distinct=distinct, order=direct_order(filt))
-    if folds is not None:
-        p = Problem(n=n, criterion="kfold", m=folds[1].shape[1], folds=folds[0].shape[0], n_train=folds[0].shape[1],
-                    **common)
-    else:
-        p = Problem(n=n, criterion=mode, **common)
-    return choose_route(p, str(np.dtype(dtype)))
-
-
-@partial(jax.jit, static_argnames=("filt",))
-def _refit(kern, X, Y, a, V, filt, param, n):
-    """Coefficients (N, d) at one grid point from the rows X (N, p), Y (N, d) of which the first
-    ``n`` are real and the rest zero padding (masked out of the Gram; zero coefficients)."""
-    m = (jnp.arange(X.shape[0]) < n).astype(Y.dtype)
-    s, U = eigh(kern(X, X) * m[:, None] * m[None, :])
-    eig = SeparableEigh(clip_psd(s), U, a, V)
-    return filtered_coefficients(filt, eig, Y, param, n=n.astype(Y.dtype))
-
-
-@partial(jax.jit, static_argnames=("filt",))
-def _refit_direct(kern, X, Y, a, V, filt, param, n, groups):
-    """(coefficients, ok) as :func:`_refit` from Cholesky factors (one per distinct eigenvalue of ``a``)."""
-    m = (jnp.arange(X.shape[0]) < n).astype(Y.dtype)
-    return direct_coefficients(kern(X, X) * m[:, None] * m[None, :], Y, a, V, filt, param, groups, n=n.astype(Y.dtype))
-
-
-def _warn_route_fallback() -> None:
-    warnings.warn("route='direct': a Cholesky factor of a_jK + nλI failed in this precision (the shifted Gram is "
-                  "numerically indefinite); the eigen route served the selection instead.", RouteFallbackWarning,
-                  stacklevel=3)
 
 
 @jax.jit
@@ -497,19 +425,12 @@ class _SpectralEstimator(_GridSelection):
             if rows is None:
                 self.route_ = route  # the route of the grid on all rows (the refit's too)
 
-            def scored(stacked):
-                out, ok = _score_grid(stacked, *args, route=route,
-                                      groups=output_groups(args[2]) if route == "direct" else None)
-                if route == "direct" and not bool(ok):
-                    _warn_route_fallback()
-                    out, _ = _score_grid(stacked, *args)
-                return out
-
             # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
             # serves every call of a width search, whatever the number of widths it adds; a
             # continuation (one kernel, one ω, a longer path) is a program of its own, compiled only
             # where the best step is the grid's last
-            out = _score_kernels(kerns, scored, KERNEL_BATCH if omega is None else 1)
+            out = _score_kernels(kerns, lambda stacked: on_route(_score_grid, stacked, args, route),
+                                 KERNEL_BATCH if omega is None else 1)
             return out if index is None else out[:, :, index]
 
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
@@ -559,8 +480,8 @@ class _SpectralEstimator(_GridSelection):
         # NumPy results put on the device: jnp.asarray would compile a program per shape
         self.output_matrix_ = jax.device_put(((V * a[io]) @ V.T).astype(dtype))
         self.X_fit_ = jax.device_put(Xj[:n])
-        coef = np.zeros((n, d), dtype) if null else self._refit(Xj, Yc, aj[io], Vj, filt,
-                                                                np.asarray(params, param_dtype)[ip], np.int32(n))
+        coef = np.zeros((n, d), dtype) if null else refit(self.route_, self.kernel_, Xj, Yc, aj[io], Vj, filt,
+                                                          np.asarray(params, param_dtype)[ip], np.int32(n))
         self.coef_ = jax.device_put(coef[:n])  # the padded rows' coefficients are zero
         self.n_outputs_ = d
         self.cv_scores_ = scores
@@ -576,15 +497,6 @@ class _SpectralEstimator(_GridSelection):
         }
         self.best_score_ = self.null_score_ if null else float(scores[iw, io, ip])
         return self
-
-    def _refit(self, Xj, Yc, a, V, filt, param, n) -> np.ndarray:
-        """Coefficients (N, d) at the selected point on the route of the grid (``route_``)."""
-        if self.route_ == "direct":
-            coef, ok = _refit_direct(self.kernel_, Xj, Yc, a, V, filt, param, n, output_groups(a))
-            if bool(ok):
-                return np.asarray(coef)
-            _warn_route_fallback()
-        return np.asarray(_refit(self.kernel_, Xj, Yc, a, V, filt, param, n))
 
     def _null_wins(self, mode, masks, kern, Xj, Yc, a, V, filt, path, ip, best_score, folds) -> bool:
         """Score C = 0 (``null_score_``) and say whether it is kept (:func:`._null_model.null_wins`)."""
