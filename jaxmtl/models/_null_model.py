@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..kernels.scalar import Kernel
+from ..paths.direct import direct_kfold_losses, output_groups
 from ..selection.criteria import fold_indices, kfold_path
 
 __all__: list[str] = []
@@ -93,6 +94,15 @@ def fold_losses_at(kernel: Kernel, X: np.ndarray, Yc: np.ndarray, a: np.ndarray,
     return out if index is None else out[:, index]
 
 
+@partial(jax.jit, static_argnames=("filt", "base_loss"))
+def _direct_fold_losses_at(kernel, X, Yc, a, V, param, folds, offset, filt, base_loss, groups):
+    def loss(F, Yv, w):
+        return base_loss(F + offset, Yv + offset, w)
+
+    losses, ok = direct_kfold_losses(kernel(X, X), Yc, a, V, filt, param[None], folds, loss, groups)
+    return losses[:, 0], ok
+
+
 def keep_null(null_folds: np.ndarray, best_folds: np.ndarray | None, best_score: float, partitions: int = 1) -> bool:
     """True when the selected point does not beat C = 0 by more than one standard error.
 
@@ -130,17 +140,27 @@ def within_one_se(null: np.ndarray, best: np.ndarray, partitions: int = 1) -> np
 def null_wins(mode: str, masks: np.ndarray, kernel: Kernel, X: np.ndarray, Yc: np.ndarray, a: np.ndarray,
               V: np.ndarray, filt, path: tuple, ip: int, best_score: float, offset: np.ndarray,
               base_loss: Callable, partitions: int = 1,
-              folds: tuple[np.ndarray, ...] | None = None) -> tuple[float, bool]:
+              folds: tuple[np.ndarray, ...] | None = None, route: str = "eigen") -> tuple[float, bool]:
     """(loss of C = 0, whether it is kept over the selected point ``ip`` of the grid ``path`` (as
     :func:`fold_losses_at`) of ``kernel`` and ``a``); ``folds`` (and padded ``X``, ``Yc``) as
-    :func:`null_fold_losses`."""
+    :func:`null_fold_losses`. ``route``: the grid's; on 'direct' the selected point's per-fold
+    losses come from its own Cholesky factors (the eigen route's where one fails)."""
     null_folds = null_fold_losses(mode, masks, Yc, offset, base_loss, folds)
     null_score = float(np.mean(null_folds))
     paired = mode == "kfold" and len(masks) >= 3
     if not paired:
         return null_score, null_score <= best_score
     # computed whenever the rule may pair them: every fit then runs the same programs
-    best_folds = fold_losses_at(kernel, X, Yc, a, V, filt, path, masks, offset, base_loss, folds)[:, ip]
+    best_folds, ok = None, False
+    if route == "direct":
+        dtype = np.asarray(Yc).dtype
+        fi = fold_indices(masks) if folds is None else folds
+        out, ok = _direct_fold_losses_at(kernel, X, Yc, np.asarray(a, dtype), np.asarray(V, dtype),
+                                         np.asarray(path[0], dtype)[ip:ip + 1], fi, np.asarray(offset, dtype), filt,
+                                         base_loss, output_groups(np.asarray(a, dtype)))
+        best_folds, ok = np.asarray(out, np.float64), bool(ok)
+    if not ok:
+        best_folds = fold_losses_at(kernel, X, Yc, a, V, filt, path, masks, offset, base_loss, folds)[:, ip]
     if null_score > (1.0 + NULL_MARGIN) * best_score:  # a lead this large is taken as signal
         return null_score, False
     return null_score, keep_null(null_folds, best_folds, best_score, partitions)

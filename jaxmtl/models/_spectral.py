@@ -50,7 +50,7 @@ from ..kernels.families import family_eigh, family_names, output_family
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
-from ..paths.eigen import filtered_coefficients, mse_loss
+from ..paths.eigen import mse_loss
 from ..selection.criteria import (
     fold_indices,
     gcv_path,
@@ -61,6 +61,7 @@ from ..selection.criteria import (
 from ._base import BaseEstimator, resolve_filter
 from ._buckets import fold_targets, pad_folds, pad_rows, size_bucket
 from ._gradient_search import check_search, fit_gradient
+from ._grid_routes import direct_scores, grid_route, on_route, refit
 from ._grid_search import _best_index, _refine_widths, _score_kernels, _warn_on_edges
 from ._null_model import null_wins
 from ._precision import in_working_precision
@@ -112,10 +113,13 @@ def _path_params(filt: SpectralFilter, params: np.ndarray):
     return full, np.isin(full, params), params - 1
 
 
-@partial(jax.jit, static_argnames=("filt", "selection", "base_loss", "partitions"))
+@partial(jax.jit, static_argnames=("filt", "selection", "base_loss", "partitions", "route"))
 def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, offset, report=None,
-                partitions=1):
-    """Validation losses (W, Ω, P[, 3]) for every kernel × output matrix × filter parameter.
+                partitions=1, route="eigen", groups=None):
+    """(validation losses (W, Ω, P[, 3]) for every kernel × output matrix × filter parameter, ok).
+
+    ``route``: 'eigen' or 'direct' (``groups``: :func:`output_groups` of ``a``; see ._grid_routes);
+    ``ok`` is False where a direct factor failed (the caller falls back to the eigen route).
 
     With the classifiers' code losses the last axis holds the squared loss, the misclassification
     rate and the standard error over folds of the squared loss (0 for one fold and for LOO): the
@@ -143,32 +147,26 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
         return jnp.concatenate([mean, se[..., None]], axis=-1)
 
     def one_kernel(kern):
-        K = kern(X, X)
-        if selection in ("kfold", "holdout", "masks"):  # hold-out is one masked fold
-            losses = kfold_path(K, Y, a, V, filt, params, folds, loss=loss, report=report)
-            return with_standard_error(jnp.mean(losses, axis=0), losses)
-        s, U = eigh(K)
-        eig = SeparableEigh(clip_psd(s), U, a, V)
-        if selection == "loo":
-            scores = loo_path(eig, Y, filt, params, loss=loss, report=report)
-            return with_standard_error(scores, scores[None])
-        return gcv_path(eig, Y, filt, params, report=report)
+        K, ok, on_folds = kern(X, X), jnp.asarray(True), selection in ("kfold", "holdout", "masks")
+        if route == "direct":
+            scores, ok = direct_scores(K, Y, a, V, filt, params, selection, folds, loss, groups)
+        elif on_folds:  # hold-out is one masked fold
+            scores = kfold_path(K, Y, a, V, filt, params, folds, loss=loss, report=report)
+        else:
+            s, U = eigh(K)
+            eig = SeparableEigh(clip_psd(s), U, a, V)
+            scores = loo_path(eig, Y, filt, params, loss=loss, report=report) if selection == "loo" else \
+                gcv_path(eig, Y, filt, params, report=report)
+        if on_folds:
+            return with_standard_error(jnp.mean(scores, axis=0), scores), ok
+        return (with_standard_error(scores, scores[None]) if selection == "loo" else scores), ok
 
     if jax.tree_util.tree_leaves(kernels):
-        scores = jax.lax.map(one_kernel, kernels)
+        scores, ok = jax.lax.map(one_kernel, kernels)
     else:  # a kernel without parameters (Linear): nothing to map over, one kernel
-        scores = one_kernel(kernels)[None]
-    return jnp.where(jnp.isnan(scores), jnp.inf, scores)
-
-
-@partial(jax.jit, static_argnames=("filt",))
-def _refit(kern, X, Y, a, V, filt, param, n):
-    """Coefficients (N, d) at one grid point from the rows X (N, p), Y (N, d) of which the first
-    ``n`` are real and the rest zero padding (masked out of the Gram; zero coefficients)."""
-    m = (jnp.arange(X.shape[0]) < n).astype(Y.dtype)
-    s, U = eigh(kern(X, X) * m[:, None] * m[None, :])
-    eig = SeparableEigh(clip_psd(s), U, a, V)
-    return filtered_coefficients(filt, eig, Y, param, n=n.astype(Y.dtype))
+        scores, ok = one_kernel(kernels)
+        scores = scores[None]
+    return jnp.where(jnp.isnan(scores), jnp.inf, scores), jnp.all(ok)
 
 
 @jax.jit
@@ -423,11 +421,16 @@ class _SpectralEstimator(_GridSelection):
                     np.asarray(full, param_dtype), mode, folds(fold_masks, len(Xr)), type(self)._loss,
                     np.asarray(self.y_mean_, dtype), rep,
                     self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1)
+            route = grid_route(self.route, filt, mode, len(Xr), args[2], len(full), args[7], dtype)
+            if rows is None:
+                self.route_ = route  # the route of the grid on all rows (the refit's too)
+
             # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
             # serves every call of a width search, whatever the number of widths it adds; a
             # continuation (one kernel, one ω, a longer path) is a program of its own, compiled only
             # where the best step is the grid's last
-            out = _score_kernels(kerns, lambda stacked: _score_grid(stacked, *args), KERNEL_BATCH if omega is None else 1)
+            out = _score_kernels(kerns, lambda stacked: on_route(_score_grid, stacked, args, route),
+                                 KERNEL_BATCH if omega is None else 1)
             return out if index is None else out[:, :, index]
 
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
@@ -477,8 +480,8 @@ class _SpectralEstimator(_GridSelection):
         # NumPy results put on the device: jnp.asarray would compile a program per shape
         self.output_matrix_ = jax.device_put(((V * a[io]) @ V.T).astype(dtype))
         self.X_fit_ = jax.device_put(Xj[:n])
-        coef = np.zeros((n, d), dtype) if null else \
-            np.asarray(_refit(self.kernel_, Xj, Yc, aj[io], Vj, filt, np.asarray(params, param_dtype)[ip], np.int32(n)))
+        coef = np.zeros((n, d), dtype) if null else refit(self.route_, self.kernel_, Xj, Yc, aj[io], Vj, filt,
+                                                          np.asarray(params, param_dtype)[ip], np.int32(n))
         self.coef_ = jax.device_put(coef[:n])  # the padded rows' coefficients are zero
         self.n_outputs_ = d
         self.cv_scores_ = scores
@@ -499,7 +502,7 @@ class _SpectralEstimator(_GridSelection):
         """Score C = 0 (``null_score_``) and say whether it is kept (:func:`._null_model.null_wins`)."""
         self.null_score_, keep = null_wins(mode, masks, kern, Xj, Yc, a, V, filt, path, ip, best_score,
                                            np.asarray(self.y_mean_, Yc.dtype), type(self)._loss,
-                                           self._n_repeats(masks.shape[1]), folds)
+                                           self._n_repeats(masks.shape[1]), folds, route=self.route_)
         return keep
 
     def _decision(self, X) -> np.ndarray:

@@ -126,6 +126,8 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
         std 0.88 points with one partition, 0.62 with three; per split in
         ``benchmarks/results/defaults_vs_tuned_ida.json``; ``benchmarks/selection_repeats.py``
         checks the choice on sets outside IDA). The approximate route scores one partition.
+      route: 'auto', 'eigen' or 'direct': as :class:`VectorValuedRegressor` (the direct route
+        serves filter='tikhonov' / 'iterated_tikhonov').
       (the other arguments as :class:`VectorValuedRegressor`)
 
     Attributes (after fit): classes_; cv_errors_ (validation error rates) and cv_scores_se_
@@ -143,7 +145,7 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
                  verbose: bool = False, coding: str = "one_vs_all", approximation: str | None = None,
                  n_components: int | None = None, search: str = "grid", dtype: DTypeLike | None = None,
                  n_repeats: int | None = None,
-                 matmul_precision: str | None = None) -> None:
+                 matmul_precision: str | None = None, route: str = "auto") -> None:
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.coding = coding
@@ -152,6 +154,7 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
         self.search = search
         self.dtype = dtype
         self.matmul_precision = matmul_precision
+        self.route = route
         self.n_repeats = n_repeats
 
     def _resolve_output(self, d: int):

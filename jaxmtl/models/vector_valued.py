@@ -106,6 +106,13 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         None or a Gaussian of one width, ``output`` other than 'common_similarity', selection
         'loo' / 'gcv', an approximation or ``search='gradient'``. 'common_similarity': the coupled
         family of ``output`` alone; 'independent' the independent family alone (an error in those settings).
+      route: how the coupled family's grid is computed (exact kernel, grid search): 'auto'
+        (default) the cheaper of the two over the whole grid — points × ω × folds × distinct
+        output eigenvalues — by the cost model of :mod:`jaxmtl.paths.routes`; 'eigen': one
+        ``eigh`` per kernel and fold, shared by every point (every filter); 'direct': a Cholesky
+        factor per kernel, fold, λ and distinct output eigenvalue (Tikhonov and iterated Tikhonov
+        only; :mod:`jaxmtl.paths.direct`). Both give the same losses to rounding; the route taken
+        is ``route_``. The ν-method default always runs on the eigen route.
       mesh: None, or with an ``approximation`` a ``("rows",)`` mesh over the devices of every
         process of a multi-process run (:func:`~jaxmtl.distributed.global_mesh`): each process
         holds only its own rows of X and y and every process ends with the same model (as
@@ -128,7 +135,8 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
       family's search attributes stay when 'auto' fitted both. null_score_: the validation loss of
       C = 0 (t = 0 / λ = ∞: the training mean) on the same folds; the coupled family keeps it, with
       best_params_['param'] 0 (steps) or inf (λ) and coef_ zero, where no point of its path beats it
-      by more than one standard error of the paired per-fold difference (eigen route).
+      by more than one standard error of the paired per-fold difference (eigen route). route_:
+      'eigen' or 'direct', the route of the coupled family's grid on all rows (and of its refit).
     """
 
     def __init__(self, kernel: Kernel | list[Kernel] | None = None, output: str | ArrayLike = "common_similarity",
@@ -139,7 +147,8 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
                  verbose: bool = False, approximation: str | None = None, n_components: int | None = None,
                  search: str = "grid", dtype: DTypeLike | None = None, normalize_y: bool = True,
                  n_repeats: int | None = None,
-                 matmul_precision: str | None = None, family: str = "auto", mesh: Any = None) -> None:
+                 matmul_precision: str | None = None, family: str = "auto", mesh: Any = None,
+                 route: str = "auto") -> None:
         super().__init__(kernel, output, filter, selection, n_folds, n_steps, lambdas, omegas,
                          width_factors, validation_fraction, fit_intercept, random_state, verbose)
         self.normalize_y = normalize_y
@@ -149,6 +158,7 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         self.search = search
         self.dtype = dtype
         self.matmul_precision = matmul_precision
+        self.route = route
         self.family = family
         self.mesh = mesh
 

@@ -47,7 +47,6 @@ from typing import Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.linalg import cho_solve, solve_triangular
 from jax.typing import ArrayLike
 
 from .._checks import is_traced
@@ -55,7 +54,7 @@ from ..errors import ParameterError
 from ..filters.spectral import IteratedTikhonov, SpectralFilter, Tikhonov
 from .eigen import mse_loss
 
-__all__ = ["direct_order", "output_groups", "DirectPath", "direct_losses", "direct_kfold_losses", "direct_coefficients"]
+__all__ = ["direct_order", "output_groups", "distinct_count", "DirectPath", "direct_losses", "direct_kfold_losses", "direct_coefficients"]
 
 Array = jax.Array
 KINDS = ("holdout", "loo", "gcv")
@@ -98,26 +97,63 @@ def output_groups(a: Array, hint: np.ndarray | None = None) -> tuple[Array, Arra
     src = a if hint is None else hint
     if is_traced(src):
         return a2.reshape(-1), jnp.arange(a2.size).reshape(a2.shape)
-    host = np.atleast_2d(np.asarray(src, np.float64))
-    tol = 8 * np.finfo(np.dtype(a2.dtype)).eps * max(float(np.max(np.abs(host))), np.finfo(np.float64).tiny)
+    first, index = _distinct(np.asarray(src), a2.dtype)
+    return a2.reshape(-1)[first], jnp.asarray(index, jnp.int32)
+
+
+def _distinct(a: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(flat positions of the U distinct values, index (Ω, d) into them) of concrete eigenvalues
+    ``a`` (d,) or (Ω, d), equal within 8 ε(dtype) · max|a|; NumPy only (no compiled call)."""
+    host = np.atleast_2d(np.asarray(a, np.float64))
+    tol = 8 * np.finfo(np.dtype(dtype)).eps * max(float(np.max(np.abs(host))), np.finfo(np.float64).tiny)
     order = np.argsort(host, axis=None, kind="stable")
     starts = np.r_[True, np.diff(host.reshape(-1)[order]) > tol]
     index = np.empty(host.size, np.int64)
     index[order] = np.cumsum(starts) - 1
-    return a2.reshape(-1)[order[starts]], jnp.asarray(index.reshape(host.shape), jnp.int32)
+    return order[starts], index.reshape(host.shape)
+
+
+def distinct_count(a: np.ndarray, dtype) -> int:
+    """The number of distinct concrete output eigenvalues (factors per grid point), as :func:`output_groups`.
+
+    Example:
+        >>> distinct_count(np.array([[1.0, 1.0], [0.5, 1.0]]), np.float32)
+        2
+    """
+    return int(_distinct(a, dtype)[0].size)
+
+
+def _factor(K, u, nlam):
+    """(L, ok): the lower Cholesky factor of u K + nλ I, in the layout LAPACK reads.
+
+    XLA's arrays are row-major and LAPACK's column-major, so every factor and triangular solve is
+    fed a transposed copy unless its operand is made column-major where it is built: ``K.T`` (equal
+    to K, which is symmetric) is exactly that layout, a free bitcast of K. The factor reads one
+    triangle, so the input is not symmetrised ((M + Mᵀ)/2 is one more transposing pass); L stays
+    column-major for the solves that follow. On the CPU backend each transposing copy of an
+    n × n array costs about as much as a tenth of the factor at n = 2000 (strided reads);
+    ``jnp.linalg.cholesky`` + ``cho_solve`` make several, which is what made the same factors
+    slower here than as hand-written calls (see ``benchmarks/perf_routes.py``).
+    """
+    eye = jnp.eye(K.shape[0], dtype=K.dtype)
+    L = jax.lax.linalg.cholesky(u * K.T + nlam * eye, symmetrize_input=False)
+    return L, jnp.all(jnp.isfinite(jnp.diagonal(L)))
+
+
+def _cho_solve(L, B):
+    """M⁻¹ B from the lower factor L of M (two LAPACK triangular solves)."""
+    Z = jax.lax.linalg.triangular_solve(L, B, left_side=True, lower=True)
+    return jax.lax.linalg.triangular_solve(L, Z, left_side=True, lower=True, transpose_a=True)
 
 
 def _pairs(K, Yt, n_eff, values, params, order, emit):
     """Map ``emit(c, R, L, nlam)`` over every (λ, value) pair in turn; results (P, U, ...), ok flags (P, U)."""
-    n = K.shape[0]
-    eye = jnp.eye(n, dtype=K.dtype)
 
     def pair(x):
         lam, u = x
         nlam = n_eff * lam
-        L = jnp.linalg.cholesky(u * K + nlam * eye)
-        ok = jnp.all(jnp.isfinite(jnp.diagonal(L)))
-        solve = partial(cho_solve, (L, True))
+        L, ok = _factor(K, u, nlam)
+        solve = partial(_cho_solve, L)
 
         def step(_, cc):
             return cc[1], solve(Yt + nlam * cc[1])
@@ -132,7 +168,7 @@ def _pairs(K, Yt, n_eff, values, params, order, emit):
 
 def _one_minus_hat(L, nlam, order):
     """(n,) 1 − diag of the hat matrix, (nλ)^ν diag(M⁻ᵛ), from the Cholesky factor L of M."""
-    W = solve_triangular(L, jnp.eye(L.shape[0], dtype=L.dtype), lower=True)
+    W = jax.lax.linalg.triangular_solve(L, jnp.eye(L.shape[0], dtype=L.dtype), left_side=True, lower=True)
     if order > 1:
         B = W.T @ W
         Q = jax.lax.fori_loop(1, order // 2, lambda _, Q: Q @ B, B)
@@ -201,7 +237,7 @@ def _direct_losses(K, Y, a, V, filt, params, kind, K_eval, Y_eval, w_eval, loss,
         denom = (trace / (n * d)) ** 2
         val = rss / (n * d) / denom
         losses = jnp.where((denom > 0) & jnp.isfinite(val), val, jnp.inf)
-    losses = losses.T  # (Ω, P)
+    losses = jnp.moveaxis(losses, 0, 1)  # (Ω, P[, ...]): a loss may return a vector (the classifiers' code losses)
     return (losses if a.ndim == 2 else losses[0]), jnp.all(ok), C
 
 
@@ -266,17 +302,18 @@ def direct_kfold_losses(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFi
 
 
 @partial(jax.jit, static_argnames=("filt",))
-def _direct_coefficients(K, Y, V, filt, lam, values, index):
-    c, ok = _pairs(K, Y @ V, jnp.asarray(Y.shape[0], K.dtype), values, lam[None], direct_order(filt),
-                   lambda c, R, L, nlam: c)
+def _direct_coefficients(K, Y, V, filt, lam, values, index, n_eff):
+    c, ok = _pairs(K, Y @ V, n_eff, values, lam[None], direct_order(filt), lambda c, R, L, nlam: c)
     return _gather(c, index)[0, 0] @ V.T, jnp.all(ok)
 
 
 def direct_coefficients(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, lam: ArrayLike,
-                        groups: tuple[Array, Array] | None = None) -> tuple[Array, Array]:
+                        groups: tuple[Array, Array] | None = None, n: ArrayLike | None = None) -> tuple[Array, Array]:
     """(C (n, d), ok) at one λ for output eigenvalues ``a`` (d,): (a_jK + nλI) c̃_j = ỹ_j, C = C̃Vᵀ.
 
-    ``groups``: :func:`output_groups` of ``a`` (default computed from ``a``).
+    ``groups``: :func:`output_groups` of ``a`` (default computed from ``a``). ``n``: the
+    normaliser of nλ (default the number of rows; zero-padded rows of K and Y beyond the real
+    ones get zero coefficients).
 
     Example:
         >>> from jaxmtl.filters import Tikhonov
@@ -286,4 +323,5 @@ def direct_coefficients(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFi
     """
     direct_order(filt)
     values, index = output_groups(a) if groups is None else groups
-    return _direct_coefficients(K, Y, V, filt, jnp.asarray(lam, K.dtype), values, index)
+    n_eff = jnp.asarray(Y.shape[0] if n is None else n, K.dtype)
+    return _direct_coefficients(K, Y, V, filt, jnp.asarray(lam, K.dtype), values, index, n_eff)

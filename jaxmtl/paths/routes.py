@@ -18,10 +18,12 @@ The model counts each route's kernels over the *whole* grid — points × ω × 
 the criterion's extra work — and prices them with per-device constants (:class:`Constants`):
 seconds per n³ of ``eigh``, of a Cholesky factor and of a triangular inverse, seconds per flop of a
 matrix product, and seconds per matrix entry streamed (a product with few columns reads K once
-and is bound by memory, not flops). The Cholesky price is that of factors in turn inside one
-program (``lax.map``), as the direct route runs them: on the CPU backend that is 1.4–1.8× the time
-of the same factors dispatched one call each (measured, n = 1000–2000). Each constant is measured at a few sizes (they grow less than
-n³ below the cache sizes) and read log-log between them. Constants come from the committed table
+and is bound by memory, not flops). The Cholesky price is that of a factor as the direct route
+makes it (:func:`jaxmtl.paths.direct._factor`: built in LAPACK's column-major layout, so that no
+transposing copy of the n × n matrix comes between XLA and LAPACK), in turn inside one program.
+Each constant is measured at a few sizes (they grow less than n³ below the cache sizes) and read
+log-log between them; the kernels of one size are timed in interleaved rounds (the best of each),
+so that a load that comes and goes on a shared machine shifts every price alike. Constants come from the committed table
 :data:`TABLE` for a known device kind (measured on the reference 2-core CPU by
 ``benchmarks/perf_routes.py --constants``), else are measured once on first use and cached per
 device kind and dtype (:func:`measure_constants`, a few seconds).
@@ -48,6 +50,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..errors import ParameterError
+from .direct import _factor
 
 __all__ = ["ROUTES", "Problem", "Constants", "TABLE", "device_kind", "measure_constants", "constants",
            "route_costs", "servable_routes", "choose_route"]
@@ -123,16 +126,22 @@ class Constants:
         return max(2.0 * rows * inner * cols * self.at("gemm", size), rows * inner * self.at("stream", size))
 
 
-# Measured by `python benchmarks/perf_routes.py --constants --shared` on the reference machine (a 2-core x86
-# CPU shared with other jobs, one thread, best of 3; benchmarks/results/route_constants.json).
+# Measured by `python benchmarks/perf_routes.py --constants --shared --constant-sizes 512 1024 2048` and, for
+# n = 4096, `... --constant-sizes 4096 --repeats 2 --name route_constants_4096` on the reference machine (a
+# 2-core x86 CPU shared with other jobs, one thread, the best of interleaved rounds: the ratios between the
+# kernels of one size are what matter; benchmarks/results/route_constants.json, route_constants_4096.json).
+# eigh's time per n³ grows relative to a Cholesky factor's with n (≈ 18 at 2048, 20-24 at 4096): a table
+# that stops short of a problem's n holds its last ratio and favours eigen there.
 TABLE: dict[str, dict[str, Constants]] = {
     "cpu": {
-        "float32": Constants(sizes=(512, 1024, 2048), eigh=(4.10e-10, 2.90e-10, 1.97e-10),
-                             cholesky=(1.51e-11, 3.98e-11, 3.97e-11), tri_inverse=(7.82e-11, 4.08e-11, 3.59e-11),
-                             gemm=(7.14e-12, 1.24e-11, 2.00e-11), stream=(5.96e-10, 3.31e-10, 2.67e-10)),
-        "float64": Constants(sizes=(512, 1024, 2048), eigh=(6.25e-10, 3.74e-10, 4.21e-10),
-                             cholesky=(2.60e-11, 5.25e-11, 5.46e-11), tri_inverse=(6.00e-11, 1.09e-10, 6.93e-11),
-                             gemm=(1.48e-11, 3.54e-11, 3.21e-11), stream=(8.61e-10, 3.38e-10, 7.14e-10)),
+        "float32": Constants(sizes=(512, 1024, 2048, 4096), eigh=(9.36e-11, 2.22e-10, 1.90e-10, 4.75e-10),
+                             cholesky=(1.56e-11, 1.37e-11, 1.07e-11, 2.01e-11),
+                             tri_inverse=(8.94e-11, 4.85e-11, 3.40e-11, 5.64e-11),
+                             gemm=(7.63e-12, 1.45e-11, 1.71e-11, 4.09e-11), stream=(5.99e-10, 3.71e-10, 2.42e-10, 1.27e-09)),
+        "float64": Constants(sizes=(512, 1024, 2048, 4096), eigh=(4.82e-10, 4.20e-10, 3.67e-10, 2.89e-10),
+                             cholesky=(3.45e-11, 2.77e-11, 2.19e-11, 1.47e-11),
+                             tri_inverse=(1.36e-10, 9.72e-11, 6.43e-11, 4.20e-11),
+                             gemm=(2.98e-11, 3.54e-11, 3.60e-11, 3.68e-11), stream=(1.04e-09, 6.44e-10, 4.44e-10, 1.42e-09)),
     },
 }
 
@@ -148,18 +157,21 @@ def device_kind(device: jax.Device | None = None) -> str:
     return "cpu" if device.platform == "cpu" else f"{device.platform}:{device.device_kind}"
 
 
-def _best_time(fn, *args, repeats: int = 3) -> float:
-    jax.block_until_ready(fn(*args))  # compile
-    best = np.inf
+def _interleaved_best(fns: dict, repeats: int) -> dict:
+    """The best of ``repeats`` warm calls of each function, timed in interleaved rounds."""
+    for fn in fns.values():
+        jax.block_until_ready(fn())  # compile
+    best = dict.fromkeys(fns, np.inf)
     for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        best = min(best, time.perf_counter() - start)
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            jax.block_until_ready(fn())
+            best[name] = min(best[name], time.perf_counter() - start)
     return best
 
 
 def measure_constants(dtype: str = "float32", sizes: tuple[int, ...] = (512, 1024), repeats: int = 3) -> Constants:
-    """Measure the prices on JAX's default device (best of ``repeats`` warm calls per size).
+    """Measure the prices on JAX's default device (best of ``repeats`` warm calls per size, interleaved).
 
     Example:
         >>> c = measure_constants("float32", sizes=(64,), repeats=1)
@@ -168,21 +180,24 @@ def measure_constants(dtype: str = "float32", sizes: tuple[int, ...] = (512, 102
     """
     out: dict[str, list[float]] = {k: [] for k in ("eigh", "cholesky", "tri_inverse", "gemm", "stream")}
     for n in sizes:
-        rng = np.random.default_rng(0)
-        X = rng.normal(size=(n, n))
-        M = jnp.asarray(X @ X.T / n + np.eye(n), dtype)
-        L = jnp.linalg.cholesky(M)
+        rng = np.random.default_rng(0)  # a Gaussian Gram (eigh's divide and conquer deflates its decaying
+        X = rng.normal(size=(n, 5))     # spectrum: 10-20 % faster than on a random Wishart matrix)
+        M = jnp.asarray(np.exp(-0.1 * ((X[:, None] - X[None]) ** 2).sum(-1)) + 1e-3 * np.eye(n), dtype)
+        L = _factor(M, 1.0, 0.0)[0]
         C = jnp.asarray(rng.normal(size=(n, 8)), dtype)
         eye = jnp.eye(n, dtype=dtype)
-        n3 = float(n) ** 3
-        out["eigh"].append(_best_time(jax.jit(jnp.linalg.eigh), M, repeats=repeats) / n3)
         shifts = jnp.arange(1.0, 5.0, dtype=dtype)  # as the direct route runs them: in turn inside one program
-        factors = jax.jit(lambda M: jax.lax.map(lambda t: jnp.linalg.cholesky(M + t * eye), shifts))
-        out["cholesky"].append(_best_time(factors, M, repeats=repeats) / (4 * n3))
-        tri = jax.jit(lambda L: jax.scipy.linalg.solve_triangular(L, eye, lower=True))
-        out["tri_inverse"].append(_best_time(tri, L, repeats=repeats) / n3)
-        out["gemm"].append(_best_time(jax.jit(jnp.matmul), M, M, repeats=repeats) / (2 * n3))
-        out["stream"].append(_best_time(jax.jit(jnp.matmul), M, C, repeats=repeats) / (n * n))
+        factors = jax.jit(lambda M: jax.lax.map(lambda t: _factor(M, 1.0, t)[0][-1, -1], shifts))
+        tri = jax.jit(lambda L: jax.lax.linalg.triangular_solve(L, eye, left_side=True, lower=True))
+        eig, mm = jax.jit(jnp.linalg.eigh), jax.jit(jnp.matmul)
+        t = _interleaved_best({"eigh": lambda: eig(M), "cholesky": lambda: factors(M), "tri_inverse": lambda: tri(L),
+                               "gemm": lambda: mm(M, M), "stream": lambda: mm(M, C)}, repeats)
+        n3 = float(n) ** 3
+        out["eigh"].append(t["eigh"] / n3)
+        out["cholesky"].append(t["cholesky"] / (4 * n3))
+        out["tri_inverse"].append(t["tri_inverse"] / n3)
+        out["gemm"].append(t["gemm"] / (2 * n3))
+        out["stream"].append(t["stream"] / (n * n))
     return Constants(sizes=tuple(int(s) for s in sizes), **{k: tuple(v) for k, v in out.items()})
 
 
