@@ -137,7 +137,8 @@ def div_curl_grid(X, V, cv=5, seed=0, dtype=np.float64):
     def predict(Z):
         return (_div_curl_gram(np.asarray(Z, dtype), X, s, g)[0] @ coef).reshape(len(Z), p)
 
-    predict.selected = {"width": float(s), "gamma": float(g[0]), "lambda": float(lambdas[il])}  # type: ignore[attr-defined]
+    chosen = {"width": float(s), "gamma": float(g[0]), "lambda": float(lambdas[il])}
+    predict.selected = chosen  # type: ignore[attr-defined]
     return predict
 
 

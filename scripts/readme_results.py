@@ -389,7 +389,8 @@ def defaults() -> str:
                        + (f" --fields {res['fields']}" if part == "fields" and res.get("fields") else "")
                        + (f" --folds {res['mulan_folds']}" if part == "mulan" else "")
                        + (f" --splits {res['ida_splits']}" if part == "ida" else "") + f" --out {path.stem}")
-            title = part if res.get("complete", True) else f"{part}, partial run (the rows written before it was stopped; no claims)"
+            title = part if res.get("complete", True) else \
+                f"{part}, partial run (the rows written before it was stopped; no claims)"
             parts.extend(_result_block(title, command, res, body))
     repeats = _result("selection_repeats", parts)
     if repeats is not None:

@@ -137,6 +137,7 @@ def test_the_plain_grid_records_the_point_of_least_fold_error(structured):
         if dtype == np.float64:
             assert chosen == pytest.approx(expected, rel=1e-6)
         else:  # float32: the chosen point's explicit (float64) fold error within 1 % of the least
-            at = (np.argmin(np.abs(widths - chosen["width"])), np.argmin(np.abs(structured.GRID_GAMMAS - chosen["gamma"])),
+            at = (np.argmin(np.abs(widths - chosen["width"])),
+                  np.argmin(np.abs(structured.GRID_GAMMAS - chosen["gamma"])),
                   np.argmin(np.abs(np.log(structured.GRID_LAMBDAS / chosen["lambda"]))))
             assert errors[at] <= 1.01 * errors.min()
