@@ -133,7 +133,23 @@ def div_curl_grid(X, V, cv=5, seed=0, dtype=np.float64):
     s, g = widths[iw], GRID_GAMMAS[ig:ig + 1]
     coef = np.linalg.solve(_div_curl_gram(X, X, s, g)[0] + n * lambdas[il] * np.eye(n * p, dtype=dtype),
                            V.ravel())
-    return lambda Z: (_div_curl_gram(np.asarray(Z, dtype), X, s, g)[0] @ coef).reshape(len(Z), p)
+
+    def predict(Z):
+        return (_div_curl_gram(np.asarray(Z, dtype), X, s, g)[0] @ coef).reshape(len(Z), p)
+
+    chosen = {"width": float(s), "gamma": float(g[0]), "lambda": float(lambdas[il])}
+    predict.selected = chosen  # type: ignore[attr-defined]
+    return predict
+
+
+def _selected(model) -> dict:
+    """The family, width, γ and λ (or steps) a fitted ``VectorFieldRegressor`` selected, with each
+    family's validation loss under ``kind='auto'``."""
+    params = model.best_params_
+    return {"kind": model.kind_, "width": float(params["kernel_width"]),
+            "gamma": None if params.get("gamma") is None else float(params["gamma"]),
+            "param": float(params["param"]),
+            "kind_scores": {k: float(v) for k, v in getattr(model, "kind_scores_", {}).items()}}
 
 
 def _field_row(name, X, V, points, draws) -> dict:
@@ -146,6 +162,7 @@ def _field_row(name, X, V, points, draws) -> dict:
     from jaxmtl.models import angular_error
 
     errs = {k: [] for k in ("ours", "ours64", "tuned", "fine", "grid", "grid32")}
+    selected = {k: [] for k in ("ours", "ours64", "grid", "grid32")}  # per draw: what each selection chose
     t_ours, t_theirs = [], []
     scale = NOISE * np.sqrt(np.mean(V**2)) if name.endswith("(noisy)") else 0.0
     for seed in range(draws):
@@ -154,15 +171,20 @@ def _field_row(name, X, V, points, draws) -> dict:
         Xi, Vi = X[idx], V[idx] + scale * np.random.default_rng((seed, 1)).normal(size=(points, V.shape[1]))
         m, t = _timed(lambda: VectorFieldRegressor().fit(Xi, Vi))  # noqa: B023 - called at once
         errs["ours"].append(angular_error(V[rest], m.predict(X[rest])))
+        selected["ours"].append(_selected(m))
         t_ours.append(t)
-        errs["ours64"].append(angular_error(V[rest], VectorFieldRegressor(dtype="float64").fit(Xi, Vi).predict(X[rest])))
+        m = VectorFieldRegressor(dtype="float64").fit(Xi, Vi)
+        errs["ours64"].append(angular_error(V[rest], m.predict(X[rest])))
+        selected["ours64"].append(_selected(m))
         kr, t = _timed(lambda: _kr_search(KR_ALPHAS, KR_FIELD_GAMMAS).fit(Xi, Vi))  # noqa: B023 - called at once
         errs["tuned"].append(angular_error(V[rest], kr.predict(X[rest])))
         t_theirs.append(t)
         errs["fine"].append(angular_error(V[rest], _kr_search(KR_ALPHAS, KR_FIELD_GAMMAS_FINE).fit(Xi, Vi)
                                           .predict(X[rest])))
-        errs["grid"].append(angular_error(V[rest], div_curl_grid(Xi, Vi)(X[rest])))
-        errs["grid32"].append(angular_error(V[rest], div_curl_grid(Xi, Vi, dtype=np.float32)(X[rest])))
+        for key, dtype in (("grid", np.float64), ("grid32", np.float32)):
+            grid = div_curl_grid(Xi, Vi, dtype=dtype)
+            errs[key].append(angular_error(V[rest], grid(X[rest])))
+            selected[key].append(grid.selected)
     mean = {k: float(np.mean(v)) for k, v in errs.items()}
 
     def paired_se(other, ours="ours"):  # standard error of the mean paired difference ours − other over the draws
@@ -177,10 +199,12 @@ def _field_row(name, X, V, points, draws) -> dict:
             "ratio_grid32": mean["grid32"] / mean["tuned"], "ours_minus_grid32_se": paired_se("grid32"),
             "ours64_angular": mean["ours64"], "ratio64": mean["ours64"] / mean["tuned"],
             "ours64_minus_grid_se": paired_se("grid", "ours64"),
-            "ours_fit_s": statistics.median(t_ours), "tuned_fit_s": statistics.median(t_theirs)}
+            "ours_fit_s": statistics.median(t_ours), "tuned_fit_s": statistics.median(t_theirs),
+            "per_draw": {"angular": {k: [float(e) for e in v] for k, v in errs.items()}, "selected": selected}}
 
 
-def fields(draws: int, names=("field_1", "field_2"), points=None, new_draws: int | None = None) -> dict:
+def fields(draws: int, names=("field_1", "field_2"), points=None, new_draws: int | None = None,
+           on_row=None) -> dict:
     """Field 1 at the curl-free weights γ of ``FIELD_1_GAMMAS`` (the paper spans γ ∈ [0, 1]), field 2
     (both at ``FIELD_POINTS`` = 40 points), and the fields of :func:`new_field` (``NEW_FIELDS``) at
     each of ``points`` (default ``NEW_FIELD_POINTS``). At γ = 0.5 the div/curl kernel is a scalar
@@ -195,7 +219,9 @@ def fields(draws: int, names=("field_1", "field_2"), points=None, new_draws: int
     tuned KernelRidge); ``grid32_angular`` the same grid in float32, the precision of the default
     (JAX's): on noiseless fields the float64 grid interpolates with λ down to 1e-10, below what
     float32 resolves, so a claim against each is stated. Claims other than field 1's mean hold
-    within one standard error of the paired difference over draws (:func:`_grid_claim`)."""
+    within one standard error of the paired difference over draws (:func:`_grid_claim`).
+    ``on_row(rows)``, when given, is called with the rows so far after each row (a long run's
+    results written as they come)."""
     from jaxmtl.datasets import grid_2d, vector_field_1, vector_field_2
 
     X = grid_2d(70)
@@ -207,7 +233,9 @@ def fields(draws: int, names=("field_1", "field_2"), points=None, new_draws: int
     rows = []
     for name, V, m, k in sets:
         rows.append(_field_row(name, X, V, m, k))
-        print(table(rows[-1:], list(rows[-1])), flush=True)
+        print(table(rows[-1:], [k for k in rows[-1] if k != "per_draw"]), flush=True)
+        if on_row is not None:
+            on_row(rows)
     claims = [{"claim": "field_2: VectorFieldRegressor() ≤ 0.9 × the angular error of tuned per-component "
                         "KernelRidge (40 noiseless points)", "value": r["ratio"], "pass": bool(r["ratio"] <= 0.9)}
               for r in rows if r["set"] == "field_2"]

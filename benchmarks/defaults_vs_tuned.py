@@ -29,7 +29,8 @@
 
 Each fit is timed (median per fit). Claims of the issue that asked for this benchmark are
 checked and printed PASS / FAIL; the script exits 0 either way (it measures, the README shows).
-``--quick`` runs a reduced version for the tests; ``--parts mulan,ida`` selects parts.
+``--quick`` runs a reduced version for the tests; ``--parts mulan,ida`` selects parts, ``--fields``
+the fields of part ``fields`` (e.g. ``--fields curl_heavy,div_heavy``).
 Results: ``benchmarks/results/defaults_vs_tuned[_quick].json``.
 """
 
@@ -249,6 +250,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--folds", type=int, default=5, help="outer folds of the Mulan part (default 5)")
     parser.add_argument("--splits", type=int, default=10, help="IDA splits per set (default 10, all bundled)")
     parser.add_argument("--sets", default=None, help="comma-separated Mulan / IDA set names (default: all bundled)")
+    parser.add_argument("--fields", default=None,
+                        help="comma-separated fields of the fields part: field_1, field_2 and the names of "
+                             "_defaults_fields.NEW_FIELDS (default: all)")
     parser.add_argument("--out", default=None, help="results file name (default defaults_vs_tuned[_quick])")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
@@ -262,8 +266,25 @@ def main(argv=None) -> dict:
     if chosen - set(mulan_names()) - set(IDA_PAPER):
         parser.error(f"unknown sets {sorted(chosen - set(mulan_names()) - set(IDA_PAPER))}; choose from "
                      f"{sorted(set(mulan_names()) | set(IDA_PAPER))}")
+    import _defaults_fields as fields  # vector fields
+
+    every_field = ("field_1", "field_2") + fields.NEW_FIELDS
+    field_names = tuple(args.fields.split(",")) if args.fields else None
+    if field_names and set(field_names) - set(every_field):
+        parser.error(f"unknown fields {sorted(set(field_names) - set(every_field))}; choose from {every_field}")
     results = {}
     start = time.perf_counter()
+    name = args.out or ("defaults_vs_tuned" + ("_quick" if args.quick else ""))
+
+    def save(complete: bool) -> list:
+        """Write the results so far (``complete`` False: a part still running, its claims not yet made)."""
+        claims = [c for part in results.values() for c in part["claims"]]
+        write(name, {"quick": args.quick, "parts": parts, "sets": args.sets, "fields": args.fields,
+                     "mulan_folds": args.folds, "ida_splits": args.splits, "dtype": _dtype(),
+                     "seconds": time.perf_counter() - start, "complete": complete, "results": results,
+                     "claims": claims})
+        return claims
+
     if "mulan" in parts:
         names = ["slump", "edm"] if args.quick else [n for n in mulan_names() if n in chosen or not chosen]
         results["mulan"] = mulan(names, 2 if args.quick else args.folds)
@@ -274,13 +295,17 @@ def main(argv=None) -> dict:
         results["imbalanced"] = imbalanced(1 if args.quick else 5, 150 if args.quick else 600)
     if "digits" in parts and not args.quick:
         results["digits"] = digits()
-    import _defaults_fields as fields  # vector fields
     import _defaults_structured as structured  # multi-task data
 
-    if "fields" in parts:
-        results["fields"] = (fields.fields(1, ("field_2",)) if args.quick else
-                             fields.fields(fields.FIELD_DRAWS, ("field_1", "field_2") + fields.NEW_FIELDS,
-                                           new_draws=fields.NEW_FIELD_DRAWS))
+    if "fields" in parts:  # a long part: its rows are written as they come
+
+        def on_row(rows):
+            results["fields"] = {"rows": rows, "claims": []}
+            save(False)
+
+        results["fields"] = (fields.fields(1, field_names or ("field_2",)) if args.quick else
+                             fields.fields(fields.FIELD_DRAWS, field_names or every_field,
+                                           new_draws=fields.NEW_FIELD_DRAWS, on_row=on_row))
     if "unrelated" in parts:
         results["unrelated"] = structured.unrelated(*((4, 10) if args.quick else (20, 40)))
     if "school" in parts and not args.quick:
@@ -300,12 +325,8 @@ def main(argv=None) -> dict:
         import _defaults_outputs  # the robot arm: SARCOS's 7 torques
 
         results["robot_arm"] = _defaults_outputs.robot_arm(args.quick)
-    claims = [c for part in results.values() for c in part["claims"]]
-    for c in claims:
+    for c in save(True):
         print(f"{'PASS' if c['pass'] else 'FAIL'}  {c['claim']}  ({c['value']:.4g})")
-    name = args.out or ("defaults_vs_tuned" + ("_quick" if args.quick else ""))
-    write(name, {"quick": args.quick, "parts": parts, "sets": args.sets, "mulan_folds": args.folds, "ida_splits": args.splits, "dtype": _dtype(),
-                 "seconds": time.perf_counter() - start, "results": results, "claims": claims})
     return results
 
 

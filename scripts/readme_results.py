@@ -356,7 +356,7 @@ DEFAULT_PARTS = ("mulan", "outputs", "robot_arm", "ida", "imbalanced", "digits",
 def _result_block(title: str, command: str, res: dict, body: dict) -> list[str]:
     """A results table with its command, machine line and claims (per-repeat lists stay in the JSON)."""
     rows = body["rows"]
-    cols = list(dict.fromkeys(c for r in rows for c in r if not isinstance(r[c], list)))  # every row's columns
+    cols = list(dict.fromkeys(c for r in rows for c in r if not isinstance(r[c], (list, dict))))  # every row's columns
     lines = [f"**{title}** (`{command}`; "
              f"{_machine_line(res) if 'machine' in res else ''}; run took {res.get('seconds', 0) / 60:.0f} min)\n",
              "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols)]
@@ -386,9 +386,12 @@ def defaults() -> str:
                 continue
             command = (f"python benchmarks/defaults_vs_tuned.py --parts {part}"
                        + (f" --sets {res['sets']}" if res.get("sets") else "")
+                       + (f" --fields {res['fields']}" if part == "fields" and res.get("fields") else "")
                        + (f" --folds {res['mulan_folds']}" if part == "mulan" else "")
                        + (f" --splits {res['ida_splits']}" if part == "ida" else "") + f" --out {path.stem}")
-            parts.extend(_result_block(part, command, res, body))
+            title = part if res.get("complete", True) else \
+                f"{part}, partial run (the rows written before it was stopped; no claims)"
+            parts.extend(_result_block(title, command, res, body))
     repeats = _result("selection_repeats", parts)
     if repeats is not None:
         parts.extend(_result_block("classifier selection on one partition vs repeated k-fold, sets outside IDA",

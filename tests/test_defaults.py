@@ -172,3 +172,15 @@ def test_the_benchmark_refuses_an_unknown_set_by_name():
     run = subprocess.run([sys.executable, script, "--parts", "mulan", "--sets", "nosuch"], capture_output=True,
                          text=True)
     assert run.returncode == 2 and "unknown sets ['nosuch']" in run.stderr
+
+
+def test_the_benchmark_refuses_an_unknown_field_by_name():
+    import os
+    import subprocess
+    import sys
+
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks",
+                          "defaults_vs_tuned.py")
+    run = subprocess.run([sys.executable, script, "--parts", "fields", "--fields", "field_2,nosuch"],
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and "unknown fields ['nosuch']" in run.stderr

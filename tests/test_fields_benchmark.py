@@ -103,3 +103,41 @@ def test_mixed_fields_weigh_a_curl_free_and_a_divergence_free_part_as_stated(str
     speeds = [np.linalg.norm(p, axis=1).max() for p in parts(grid_2d(70))]
     assert speeds == pytest.approx([1.0, 1.0], abs=1e-3)
     assert np.array_equal(structured.new_field(f"{a} (noisy)", x), structured.new_field(a, x))  # noise: training only
+
+
+def _explicit_grid_errors(structured, X, V, cv=5, seed=0):
+    """(widths, γ, λ) fold errors of the plain grid by one explicit solve per point and fold (float64)."""
+    n, p = V.shape
+    folds = np.array_split(np.random.default_rng(seed).permutation(n), cv)
+    d = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))[np.triu_indices(n, 1)]
+    widths = np.median(d) * structured.GRID_WIDTH_FACTORS
+    errors = np.zeros((len(widths), len(structured.GRID_GAMMAS), len(structured.GRID_LAMBDAS)))
+    for i, s in enumerate(widths):
+        for j, g in enumerate(structured.GRID_GAMMAS):
+            for held in folds:
+                train = np.setdiff1d(np.arange(n), held)
+                G = structured._div_curl_gram(X[train], X[train], s, [g])[0]
+                H = structured._div_curl_gram(X[held], X[train], s, [g])[0]
+                for k, lam in enumerate(structured.GRID_LAMBDAS):
+                    c = np.linalg.solve(G + len(train) * lam * np.eye(len(G)), V[train].ravel())
+                    errors[i, j, k] += ((H @ c - V[held].ravel()) ** 2).sum()
+    return widths, errors
+
+
+def test_the_plain_grid_records_the_point_of_least_fold_error(structured):
+    # the (width, γ, λ) the grid reports is the argmin of its fold errors computed by explicit solves
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1.5, 1.5, (12, 2))
+    V = structured.new_field("curl_heavy", X) + 0.05 * rng.normal(size=(12, 2))  # noisy: λ well above float32's floor
+    widths, errors = _explicit_grid_errors(structured, X, V)
+    iw, ig, il = np.unravel_index(np.argmin(errors), errors.shape)
+    expected = {"width": widths[iw], "gamma": structured.GRID_GAMMAS[ig], "lambda": structured.GRID_LAMBDAS[il]}
+    for dtype in (np.float64, np.float32):
+        chosen = structured.div_curl_grid(X, V, dtype=dtype).selected
+        if dtype == np.float64:
+            assert chosen == pytest.approx(expected, rel=1e-6)
+        else:  # float32: the chosen point's explicit (float64) fold error within 1 % of the least
+            at = (np.argmin(np.abs(widths - chosen["width"])),
+                  np.argmin(np.abs(structured.GRID_GAMMAS - chosen["gamma"])),
+                  np.argmin(np.abs(np.log(structured.GRID_LAMBDAS / chosen["lambda"]))))
+            assert errors[at] <= 1.01 * errors.min()
