@@ -13,13 +13,25 @@ fixture sets the run's precision again before every test.
 
 Compiled programs are dropped after each test module: one process compiles thousands of them
 over the whole suite, and holding them all grows memory without bound.
+
+LAPACK runs single-threaded in the suite's processes (``OPENBLAS_NUM_THREADS=1`` unless set): JAX's
+CPU backend calls the OpenBLAS that SciPy ships for its factorisations and eigendecompositions,
+and with two test workers on two cores each worker's OpenBLAS threads spin against the other's
+(docs/performance.md, "Several processes on one machine": an 80 × 80 eigendecomposition took
+20–80 ms instead of 0.4 ms on a loaded machine).
 """
 
 import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before SciPy's OpenBLAS is loaded (see above)
+
 from pathlib import Path
 
 import jax
 import pytest
+from threadpoolctl import threadpool_limits
+
+threadpool_limits(1)  # and the BLAS libraries already loaded (NumPy's) single-threaded too
 
 PRECISION = os.environ.get("JAXMTL_TEST_PRECISION", "float64")
 if PRECISION not in ("float32", "float64"):
