@@ -65,8 +65,11 @@ from ..paths.eigen import filtered_coefficients, spectral_path
 from ._buckets import pad_rows, size_bucket
 from ._null_model import within_one_se
 from ._row_blocks import in_row_blocks
+from ._grid_search import lambda_floor
 from ._spectral import (
     DEFAULT_STEPS,
+    LAMBDA_COUNT,
+    LAMBDA_FLOOR,
     STEP_DOUBLINGS,
     _path_params,
     _SpectralEstimator,
@@ -78,7 +81,7 @@ WIDTH_BATCH = 6  # widths per compiled scoring call (the default grid's six): th
 N_PARTS = 5  # parts of the held-out rows in the cross-fitted loss: each part scores a choice made on 80 % of them
 
 __all__ = ["FAMILIES", "TaskLayout", "task_layout", "task_fold_losses", "task_coefficients", "task_predict",
-           "IndependentFit", "select_independent", "select_outputs", "output_predict", "independent_params",
+           "IndependentFit", "select_independent", "select_outputs", "output_predict", "independent_params", "output_lambdas",
            "validation_parts", "cross_fitted", "task_kfold_masks", "null_part_losses"]
 
 
@@ -310,6 +313,30 @@ def independent_params(estimator, filt) -> np.ndarray:
     if filt.iterative and estimator.n_steps is None:
         return _step_grid(DEFAULT_STEPS.get(filt.name, 150) * 2**STEP_DOUBLINGS)
     return _SpectralEstimator._resolve_params(estimator, filt, 1.0)
+
+
+def output_lambdas(dtype) -> np.ndarray:
+    """(P,) the per-output family's default λ grid, largest first, relative to the Gaussian's unit
+    diagonal: the eigen path's LAMBDA_COUNT values in [LAMBDA_FLOOR, 1] continued below the floor at
+    their own ratio (10^(6/29), about 4.8 per decade) down to the working precision's resolution
+    (:func:`~jaxmtl.models._grid_search.lambda_floor`): 59 values down to 10⁻¹² in float64, 39 down
+    to 1.4·10⁻⁸ in float32.
+
+    Every output shares all n rows, so λ is KernelRidge's α over n: a floor of 10⁻⁶ would be
+    α ≥ 3·10⁻³ at n = 3000, above where per-output searches of a few thousand rows choose. Each fold
+    decomposes its own masked Gram (:func:`task_fold_losses`), so a small λ is scored as a per-fold
+    refit scores it; the grid below 10⁻⁶ adds products with the held-out Gram, not decompositions.
+
+    Example:
+        >>> lams = output_lambdas(np.float64)
+        >>> lams.size, float(lams[0]), bool(np.isclose(lams[-1], 1e-12))
+        (59, 1.0, True)
+        >>> bool(np.allclose(output_lambdas(np.float32)[:30], np.geomspace(1.0, 1e-6, 30)))
+        True
+    """
+    step = np.log10(1.0 / LAMBDA_FLOOR) / (LAMBDA_COUNT - 1)  # decades between neighbours
+    below = int(np.floor(np.log10(LAMBDA_FLOOR / lambda_floor(dtype)) / step + 1e-9))
+    return 10.0 ** (-step * np.arange(LAMBDA_COUNT + below))
 
 
 def _scorer(filt, params: np.ndarray, masks: np.ndarray, dtype):
