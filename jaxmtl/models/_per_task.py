@@ -319,7 +319,7 @@ def output_lambdas() -> np.ndarray:
     """(P,) the per-output family's default λ grid, largest first, relative to the Gaussian's unit
     diagonal: the eigen path's LAMBDA_COUNT values in [LAMBDA_FLOOR, 1] continued below the floor at
     their own ratio (10^(6/29), about 4.8 per decade) down to float32's resolution
-    (:func:`~jaxmtl.models._grid_search.lambda_floor`, ε/10): 39 values, the last 1.4·10⁻⁸ — in both
+    (:func:`~jaxmtl.models._grid_search.lambda_floor`, ε/10): 39 values, the last 1.37·10⁻⁸ — in both
     precisions, as every default grid is the same in both (float64 users pass smaller ``lambdas``).
 
     Every output shares all n rows, so λ is KernelRidge's α over n: a floor of 10⁻⁶ would be
@@ -333,7 +333,7 @@ def output_lambdas() -> np.ndarray:
     Example:
         >>> lams = output_lambdas()
         >>> lams.size, float(lams[0]), round(float(lams[-1]) * 1e8, 2)
-        (39, 1.0, 1.38)
+        (39, 1.0, 1.37)
         >>> bool(np.allclose(lams[:30], np.geomspace(1.0, 1e-6, 30)))
         True
     """
