@@ -113,6 +113,21 @@ def _baselines(Xtr, Ytr, Xte):
     return per_output * sd + mean, joint * sd + mean, params
 
 
+def _choices(model, params, n: int) -> dict:
+    """Per output, the default's selected width and filter parameter (the independent family's own;
+    the coupled family's one width and parameter for all) beside the per-output KernelRidge search's α
+    and γ, and their equivalents: KernelRidge's width 1/√(2γ) and λ = α/n (n training rows)."""
+    independent = model.family_ == "independent"
+    d = len(params)
+    widths = model.output_widths_ if independent else np.full(d, model.best_params_["kernel_width"] or np.nan)
+    steps = model.output_params_ if independent else np.full(d, model.best_params_["param"])
+    alpha = np.array([q["kernelridge__alpha"] for q in params], float)
+    gamma = np.array([q["kernelridge__gamma"] for q in params], float)
+    return {"width": np.asarray(widths, float).tolist(), "param": np.asarray(steps, float).tolist(),
+            "kr_alpha": alpha.tolist(), "kr_gamma": gamma.tolist(), "kr_width": (1 / np.sqrt(2 * gamma)).tolist(),
+            "kr_lambda": (alpha / n).tolist()}
+
+
 def compare(name: str, splits) -> dict:
     """One row of the table: ``splits`` yields (Xtr, Ytr, Xte, Yte)."""
     from sklearn.pipeline import make_pipeline
@@ -121,7 +136,7 @@ def compare(name: str, splits) -> dict:
     from jaxmtl import VectorValuedRegressor
 
     errors = {k: [] for k in ("ours", "per_output", "joint")}
-    split_means, families, t_ours, t_theirs = [], [], [], []
+    split_means, families, t_ours, t_theirs, choices = [], [], [], [], []
     for Xtr, Ytr, Xte, Yte in splits:
         sd = Ytr.std(0)
         start = time.perf_counter()
@@ -129,8 +144,9 @@ def compare(name: str, splits) -> dict:
         t_ours.append(time.perf_counter() - start)
         families.append(model[-1].family_)
         start = time.perf_counter()
-        per_output, joint, _ = _baselines(Xtr, Ytr, Xte)
+        per_output, joint, params = _baselines(Xtr, Ytr, Xte)
         t_theirs.append(time.perf_counter() - start)
+        choices.append(_choices(model[-1], params, len(Xtr)))
         split = {"ours": _row_errors(model.predict(Xte), Yte, sd),
                  "per_output": _row_errors(per_output, Yte, sd), "joint": _row_errors(joint, Yte, sd)}
         for k, v in split.items():
@@ -145,7 +161,7 @@ def compare(name: str, splits) -> dict:
             "splits": len(split_means), "ours_smse": mse["ours"], "per_output_smse": mse["per_output"],
             "joint_smse": mse["joint"], "better_baseline": better, "ratio_to_better": mse["ours"] / mse[better],
             "diff": float(diff.mean()), "diff_se": se, "within_se": bool(diff.mean() <= se),
-            "families": families, "split_smse": split_means, "ours_fit_s": statistics.median(t_ours),
+            "families": families, "split_smse": split_means, "choices": choices, "ours_fit_s": statistics.median(t_ours),
             "tuned_fit_s": statistics.median(t_theirs)}
 
 

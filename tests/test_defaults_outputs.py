@@ -73,3 +73,13 @@ def test_a_row_of_the_table_is_the_paired_difference_of_its_errors():
     assert row["diff"] == pytest.approx(row["ours_smse"] - better)
     assert row["diff_se"] > 0 and row["within_se"] == (row["diff"] <= row["diff_se"])
     assert 0 < row["ours_smse"] < 2 and row["ratio_to_better"] == pytest.approx(row["ours_smse"] / better)
+    # per split and output the default's width and parameter beside the search's α and γ, the latter
+    # also as KernelRidge's width 1/√(2γ) and λ = α/n of the default's units
+    assert len(row["choices"]) == 2
+    for c in row["choices"]:
+        assert all(len(v) == 5 for v in c.values())
+        assert set(c["kr_alpha"]) <= set(part.KR_ALPHAS) and set(c["kr_gamma"]) <= set(part.KR_GAMMA_FACTORS / 5)
+        np.testing.assert_allclose(c["kr_lambda"], np.array(c["kr_alpha"]) / 60, rtol=1e-12)
+        np.testing.assert_allclose(np.exp(-1 / (2 * np.array(c["kr_width"]) ** 2)), np.exp(-np.array(c["kr_gamma"])),
+                                   rtol=1e-12)
+        assert np.all(np.array(c["width"]) > 0) and np.all(np.array(c["param"]) > 0)

@@ -212,6 +212,28 @@ def test_family_selection_independent_and_shared_outputs():
     assert set(m.family_scores_) == {"independent", "common_similarity"}
 
 
+def test_independent_family_reaches_lambdas_below_the_shared_floor_on_noiseless_outputs():
+    # every output shares all n rows: its λ grid continues the coupled family's [1e-6, 1] at the same
+    # ratio down to float32's resolution (output_lambdas, in both precisions); noiseless smooth
+    # outputs choose λ there, and the refit is the dense Tikhonov solve (K + n λ I) c = y − mean at
+    # the chosen width and λ
+    from jaxmtl.models._per_task import output_lambdas
+
+    X, Y = _outputs(60, [np.sin, lambda x: np.cos(2 * x)], 0.0, 5)
+    m = VectorValuedRegressor(family="independent", dtype="float64").fit(X, Y)
+    grid = output_lambdas()
+    assert np.allclose(grid[:30], np.geomspace(1.0, 1e-6, 30), rtol=1e-12)
+    assert np.finfo(np.float32).eps / 10 <= grid[-1] < 1.3 * np.finfo(np.float32).eps / 10
+    assert all(np.any(np.isclose(lam, grid, rtol=1e-12)) for lam in m.output_params_)
+    assert np.all(m.output_params_ < 1e-6), m.output_params_
+    Z = np.linspace(-1.9, 1.9, 7)[:, None]
+    for j, (w, lam) in enumerate(zip(m.output_widths_, m.output_params_)):
+        mu = Y[:, j].mean()
+        c = np.linalg.solve(_gram(X, X, w) + len(X) * lam * np.eye(len(X)), Y[:, j] - mu)
+        # c itself agrees only to ~ε·‖K‖/(nλ) (up to 10⁻⁸ relative)
+        np.testing.assert_allclose(m.predict(Z)[:, j], _gram(Z, X, w) @ c + mu, rtol=1e-6, atol=1e-6)
+
+
 def test_independent_family_persists_and_gives_a_per_output_predictor():
     # the shapes and settings of test_independent_family_float32's fits (their programs are shared)
     X, Y = _outputs(40, FUNCTIONS, 0.1, 1)

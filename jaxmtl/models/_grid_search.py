@@ -129,10 +129,21 @@ def default_lambdas(dtype) -> np.ndarray:
         >>> float(lams[0]), bool(1e-8 < lams[-1] < 2e-8), lams.size
         (1.0, True, 25)
     """
+    floor = lambda_floor(dtype)
+    return np.geomspace(1.0, floor, int(round(3 * np.log10(1.0 / floor))) + 1)
+
+
+def lambda_floor(dtype) -> float:
+    """The working precision's resolution of λ relative to the kernel's mean diagonal,
+    max(ε/10, 10⁻¹²) (ε the dtype's machine epsilon): the smallest λ a default grid reaches.
+
+    Example:
+        >>> lambda_floor(np.float64), round(lambda_floor(np.float32) * 1e8, 3)
+        (1e-12, 1.192)
+    """
     if not (isinstance(dtype, (type, np.dtype, str)) and np.issubdtype(np.dtype(dtype), np.floating)):
         raise ParameterError(f"dtype must be a floating-point dtype (float32 or float64); received {dtype!r}.")
-    floor = max(float(np.finfo(dtype).eps) / 10, 1e-12)
-    return np.geomspace(1.0, floor, int(round(3 * np.log10(1.0 / floor))) + 1)
+    return max(float(np.finfo(dtype).eps) / 10, 1e-12)
 
 
 def float32_lambda_hint(filt, lambdas, dtype) -> str | None:

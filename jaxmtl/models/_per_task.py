@@ -65,8 +65,11 @@ from ..paths.eigen import filtered_coefficients, spectral_path
 from ._buckets import pad_rows, size_bucket
 from ._null_model import within_one_se
 from ._row_blocks import in_row_blocks
+from ._grid_search import lambda_floor
 from ._spectral import (
     DEFAULT_STEPS,
+    LAMBDA_COUNT,
+    LAMBDA_FLOOR,
     STEP_DOUBLINGS,
     _path_params,
     _SpectralEstimator,
@@ -78,7 +81,7 @@ WIDTH_BATCH = 6  # widths per compiled scoring call (the default grid's six): th
 N_PARTS = 5  # parts of the held-out rows in the cross-fitted loss: each part scores a choice made on 80 % of them
 
 __all__ = ["FAMILIES", "TaskLayout", "task_layout", "task_fold_losses", "task_coefficients", "task_predict",
-           "IndependentFit", "select_independent", "select_outputs", "output_predict", "independent_params",
+           "IndependentFit", "select_independent", "select_outputs", "output_predict", "independent_params", "output_lambdas",
            "validation_parts", "cross_fitted", "task_kfold_masks", "null_part_losses"]
 
 
@@ -310,6 +313,33 @@ def independent_params(estimator, filt) -> np.ndarray:
     if filt.iterative and estimator.n_steps is None:
         return _step_grid(DEFAULT_STEPS.get(filt.name, 150) * 2**STEP_DOUBLINGS)
     return _SpectralEstimator._resolve_params(estimator, filt, 1.0)
+
+
+def output_lambdas() -> np.ndarray:
+    """(P,) the per-output family's default λ grid, largest first, relative to the Gaussian's unit
+    diagonal: the eigen path's LAMBDA_COUNT values in [LAMBDA_FLOOR, 1] continued below the floor at
+    their own ratio (10^(6/29), about 4.8 per decade) down to float32's resolution
+    (:func:`~jaxmtl.models._grid_search.lambda_floor`, ε/10): 39 values, the last 1.37·10⁻⁸ — in both
+    precisions, as every default grid is the same in both (float64 users pass smaller ``lambdas``).
+
+    Every output shares all n rows, so λ is KernelRidge's α over n: a floor of 10⁻⁶ would be
+    α ≥ 3·10⁻³ at n = 3000, above where per-output searches of a few thousand rows choose. Each fold
+    decomposes its own masked Gram (:func:`task_fold_losses`), so a small λ is scored as a per-fold
+    refit scores it; the grid below 10⁻⁶ adds products with the held-out Gram, not decompositions.
+    In float64 the floor bounds the refit's condition number ‖K‖/(nλ) ≤ 1/λ by 7·10⁷: coefficients
+    to ~10⁻⁸ relative and predictions reproducible to the round-off of their sums (down to 10⁻¹²
+    a wide width made coefficients of 10¹⁰ that fit 40 noisy rows no better).
+
+    Example:
+        >>> lams = output_lambdas()
+        >>> lams.size, float(lams[0]), round(float(lams[-1]) * 1e8, 2)
+        (39, 1.0, 1.37)
+        >>> bool(np.allclose(lams[:30], np.geomspace(1.0, 1e-6, 30)))
+        True
+    """
+    step = np.log10(1.0 / LAMBDA_FLOOR) / (LAMBDA_COUNT - 1)  # decades between neighbours
+    below = int(np.floor(np.log10(LAMBDA_FLOOR / lambda_floor(np.float32)) / step + 1e-9))
+    return 10.0 ** (-step * np.arange(LAMBDA_COUNT + below))
 
 
 def _scorer(filt, params: np.ndarray, masks: np.ndarray, dtype):

@@ -74,6 +74,10 @@ __all__: list[str] = []
 DEFAULT_WIDTH_FACTORS = tuple(4.0 ** np.arange(-2, 4))
 # Above this many rows the width grid is searched on a random subsample of this size first.
 WIDTH_SUBSAMPLE = 400
+# Default Tikhonov λ: LAMBDA_COUNT values in [LAMBDA_FLOOR, 1] × the kernel's mean diagonal (below
+# that floor k-fold losses read off one eigendecomposition of all rows drift from per-fold refits
+# in float64; the per-output family, which decomposes every fold, continues it: _per_task.output_lambdas).
+LAMBDA_FLOOR, LAMBDA_COUNT = 1e-6, 30
 MAX_STEPS = 1_000_000  # longest path: its (steps, …) arrays must fit in memory
 DEFAULT_STEPS = {"nu_method": 300, "landweber": 3000}
 # A default path whose best step is its last is continued to 2**STEP_DOUBLINGS times its length.
@@ -367,7 +371,7 @@ class _SpectralEstimator(_GridSelection):
             steps = DEFAULT_STEPS.get(filt.name, 150) if self.n_steps is None else self.n_steps
             steps = check_int(steps, "n_steps", minimum=1, maximum=MAX_STEPS)
             return np.arange(1, steps + 1)
-        lambdas = np.geomspace(1e-6, 1.0, 30) * scale if self.lambdas is None else self.lambdas
+        lambdas = np.geomspace(LAMBDA_FLOOR, 1.0, LAMBDA_COUNT) * scale if self.lambdas is None else self.lambdas
         lambdas = np.sort(check_positive_array(lambdas, "lambdas"))[::-1]
         return lambdas
 

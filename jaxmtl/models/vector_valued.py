@@ -33,7 +33,7 @@ from ._base import RegressorMixin, resolve_filter
 from ._buckets import pad_rows, size_bucket
 from ._gradient_search import check_search
 from ._output_scale import output_scales, unscale_fitted
-from ._per_task import FAMILIES, independent_params, output_predict, select_outputs
+from ._per_task import FAMILIES, independent_params, output_lambdas, output_predict, select_outputs
 from ._row_blocks import in_row_blocks
 from ._spectral import _SpectralEstimator
 from .approximate import ApproximationMixin
@@ -65,7 +65,9 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         scores one partition).
       n_steps: path length of iterative filters (default 300 for the ν-method, 3000 for
         Landweber).
-      lambdas: λ grid of the other filters (default 30 values in [1e-6, 1]·mean K(x, x)).
+      lambdas: λ grid of the other filters (default 30 values in [1e-6, 1]·mean K(x, x); the
+        independent family's default continues it down to float32's resolution, 1.4·10⁻⁸, in
+        both precisions, :func:`~jaxmtl.models._per_task.output_lambdas`).
       omegas: ω grid of the common-similarity family (default 0, 0.1, …, 1).
       width_factors: multipliers of the median distance for the default kernel.
       validation_fraction: held-out share for 'holdout'.
@@ -238,10 +240,18 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         kernels, widths = self._resolve_kernels(X)
         fit, plain, crossed = select_outputs(
             np.asarray(X, dtype), (Y - offset).astype(dtype), self._masks(X.shape[0]), filt,
-            independent_params(self, filt), np.array([float(cast(Gaussian, kernels[0]).sigma)]) if widths is None else widths,
+            self._output_params(filt), np.array([float(cast(Gaussian, kernels[0]).sigma)]) if widths is None else widths,
             refine=self.kernel is None and self.width_factors is None, random_state=check_random_state(self.random_state),
             subsample=self._width_search_rows(X.shape[0]))
         return fit, plain, crossed, offset
+
+    def _output_params(self, filt: SpectralFilter) -> np.ndarray:
+        """The independent family's filter parameters: with a closed-form filter and ``lambdas=None``
+        :func:`output_lambdas` (every output shares all n rows, so the coupled grid's floor of 10⁻⁶
+        would be KernelRidge's α ≥ n·10⁻⁶), otherwise :func:`independent_params`."""
+        if filt.iterative or self.lambdas is not None:
+            return independent_params(self, filt)
+        return output_lambdas()
 
     def _decision(self, X) -> np.ndarray:
         if getattr(self, "family_", "common_similarity") != "independent":  # files saved before families
