@@ -16,14 +16,14 @@ JAX's default configuration (float32, no persistent cache). The child records
   ``other_s`` = first fit − tracing − lowering − compilation − warm fit (what the first call of
   each program costs beyond its compilation: dispatch set-up, first-touch memory).
 
-``--xla-flags`` adds variants run with ``XLA_FLAGS`` set to each given string (e.g.
-``--xla_backend_optimization_level=0``), alternated with the default configuration in every
-repeat, so that their ratios are measured under the same load.
+``--xla-flags=FLAGS`` (once per variant) adds variants run with ``XLA_FLAGS`` set to each given
+string (e.g. ``--xla_backend_optimization_level=0``), alternated with the default configuration in
+every repeat, so that their ratios are measured under the same load.
 
 Usage::
 
     python benchmarks/first_fit_breakdown.py [--quick] [--n 200] [--repeats 3] [--estimators ...]
-        [--xla-flags "--xla_backend_optimization_level=0"] [--shared] [--name first_fit_breakdown]
+        [--xla-flags=--xla_backend_optimization_level=0] [--shared] [--name first_fit_breakdown]
 
 ``--quick``: ``VectorValuedRegressor`` at n = 100, one repeat (``<name>_quick``). Writes
 ``benchmarks/results/<name>.json`` (medians over the repeats, every run kept).
@@ -55,8 +55,9 @@ kind, n = sys.argv[1], int(sys.argv[2])
 programs = {}
 def on_duration(event, duration, fun_name="?", **kwargs):
     stage = event.rsplit("/", 1)[-1]
-    if stage in STAGES:
-        row = programs.setdefault(fun_name, {v: 0.0 for v in STAGES.values()})
+    if stage in STAGES:  # tracing names the function, lowering and compiling "jit(function)"
+        name = fun_name[4:-1] if fun_name.startswith("jit(") and fun_name.endswith(")") else fun_name
+        row = programs.setdefault(name, {v: 0.0 for v in STAGES.values()})
         row[STAGES[stage]] += duration
 jax.monitoring.register_event_duration_secs_listener(on_duration)
 warnings.simplefilter("ignore")
@@ -117,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--estimators", nargs="+", default=list(ESTIMATORS), choices=ESTIMATORS)
-    parser.add_argument("--xla-flags", nargs="*", default=[], help="XLA_FLAGS strings to compare with the default")
+    parser.add_argument("--xla-flags", action="append", default=[], help="XLA_FLAGS strings to compare with the default")
     parser.add_argument("--shared", action="store_true", help="the machine ran other work at the same time")
     parser.add_argument("--name", default="first_fit_breakdown")
     args = parser.parse_args(argv)
