@@ -29,6 +29,37 @@ jax.monitoring.register_event_duration_secs_listener(on_duration)
 """
 
 
+# Source lines for a first-answer child process (``python -c``, after ``import numpy as np``,
+# ``kind`` the estimator's name or "sklearn"): ``data(n)`` (X, Y, tasks) and ``fit(X, Y, tasks)``, the
+# estimator with its defaults (or GridSearchCV(KernelRidge, 6 α × 30 γ, cv=5)) fitted as a new
+# user would. X ~ N(0, 1) with 2 features, outputs [sin x₀ + x₁, cos x₁] plus noise 0.1; the
+# classifier's labels (x₀ > 0) + (x₁ > 0.5); the multi-task outputs the first output plus its
+# task's offset, 4 tasks dealt in turn.
+FIRST_ANSWER_FIT = """
+def data(n):
+    rng = np.random.default_rng(n)  # the same data for the same n
+    X = rng.normal(size=(n, 2))
+    Y = np.c_[np.sin(X[:, 0]) + X[:, 1], np.cos(X[:, 1])] + 0.1 * rng.normal(size=(n, 2))
+    tasks = np.arange(n) % 4
+    return X, Y, tasks
+
+if kind == "sklearn":
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.model_selection import GridSearchCV
+    grid = {"alpha": np.logspace(-6, 1, 6).tolist(), "gamma": np.logspace(-3, 2, 30).tolist()}
+    fit = lambda X, Y, tasks: GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=5).fit(X, Y)
+else:
+    import jaxmtl
+    make = getattr(jaxmtl, kind)
+    def fit(X, Y, tasks):
+        if kind == "MultiClassClassifier":
+            return make().fit(X, (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5))
+        if kind == "MultiTaskRegressor":
+            return make().fit(X, Y[:, 0] + tasks, tasks)
+        return make().fit(X, Y)
+"""
+
+
 def first_answer_header(shared: bool) -> dict:
     """The fields a first-answer benchmark (compile_times.py, startup.py) records before its rows:
     the precision of each side, the versions and whether the machine ran other work."""

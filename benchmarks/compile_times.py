@@ -38,7 +38,7 @@ import subprocess
 import sys
 import time
 
-from _bench import COMPILE_COUNTER, ROOT, first_answer_header, table, write
+from _bench import COMPILE_COUNTER, FIRST_ANSWER_FIT, ROOT, first_answer_header, table, write
 
 ESTIMATORS = ("VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor")
 CV_FOLDS = (3, 5, 10)
@@ -52,29 +52,7 @@ import jax
 kind, job, sizes = sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3:]]
 """ + COMPILE_COUNTER + """
 warnings.simplefilter("ignore")
-
-def data(n):
-    rng = np.random.default_rng(n)  # the same data for the same n
-    X = rng.normal(size=(n, 2))
-    Y = np.c_[np.sin(X[:, 0]) + X[:, 1], np.cos(X[:, 1])] + 0.1 * rng.normal(size=(n, 2))
-    tasks = np.arange(n) % 4
-    return X, Y, tasks
-
-if kind == "sklearn":
-    from sklearn.kernel_ridge import KernelRidge
-    from sklearn.model_selection import GridSearchCV
-    grid = {"alpha": np.logspace(-6, 1, 6).tolist(), "gamma": np.logspace(-3, 2, 30).tolist()}
-    fit = lambda X, Y, tasks: GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=5).fit(X, Y)
-else:
-    import jaxmtl
-    make = getattr(jaxmtl, kind)
-    def fit(X, Y, tasks):
-        if kind == "MultiClassClassifier":
-            return make().fit(X, (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5))
-        if kind == "MultiTaskRegressor":
-            return make().fit(X, Y[:, 0] + tasks, tasks)
-        return make().fit(X, Y)
-
+""" + FIRST_ANSWER_FIT + """
 def timed(f, *args):
     before = dict(counts)
     c, t = time.process_time(), time.perf_counter()

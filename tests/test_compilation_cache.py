@@ -1,6 +1,6 @@
 """JAX's persistent compilation cache (docs/performance.md, "Compilation"): a second process fitting
 the same estimator reads the programs the first one compiled instead of compiling them again; and
-benchmarks/compile_times.py --quick runs."""
+benchmarks/compile_times.py --quick and first_fit_breakdown.py --quick run."""
 
 import json
 import os
@@ -89,3 +89,17 @@ def test_startup_quick_mode_runs(tmp_path):
     assert imports["import jaxmtl"]["median_s"] < imports["estimators"]["median_s"]
     (fit,) = payload["first_fits"]
     assert fit["n"] == 100 and all(fit[f"{k} s"] > 0 for k in ("cache off", "cache empty", "cache filled"))
+
+
+@pytest.mark.scripts
+def test_first_fit_breakdown_quick_mode_runs(tmp_path):
+    payload = _quick_run("first_fit_breakdown", tmp_path)
+    (row,) = payload["rows"]
+    assert row["estimator"] == "VectorValuedRegressor" and row["n"] == 100 and row["xla_flags"] == "default"
+    (run,) = row["runs"]
+    # every compiled program named, its stages summed; the parts add up to the first fit
+    assert 0 < run["n_programs"] <= 8 and len(run["programs"]) >= run["n_programs"]
+    assert run["compile_s"] == pytest.approx(sum(p["compile_s"] for p in run["programs"].values()))
+    parts = run["trace_s"] + run["lower_s"] + run["compile_s"] + run["warm_fit_s"] + run["other_s"]
+    assert parts == pytest.approx(run["first_fit_s"])
+    assert run["import_jax_s"] > 0 and run["import_estimators_s"] > 0

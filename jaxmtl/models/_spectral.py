@@ -63,7 +63,7 @@ from ._buckets import fold_targets, pad_folds, pad_rows, size_bucket
 from ._gradient_search import check_search, fit_gradient
 from ._grid_routes import direct_scores, grid_route, on_route, refit
 from ._grid_search import _best_index, _refine_widths, _score_kernels, _warn_on_edges
-from ._null_model import null_wins
+from ._null_model import null_losses, null_wins
 from ._precision import in_working_precision
 from ._row_blocks import in_row_blocks
 
@@ -117,19 +117,20 @@ def _path_params(filt: SpectralFilter, params: np.ndarray):
     return full, np.isin(full, params), params - 1
 
 
-@partial(jax.jit, static_argnames=("filt", "selection", "base_loss", "partitions", "route"))
-def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, offset, report=None,
-                partitions=1, route="eigen", groups=None):
-    """(validation losses (W, Ω, P[, 3]) for every kernel × output matrix × filter parameter, ok).
+@partial(jax.jit, static_argnames=("filt", "selection", "base_loss", "route"))
+def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, offset, report=None, route="eigen",
+                groups=None):
+    """(per-fold validation losses (W, k, Ω, P + 1[, 2]) for every kernel × fold × output matrix ×
+    filter parameter, ok): the last of the P + 1 columns is C = 0's (the null model, the path's point
+    t = 0 / λ = ∞: ``offset`` predicted on every held-out row), so that the null model's paired
+    comparison (:mod:`._null_model`) needs no program of its own.
 
     ``route``: 'eigen' or 'direct' (``groups``: :func:`output_groups` of ``a``; see ._grid_routes);
     ``ok`` is False where a direct factor failed (the caller falls back to the eigen route).
 
-    With the classifiers' code losses the last axis holds the squared loss, the misclassification
-    rate and the standard error over folds of the squared loss (0 for one fold and for LOO): the
-    standard deviation over all folds over √(folds per partition) when ``folds`` stacks
-    ``partitions`` repeated k-fold partitions (the standard error of one k-fold estimate: the
-    partitions share their samples, so repeating them does not shrink it by √partitions).
+    With the classifiers' code losses the last axis holds the squared loss and the
+    misclassification rate. Leave-one-out and GCV have one "fold" (k = 1): their criterion on
+    all rows. NaN losses are returned as they are (the caller maps the means to +inf).
 
     ``Y`` are the centred outputs and ``offset`` (d,) the intercept added back by ``predict``;
     the loss sees F + offset and Y + offset, so a decision rule is scored as it is deployed.
@@ -141,36 +142,55 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
     def loss(F, Yv, w):
         return base_loss(F + offset, Yv + offset, w)
 
-    def with_standard_error(mean, folds):
-        """Code losses (…, 2) get a third entry: the standard error over folds of the squared loss."""
-        if mean.ndim < 3 or mean.shape[-1] != 2:
-            return mean
-        m = folds.shape[0]
-        se = jnp.std(folds[..., 0], axis=0, ddof=1) / jnp.sqrt(m // partitions) if m > 1 \
-            else jnp.zeros_like(mean[..., 0])
-        return jnp.concatenate([mean, se[..., None]], axis=-1)
+    if folds is None:  # leave-one-out, GCV: the null model's loss on every row
+        held, vh = jnp.arange(Y.shape[0])[None], jnp.ones((1, Y.shape[0]), bool)
+    else:
+        held, vh = folds[1], folds[3]
+    null = null_losses(Y, offset, held, vh, base_loss)  # (k,) or (k, 2)
 
     def one_kernel(kern):
         K, ok, on_folds = kern(X, X), jnp.asarray(True), selection in ("kfold", "holdout", "masks")
         if route == "direct":
-            scores, ok = direct_scores(K, Y, a, V, filt, params, selection, folds, loss, groups)
+            losses, ok = direct_scores(K, Y, a, V, filt, params, selection, folds, loss, groups)
+            losses = losses if on_folds else losses[None]
         elif on_folds:  # hold-out is one masked fold
-            scores = kfold_path(K, Y, a, V, filt, params, folds, loss=loss, report=report)
+            losses = kfold_path(K, Y, a, V, filt, params, folds, loss=loss, report=report)
         else:
             s, U = eigh(K)
             eig = SeparableEigh(clip_psd(s), U, a, V)
-            scores = loo_path(eig, Y, filt, params, loss=loss, report=report) if selection == "loo" else \
-                gcv_path(eig, Y, filt, params, report=report)
-        if on_folds:
-            return with_standard_error(jnp.mean(scores, axis=0), scores), ok
-        return (with_standard_error(scores, scores[None]) if selection == "loo" else scores), ok
+            losses = (loo_path(eig, Y, filt, params, loss=loss, report=report) if selection == "loo" else
+                      gcv_path(eig, Y, filt, params, report=report))[None]
+        column = jnp.broadcast_to(null[:, None, None].astype(losses.dtype),
+                                  losses.shape[:2] + (1,) + losses.shape[3:])
+        return jnp.concatenate([losses, column], axis=2), ok
 
     if jax.tree_util.tree_leaves(kernels):
-        scores, ok = jax.lax.map(one_kernel, kernels)
+        out, ok = jax.lax.map(one_kernel, kernels)
     else:  # a kernel without parameters (Linear): nothing to map over, one kernel
-        scores, ok = one_kernel(kernels)
-        scores = scores[None]
-    return jnp.where(jnp.isnan(scores), jnp.inf, scores), jnp.all(ok)
+        out, ok = one_kernel(kernels)
+        out = out[None]
+    return out, jnp.all(ok)
+
+
+def _fold_means(per_fold: np.ndarray, partitions: int) -> np.ndarray:
+    """(W, Ω, P[, 3]) scores from per-fold losses (W, k, Ω, P[, 2]): the mean over folds, NaN as
+    +inf; code losses (…, 2) get a third entry, the standard error over folds of the squared loss
+    (0 for one fold): the standard deviation over all folds over √(folds per partition) when the
+    k folds stack ``partitions`` repeated k-fold partitions (the standard error of one k-fold
+    estimate: the partitions share their samples, so repeating them does not shrink it by
+    √partitions).
+
+    Example:
+        >>> _fold_means(np.array([[[[1.0, np.nan]], [[3.0, np.nan]]]]), 1).tolist()
+        [[[2.0, inf]]]
+    """
+    mean = per_fold.mean(axis=1)
+    if per_fold.ndim == 5 and per_fold.shape[-1] == 2:
+        m = per_fold.shape[1]
+        se = per_fold[..., 0].std(axis=1, ddof=1) / np.sqrt(m // partitions) if m > 1 \
+            else np.zeros_like(mean[..., 0])
+        mean = np.concatenate([mean, se[..., None]], axis=-1)
+    return np.where(np.isnan(mean), np.inf, mean)
 
 
 @jax.jit
@@ -417,25 +437,32 @@ class _SpectralEstimator(_GridSelection):
             per_partition = len(fold_masks) // self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1
             return pad_folds(fold_indices(fold_masks), fold_targets(mode, fold_masks, per_partition, size))
 
+        # per kernel (by identity) its latest per-fold losses on all rows: (kernel, ω index scored
+        # alone or None, (k, Ω, P[, 2])); and C = 0's per-fold losses on all rows
+        fold_record: dict[int, tuple] = {}
+        null_folds: list[np.ndarray] = []
+
         def score(kerns, steps_or_lambdas, rows=None, fold_masks=masks, omega=None):
             full, rep, index = _path_params(filt, steps_or_lambdas)
             Xr, Yr = (Xj, Yc) if rows is None else \
                 (pad_rows(Xj[rows], size_bucket(len(rows))), pad_rows(Yc[rows], size_bucket(len(rows))))
             args = (Xr, Yr, aj if omega is None else aj[omega:omega + 1], Vj, filt,
                     np.asarray(full, param_dtype), mode, folds(fold_masks, len(Xr)), type(self)._loss,
-                    np.asarray(self.y_mean_, dtype), rep,
-                    self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1)
+                    np.asarray(self.y_mean_, dtype), rep)
             route = grid_route(self.route, filt, mode, len(Xr), args[2], len(full), args[7], dtype)
             if rows is None:
                 self.route_ = route  # the route of the grid on all rows (the refit's too)
-
             # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
             # serves every call of a width search, whatever the number of widths it adds; a
             # continuation (one kernel, one ω, a longer path) is a program of its own, compiled only
             # where the best step is the grid's last
             out = _score_kernels(kerns, lambda stacked: on_route(_score_grid, stacked, args, route),
                                  KERNEL_BATCH if omega is None else 1)
-            return out if index is None else out[:, :, index]
+            per_fold = out[:, :, :, :-1] if index is None else out[:, :, :, index]  # (W, k, Ω, P[, 2])
+            if rows is None:
+                null_folds[:] = [out[0, :, 0, -1]]
+                fold_record.update({id(k): (k, omega, f) for k, f in zip(kerns, per_fold)})
+            return _fold_means(per_fold, self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1)
 
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         grid = f"{len(a)} ω × {len(params)} {'steps' if filt.iterative else 'λ'} × {len(masks)} folds"
@@ -470,9 +497,11 @@ class _SpectralEstimator(_GridSelection):
         iw, io, ip = _best_index(scores)
         # t = 0 / λ = ∞ (C = 0: predict the offset, the training mean) is a point of every path;
         # scored on the same folds, it is kept where no model beats it ([BRBV11] §4.3's filters at g = 0)
-        null = scores.ndim == 3 and self._null_wins(mode, masks, kernels[iw], Xj, Yc, aj[io], Vj, filt,
-                                                    _path_params(filt, params), ip, float(scores[iw, io, ip]),
-                                                    folds(masks, N))
+        null = False
+        if scores.ndim == 3:
+            _, omega, per_fold = fold_record[id(kernels[iw])]  # the selected kernel's latest path on all rows
+            self.null_score_, null = null_wins(mode, masks, null_folds[0], per_fold[:, 0 if omega is not None else io, ip],
+                                               float(scores[iw, io, ip]), self._n_repeats(n))
         _warn_on_edges(None if widths is None else widths[iw], search_grid, params, ip, filt,  # also when C = 0
                        self.width_factors is None and self.n_steps is None)  # is kept: a wider grid may beat it
         if scores.ndim == 4:
@@ -501,13 +530,6 @@ class _SpectralEstimator(_GridSelection):
         }
         self.best_score_ = self.null_score_ if null else float(scores[iw, io, ip])
         return self
-
-    def _null_wins(self, mode, masks, kern, Xj, Yc, a, V, filt, path, ip, best_score, folds) -> bool:
-        """Score C = 0 (``null_score_``) and say whether it is kept (:func:`._null_model.null_wins`)."""
-        self.null_score_, keep = null_wins(mode, masks, kern, Xj, Yc, a, V, filt, path, ip, best_score,
-                                           np.asarray(self.y_mean_, Yc.dtype), type(self)._loss,
-                                           self._n_repeats(masks.shape[1]), folds, route=self.route_)
-        return keep
 
     def _decision(self, X) -> np.ndarray:
         X = self._validate_predict_inputs(X)
