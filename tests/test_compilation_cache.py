@@ -1,6 +1,7 @@
 """JAX's persistent compilation cache (docs/performance.md, "Compilation"): a second process fitting
 the same estimator reads the programs the first one compiled instead of compiling them again; and
-benchmarks/compile_times.py --quick and first_fit_breakdown.py --quick run."""
+the quick modes of benchmarks/compile_times.py, startup.py, first_fit_breakdown.py and
+lapack_threads.py (the LAPACK threads beside XLA's, the same docs page) run."""
 
 import json
 import os
@@ -103,3 +104,13 @@ def test_first_fit_breakdown_quick_mode_runs(tmp_path):
     parts = run["trace_s"] + run["lower_s"] + run["compile_s"] + run["warm_fit_s"] + run["other_s"]
     assert parts == pytest.approx(run["first_fit_s"])
     assert run["import_jax_s"] > 0 and run["import_estimators_s"] > 0
+
+
+@pytest.mark.scripts
+def test_lapack_threads_quick_mode_runs(tmp_path):
+    payload = _quick_run("lapack_threads", tmp_path)
+    rows = {(r["processes"], r["openblas_threads"]): r["ms"] for r in payload["rows"]}
+    assert set(rows) == {(p, t) for p in (1, 2) for t in ("1", "default (one per core)")}
+    for ms in rows.values():  # every operation and size timed, in positive milliseconds per matrix
+        assert set(ms) == {f"{op}/{m}" for op in ("eigh", "cholesky") for m in (80, 200)}
+        assert all(v > 0 for v in ms.values())

@@ -234,3 +234,18 @@ def test_scale_page_m_10000_paragraph_matches_the_recorded_runs():
                    f"{cg['seconds_to_model'] / one_fit:.2f} of one"]
     missing = [q for q in quoted if q not in text]
     assert not missing, missing
+
+
+def test_performance_lapack_threads_table_matches_the_recorded_run():
+    rows = json.loads((ROOT / "benchmarks/results/lapack_threads.json").read_text())["rows"]
+    ms = {(r["processes"], r["openblas_threads"] == "1"): r["ms"] for r in rows}
+    text = (ROOT / "docs/performance.md").read_text()
+    table = text[text.index("| n | eigh, alone"):text.index("On this machine one LAPACK thread")]
+    lines = [ln for ln in table.splitlines() if re.match(r"\| \d+ \|", ln)]
+    assert len(lines) == 4
+    for line in lines:
+        n, *cells = [c.strip() for c in line.strip("|").split("|")]
+        for (op, processes), cell in zip([(op, p) for op in ("eigh", "cholesky") for p in (1, 2)], cells):
+            quoted = [float(v) for v in cell.split("/")]  # default / one thread, as rounded on the page
+            recorded = [ms[(processes, one)][f"{op}/{n}"] for one in (False, True)]
+            assert quoted == pytest.approx(recorded, rel=0.06), (n, op, processes)
