@@ -79,7 +79,7 @@ def direct_order(filt: SpectralFilter) -> int:
                          "'matrix_free' (iterative filters).")
 
 
-def output_groups(a: Array, hint: np.ndarray | None = None) -> tuple[Array, Array]:
+def output_groups(a: ArrayLike, hint: np.ndarray | None = None) -> tuple[Array, Array]:
     """(values (U,), index (Ω, d)) of the distinct output eigenvalues: ``a[w, j] == values[index[w, j]]``.
 
     ``a`` of shape (d,) or (Ω, d). Concrete eigenvalues equal to within 8 ε · max|a| share one
