@@ -12,7 +12,8 @@ from conftest import FLOAT32_PROMISE, X64
 
 from jaxmtl import MultiClassClassifier, MultiTaskRegressor, VectorValuedRegressor
 from jaxmtl.models import _buckets, _per_task, _spectral
-from jaxmtl.models._per_task import select_independent, task_kfold_masks
+from jaxmtl.models._per_task import select_independent
+from jaxmtl.models._task_folds import task_kfold_masks
 
 LAMBDAS = np.geomspace(1e-6, 1.0, 30)
 TOL = {"rtol": 1e-10, "atol": 1e-10} if X64 else {"rtol": FLOAT32_PROMISE["rtol"], "atol": FLOAT32_PROMISE["atol"]}

@@ -6,7 +6,7 @@ import pytest
 
 from jaxmtl import Gaussian, MultiTaskRegressor
 from jaxmtl.errors import ParameterError, TaskError
-from jaxmtl.models._per_task import N_PARTS, task_kfold_masks, validation_parts
+from jaxmtl.models._task_folds import N_PARTS, task_kfold_masks, validation_parts
 from jaxmtl.selection import kfold_masks
 
 

@@ -11,7 +11,7 @@ from conftest import FLOAT32_PROMISE, X64
 
 from jaxmtl import Gaussian, Laplacian, VectorValuedRegressor, load, save
 from jaxmtl.errors import ParameterError
-from jaxmtl.models._per_task import N_PARTS, validation_parts
+from jaxmtl.models._task_folds import N_PARTS, validation_parts
 from jaxmtl.selection import kfold_masks
 
 # against the float64 references: float64 tightly, float32 (JAXMTL_TEST_PRECISION) to its promise;

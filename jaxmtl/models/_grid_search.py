@@ -158,3 +158,24 @@ def float32_lambda_hint(filt, lambdas, dtype) -> str | None:
     if filt.iterative or lambdas is not None or np.dtype(dtype) != np.float32:
         return None
     return "the default grid reaches down to float32's resolution (dtype='float64' resolves smaller λ)"
+
+
+def fold_means(per_fold: np.ndarray, partitions: int) -> np.ndarray:
+    """(W, Ω, P[, 3]) scores from per-fold losses (W, k, Ω, P[, 2]): the mean over folds, NaN as
+    +inf; code losses (…, 2) get a third entry, the standard error over folds of the squared loss
+    (0 for one fold): the standard deviation over all folds over √(folds per partition) when the
+    k folds stack ``partitions`` repeated k-fold partitions (the standard error of one k-fold
+    estimate: the partitions share their samples, so repeating them does not shrink it by
+    √partitions).
+
+    Example:
+        >>> fold_means(np.array([[[[1.0, np.nan]], [[3.0, np.nan]]]]), 1).tolist()
+        [[[2.0, inf]]]
+    """
+    mean = per_fold.mean(axis=1)
+    if per_fold.ndim == 5 and per_fold.shape[-1] == 2:
+        m = per_fold.shape[1]
+        se = per_fold[..., 0].std(axis=1, ddof=1) / np.sqrt(m // partitions) if m > 1 \
+            else np.zeros_like(mean[..., 0])
+        mean = np.concatenate([mean, se[..., None]], axis=-1)
+    return np.where(np.isnan(mean), np.inf, mean)

@@ -51,18 +51,12 @@ from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
 from ..paths.eigen import mse_loss
-from ..selection.criteria import (
-    fold_indices,
-    gcv_path,
-    kfold_masks,
-    kfold_path,
-    loo_path,
-)
+from ..selection.criteria import fold_indices, gcv_path, kfold_masks, kfold_path, loo_path
 from ._base import BaseEstimator, resolve_filter
 from ._buckets import fold_targets, pad_folds, pad_rows, size_bucket
 from ._gradient_search import check_search, fit_gradient
 from ._grid_routes import direct_scores, grid_route, on_route, refit
-from ._grid_search import _best_index, _refine_widths, _score_kernels, _warn_on_edges
+from ._grid_search import _best_index, _refine_widths, _score_kernels, _warn_on_edges, fold_means
 from ._null_model import null_losses, null_wins
 from ._precision import in_working_precision
 from ._row_blocks import in_row_blocks
@@ -170,27 +164,6 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
         out, ok = one_kernel(kernels)
         out = out[None]
     return out, jnp.all(ok)
-
-
-def _fold_means(per_fold: np.ndarray, partitions: int) -> np.ndarray:
-    """(W, Ω, P[, 3]) scores from per-fold losses (W, k, Ω, P[, 2]): the mean over folds, NaN as
-    +inf; code losses (…, 2) get a third entry, the standard error over folds of the squared loss
-    (0 for one fold): the standard deviation over all folds over √(folds per partition) when the
-    k folds stack ``partitions`` repeated k-fold partitions (the standard error of one k-fold
-    estimate: the partitions share their samples, so repeating them does not shrink it by
-    √partitions).
-
-    Example:
-        >>> _fold_means(np.array([[[[1.0, np.nan]], [[3.0, np.nan]]]]), 1).tolist()
-        [[[2.0, inf]]]
-    """
-    mean = per_fold.mean(axis=1)
-    if per_fold.ndim == 5 and per_fold.shape[-1] == 2:
-        m = per_fold.shape[1]
-        se = per_fold[..., 0].std(axis=1, ddof=1) / np.sqrt(m // partitions) if m > 1 \
-            else np.zeros_like(mean[..., 0])
-        mean = np.concatenate([mean, se[..., None]], axis=-1)
-    return np.where(np.isnan(mean), np.inf, mean)
 
 
 @jax.jit
@@ -462,7 +435,7 @@ class _SpectralEstimator(_GridSelection):
             if rows is None:
                 null_folds[:] = [out[0, :, 0, -1]]
                 fold_record.update({id(k): (k, omega, f) for k, f in zip(kerns, per_fold)})
-            return _fold_means(per_fold, self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1)
+            return fold_means(per_fold, self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1)
 
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         grid = f"{len(a)} ω × {len(params)} {'steps' if filt.iterative else 'λ'} × {len(masks)} folds"

@@ -55,10 +55,10 @@ from ._per_task import (
     IndependentFit,
     independent_params,
     select_independent,
-    task_kfold_masks,
     task_predict,
 )
 from ._row_blocks import in_row_blocks
+from ._task_folds import task_kfold_masks
 from .predictor_kinds import TaskPredictor
 from .predictors import PerOutputGaussian, _cast, input_shift
 
@@ -202,7 +202,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
     def _task_masks(self, codes: np.ndarray, selection: Any) -> np.ndarray:
         """(k, N) training masks of the independent family's selection and of the comparison of the
         families: with ``selection='auto'`` up to ``TASK_KFOLD_MAX_ROWS`` rows ``n_folds``-fold
-        splits stratified by task (:func:`~jaxmtl.models._per_task.task_kfold_masks`), repeated as
+        splits stratified by task (:func:`~jaxmtl.models._task_folds.task_kfold_masks`), repeated as
         ``n_repeats`` says; else the masks of ``selection`` (the hold-out above that size)."""
         n = len(codes)
         if isinstance(selection, str) and selection == "auto" and n <= TASK_KFOLD_MAX_ROWS:
