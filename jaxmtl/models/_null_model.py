@@ -17,14 +17,9 @@ point's mean loss — a larger lead is taken as signal.
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Callable
-
 import jax
 import jax.numpy as jnp
 import numpy as np
-
-from ..selection.criteria import fold_indices
 
 __all__: list[str] = []
 
@@ -32,44 +27,28 @@ Array = np.ndarray
 NULL_MARGIN = 0.1
 
 
-def null_fold_losses(mode: str, masks: np.ndarray, Yc: np.ndarray, offset: np.ndarray,
-                     base_loss: Callable, folds: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
-    """(k,) validation losses of C = 0 on each fold (one value for leave-one-out and GCV).
-
-    ``Yc`` (n, d) are the centred outputs the path's folds hold out and ``offset`` (d,) what
-    ``predict`` adds back, so these are the path's own losses at g = 0 (for leave-one-out and GCV
-    the hat matrix is 0, and both reduce to the loss of the offset on every row). ``folds``: the
-    masks' :func:`~jaxmtl.selection.criteria.fold_indices`, possibly padded (then ``Yc`` may
-    carry padded rows, which no index reaches). Every fold in one compiled call; a fit's grid
-    computes the same losses inside its scoring program (``_spectral._score_grid``).
+def null_losses(Yc, offset, held, vh, base_loss):
+    """(k,) the loss of ``offset`` (d,) on each fold's held-out rows ``held`` (k, m) of weights
+    ``vh`` (k, m): C = 0's validation losses (traceable: the grid's scoring program computes them
+    beside the path). ``Yc`` (n, d) are the centred outputs and ``offset`` what ``predict`` adds
+    back, so these are the path's own losses at g = 0; for leave-one-out and GCV the hat matrix is
+    0 and both reduce to the loss of the offset on every row (one "fold" holding every row).
 
     Example:
         >>> from jaxmtl.paths.eigen import mse_loss
-        >>> masks = np.array([[True, True, False, False], [False, False, True, True]])
         >>> Yc = np.array([[1.0], [-1.0], [2.0], [-2.0]])
-        >>> null_fold_losses("kfold", masks, Yc, np.zeros(1), mse_loss).tolist()
+        >>> held, vh = np.array([[2, 3], [0, 1]]), np.ones((2, 2), bool)
+        >>> np.asarray(null_losses(Yc, np.zeros(1), held, vh, mse_loss)).tolist()
         [4.0, 1.0]
     """
-    if mode not in ("kfold", "holdout", "masks"):  # every row held out once
-        held, vh = np.arange(len(Yc), dtype=np.int32)[None], np.ones((1, len(Yc)), bool)
-    else:
-        _, held, _, vh = fold_indices(masks) if folds is None else folds
-    dtype = np.asarray(Yc).dtype
-    return np.asarray(_null_losses(Yc, np.asarray(offset, dtype), held, vh, base_loss), np.float64)
+    Yc = jnp.asarray(Yc)  # NumPy outputs too: they are indexed by traced fold rows
 
-
-def null_losses(Yc, offset, held, vh, base_loss):
-    """(k,) the loss of ``offset`` (d,) on each fold's held-out rows ``held`` (k, m) of weights
-    ``vh`` (k, m) (traceable: the grid's scoring program computes it beside the path)."""
     def one(h, v):
         w = v.astype(Yc.dtype)
         Yv = Yc[h] + offset
         return base_loss(jnp.broadcast_to(offset, Yv.shape), Yv, w / jnp.sum(w))
 
     return jax.vmap(one)(held, vh)
-
-
-_null_losses = partial(jax.jit, static_argnames=("base_loss",))(null_losses)
 
 
 def keep_null(null_folds: np.ndarray, best_folds: np.ndarray | None, best_score: float, partitions: int = 1) -> bool:
@@ -109,7 +88,7 @@ def within_one_se(null: np.ndarray, best: np.ndarray, partitions: int = 1) -> np
 def null_wins(mode: str, masks: np.ndarray, null_folds: np.ndarray, best_folds: np.ndarray, best_score: float,
               partitions: int = 1) -> tuple[float, bool]:
     """(loss of C = 0, whether it is kept over the selected point): ``null_folds`` (k,) C = 0's
-    losses on the folds of ``masks`` (:func:`null_fold_losses`; one value for leave-one-out and
+    losses on the folds of ``masks`` (:func:`null_losses`; one value for leave-one-out and
     GCV) and ``best_folds`` (k,) the selected point's on the same folds, of mean ``best_score``.
 
     Example:
