@@ -9,7 +9,7 @@ default's precision); mean angular error ([BRBV11] eq. 33) over ``FIELD_DRAWS`` 
 ``names`` from ``NEW_FIELDS`` also a vortex, field 2 turned by 30°, a sum of independent
 curl-free and divergence-free parts, and two fields mixing a curl-free and a divergence-free
 part of different potentials with unequal weights (0.8 / 0.2 and 0.25 / 0.75), noiseless and
-noisy (:func:`new_field`), at 20, 40, 100 and 200 points, ``NEW_FIELD_DRAWS`` draws each. The
+noisy (:func:`new_field`), at 20, 40, 100 and 200 points, ``NEW_FIELD_DRAWS`` draws per size. The
 default runs in float32 and with ``dtype='float64'`` on every field; each is held to the grid of
 its precision: at most one paired standard error above its error, and at most 0.9 × tuned
 KernelRidge wherever that grid reaches 0.9 ×.
@@ -27,7 +27,9 @@ from _defaults_structured import _kr_search, _timed
 KR_ALPHAS = 10.0 ** np.arange(-10, 1)
 FIELD_POINTS = 40
 FIELD_DRAWS = 20  # random draws of the 40 points per field (five left the ratio within noise of 0.9)
-NEW_FIELD_DRAWS = 5  # draws per size of the fields of ``new_field`` (the paired SE says when that is enough)
+# draws per size of the fields of ``new_field``: 20 up to 40 points, as the bundled 40-point fields (with 5, one
+# draw's width a ¼-octave step off decided div_heavy's 20-point row: its paired SE is mostly that draw), 5 above
+NEW_FIELD_DRAWS = {20: 20, 40: 20, 100: 5, 200: 5}
 
 
 FIELD_1_GAMMAS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -203,7 +205,7 @@ def _field_row(name, X, V, points, draws) -> dict:
             "per_draw": {"angular": {k: [float(e) for e in v] for k, v in errs.items()}, "selected": selected}}
 
 
-def fields(draws: int, names=("field_1", "field_2"), points=None, new_draws: int | None = None,
+def fields(draws: int, names=("field_1", "field_2"), points=None, new_draws: int | dict | None = None,
            on_row=None) -> dict:
     """Field 1 at the curl-free weights γ of ``FIELD_1_GAMMAS`` (the paper spans γ ∈ [0, 1]), field 2
     (both at ``FIELD_POINTS`` = 40 points), and the fields of :func:`new_field` (``NEW_FIELDS``) at
@@ -228,7 +230,9 @@ def fields(draws: int, names=("field_1", "field_2"), points=None, new_draws: int
     sets = [(f"field_1 (γ = {g:g})", vector_field_1(X, g)[0], FIELD_POINTS, draws) for g in FIELD_1_GAMMAS] \
         if "field_1" in names else []
     sets += [("field_2", vector_field_2(X), FIELD_POINTS, draws)] if "field_2" in names else []
-    sets += [(name, new_field(name, X), m, draws if new_draws is None else new_draws) for name in NEW_FIELDS
+    new_draws = draws if new_draws is None else new_draws  # one count, or a count per size
+    sets += [(name, new_field(name, X), m, new_draws[m] if isinstance(new_draws, dict) else new_draws)
+             for name in NEW_FIELDS
              if name in names for m in (NEW_FIELD_POINTS if points is None else points)]
     rows = []
     for name, V, m, k in sets:
