@@ -127,10 +127,11 @@ def _reference_cv_loss(X, V, masks, sigma, gamma, lam):
 
 
 @pytest.mark.parametrize("kind", ["div_curl", "independent"])
-def test_vector_field_selects_on_ten_folds_by_default(kind):
-    """With the default n_folds every validation loss of the grid (widths × γ × λ) equals the mean
-    over the 10 folds of ``kfold_masks`` of dense Tikhonov solves, and the selected point is the
-    least of them."""
+def test_vector_field_selects_on_three_ten_fold_partitions_by_default(kind):
+    """With the default n_folds and n_repeats (40 points: ⌈1000 / 40⌉ → 3 partitions) every
+    validation loss of the grid (widths × γ × λ) equals the mean over the 30 folds of
+    ``kfold_masks(40, 10, 0, 3)`` of dense Tikhonov solves, and the selected point is the least of
+    them; n_repeats=1 scores the first partition alone."""
     from jaxmtl.selection.criteria import kfold_masks
 
     X = grid_2d(12)
@@ -140,11 +141,15 @@ def test_vector_field_selects_on_ten_folds_by_default(kind):
     gammas = [0.0, 0.5, 1.0]
     m = VectorFieldRegressor(kind=kind, gammas=gammas, filter="tikhonov", lambdas=[1e-5, 1e-3, 1e-1],
                              width_factors=(0.5, 1.0)).fit(Xt, Vt)
-    masks = kfold_masks(40, 10, 0)
+    masks = kfold_masks(40, 10, 0, 3)
     ref = np.array([[[_reference_cv_loss(Xt, Vt, masks, w, None if kind == "independent" else g, lam)
                       for lam in m.path_params_] for g in (gammas if kind == "div_curl" else [None])]
                     for w in m.kernel_widths_])
     np.testing.assert_allclose(m.cv_scores_, ref, rtol=1e-6)
+    one = VectorFieldRegressor(kind=kind, gammas=gammas, filter="tikhonov", lambdas=[1e-5, 1e-3, 1e-1],
+                               width_factors=(0.5, 1.0), n_repeats=1).fit(Xt, Vt)
+    np.testing.assert_allclose(one.cv_scores_[0, 0, 1], _reference_cv_loss(
+        Xt, Vt, masks[:10], one.kernel_widths_[0], None if kind == "independent" else gammas[0], 1e-3), rtol=1e-6)
     best = np.unravel_index(np.argmin(ref), ref.shape)
     chosen = (m.best_params_["kernel_width"], m.best_params_["gamma"], m.best_params_["param"])
     gamma = gammas[best[1]] if kind == "div_curl" else None

@@ -299,3 +299,26 @@ def test_family_arguments_checked_before_fitting():
             assert VectorValuedRegressor(n_steps=10, **kwargs).fit(X, Y).family_ == "common_similarity"
     m = VectorValuedRegressor(kernel=Gaussian(1.0), n_steps=10, family="independent").fit(X, Y)
     np.testing.assert_array_equal(m.output_widths_, [1.0, 1.0])
+
+
+def test_padding_widths_of_a_scoring_batch_are_skipped():
+    """task_fold_losses scores the active widths of a batch exactly as a batch of only active
+    widths does (against the brute-force held-out errors of dense solves), and holds inf for the
+    skipped ones (the padding of the last batch, which costs no eigendecomposition)."""
+    from jaxmtl.filters.spectral import get_filter
+    from jaxmtl.models._per_task import task_fold_losses
+
+    X, Y = _outputs(24, FUNCTIONS[:1], 0.1, 1)
+    masks = kfold_masks(len(X), 3, 0)
+    widths = _factors_widths(X, FACTORS[:2])
+    part = _parts(masks, 0)
+    parts = (part[..., None] == np.arange(N_PARTS))[:, None]
+    data = (X[None], Y[None], np.ones((1, len(X)), bool), masks[:, None], parts)
+    out = np.asarray(task_fold_losses(widths[:, None], np.array([True, False]), *data, get_filter("tikhonov"),
+                                      LAMBDAS))  # (W, T, k, P, d, V)
+    assert np.isinf(out[1]).all()
+    err = _row_errors(X, Y, masks, widths, LAMBDAS)[0]  # (W, L, k, n), Y centred on its overall mean
+    Yc = Y - Y.mean(axis=0)
+    ref = np.array([[[np.sum(err[0, l, f][part[f] == v]) for v in range(N_PARTS)] for l in range(len(LAMBDAS))]
+                    for f in range(len(masks))])  # (k, L, V)
+    np.testing.assert_allclose(out[0, 0, :, :, 0], ref, rtol=RTOL, atol=ATOL * np.mean(Yc**2))

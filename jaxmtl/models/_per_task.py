@@ -134,12 +134,15 @@ def _part_losses(F, Y, w):
 
 
 @partial(jax.jit, static_argnames=("filt",))
-def task_fold_losses(widths, X, y, valid, train, parts, filt, params, report=None):
+def task_fold_losses(widths, active, X, y, valid, train, parts, filt, params, report=None):
     """Held-out sums of squared errors (W, T, k, P, d, V) of every width × task × fold × filter
     parameter × output, on each of V parts of the held-out rows.
 
     Args:
       widths: (W, T) Gaussian widths, one column per task.
+      active: (W,) bool, the widths to score: the others (a batch padded to a fixed W, so that
+        one compiled program serves every call) are skipped at run time — the widths are scored
+        one after another (``lax.map``), so a skipped one costs no eigendecomposition — and hold inf.
       X: (T, r, p) inputs of each task, zero-padded; y: (T, r, d) outputs (d columns fitted
         independently on the task's rows, one eigendecomposition for all); valid: (T, r)
         genuine rows.
@@ -169,7 +172,13 @@ def task_fold_losses(widths, X, y, valid, train, parts, filt, params, report=Non
     def one_width(w):
         return jax.vmap(one_task)(w, X, y, valid, jnp.swapaxes(train, 0, 1), jnp.swapaxes(parts, 0, 1))
 
-    out = jax.lax.map(one_width, widths)
+    skipped = jax.eval_shape(one_width, widths[0])
+
+    def one_active_width(args):
+        w, on = args
+        return jax.lax.cond(on, one_width, lambda _: jnp.full(skipped.shape, jnp.inf, skipped.dtype), w)
+
+    out = jax.lax.map(one_active_width, (widths, active))
     return jnp.where(jnp.isnan(out), jnp.inf, out)
 
 
@@ -293,10 +302,12 @@ def _scorer(filt, params: np.ndarray, masks: np.ndarray, dtype):
     fj = np.asarray(full, np.int32 if filt.iterative else dtype)  # NumPy arguments: no compiled conversion
     held = np.maximum((~masks).sum(axis=1), 1)  # (k,) held-out rows of each fold
 
-    def score(widths, *data):  # in batches of WIDTH_BATCH widths (the last padded by repeating): one program
+    def score(widths, *data):  # in batches of WIDTH_BATCH widths (the last padded, its padding skipped): one program
         widths = np.asarray(widths, dtype)
         padded = np.concatenate([widths, np.repeat(widths[-1:], -len(widths) % WIDTH_BATCH, axis=0)])
-        sse = np.concatenate([np.asarray(task_fold_losses(padded[i:i + WIDTH_BATCH], *data, filt, fj, report))
+        active = np.arange(len(padded)) < len(widths)
+        sse = np.concatenate([np.asarray(task_fold_losses(padded[i:i + WIDTH_BATCH], active[i:i + WIDTH_BATCH], *data,
+                                                          filt, fj, report))
                               for i in range(0, len(padded), WIDTH_BATCH)])[:len(widths)]
         sse = sse if index is None else sse[:, :, :, index]
         return (sse / held[None, None, :, None, None, None]).mean(axis=2)
