@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..selection.criteria import fold_indices
+
 __all__: list[str] = []
 
 BUCKET_BITS = 4  # significant bits of a bucket size: padding below 2^-(BUCKET_BITS - 1) = 12.5 %
@@ -52,6 +54,20 @@ def fold_targets(mode: str, masks: np.ndarray, n_folds: int, size: int) -> tuple
     if mode == "kfold":
         return max(train, size - size // n_folds), max(held, -(-size // n_folds))
     return size_bucket(train), size_bucket(held)
+
+
+def padded_fold_indices(masks: np.ndarray, size: int) -> tuple[np.ndarray, ...]:
+    """:func:`~jaxmtl.selection.criteria.fold_indices` of training masks (m, n), n ≤ ``size``,
+    padded to what every n of the bucket ``size`` gives (:func:`fold_targets`): masks that hold
+    every row out equally often, r ≥ 1 times, are read as r partitions of a k-fold, k = m / r
+    (plain and task-stratified k-fold, repeated or not), any others as given masks. The targets
+    are at least the masks' own counts either way: the reading decides only which shapes recur."""
+    masks = np.asarray(masks, bool)
+    held = (~masks).sum(axis=0)
+    r = int(held[0])
+    kfold = r >= 1 and bool(np.all(held == r)) and len(masks) % r == 0 and len(masks) // r >= 2
+    targets = fold_targets("kfold" if kfold else "masks", masks, len(masks) // r if kfold else 1, size)
+    return pad_folds(fold_indices(masks), targets)
 
 
 def pad_folds(folds: tuple[np.ndarray, ...], targets: tuple[int, int]) -> tuple[np.ndarray, ...]:
