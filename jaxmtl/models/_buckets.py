@@ -14,7 +14,10 @@ programs. The padding changes no number (docs/design.md, "Size buckets"):
 * normalisers use the real n (Γ/n, the mean of the diagonal, τ = 1/σ_max, whose σ_max the
   zero eigenvalues do not change);
 * folds hold real rows only: their gather indices (:func:`pad_folds`) point at real rows, and
-  their padding positions carry weight 0, as the k-fold path's padding to the largest fold.
+  their padding positions carry weight 0, as the k-fold path's padding to the largest fold;
+* leave-one-out and GCV take the real n: the hat matrix is h(σ) = σ g(σ) = 0 on the padded
+  eigenvalues 0, so a padded row has residual 0 and hat diagonal 0, weight 0 in the loss, and
+  adds nothing to GCV's trace.
 
 Example:
     >>> [size_bucket(n) for n in (10, 16, 17, 193, 200, 208, 209, 1000)]

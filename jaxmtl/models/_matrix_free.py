@@ -9,6 +9,9 @@ Two routes over the same grid of kernels × operator parameters (ω, γ) × filt
 * ``'matrix_free'`` — iterative filters only, as one ``lax.scan`` of operator products per path
   (:mod:`jaxmtl.paths.scan`), selection by k-fold / hold-out masks.
 
+An estimator that passes :class:`Buckets` (the multi-task one) runs every exact-route call on its
+rows padded to their size bucket (:mod:`jaxmtl.models._buckets`): one set of programs per bucket.
+
 ``route='auto'`` takes the exact route up to ``EXACT_MAX_UNKNOWNS`` unknowns: at N = 1500 one
 eigendecomposition costs about as much as a few hundred operator products, the length of one
 default path, and it serves every filter parameter, fold and step at once.
@@ -26,7 +29,7 @@ lies on an edge.
 from __future__ import annotations
 
 from functools import partial
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, cast
 
 import jax
 import numpy as np
@@ -222,11 +225,12 @@ class _MatrixFreeEstimator(_GridSelection):
         Yj = np.asarray(Y)  # NumPy arrays: slicing them is no compiled call
         pj = np.asarray(params, Yj.dtype)
 
-        def exact(rows, size=None):  # (build, data, Y, real rows) of the exact route on rows (None: all)
+        def exact(rows):  # (build, data, Y, real rows) of the exact route on rows (None: all)
             if buckets is None:
-                return build, data if rows is None else subset(rows), Yj if rows is None else Yj[rows], None
+                return build, data if rows is None else cast(Callable, subset)(rows), \
+                    Yj if rows is None else Yj[rows], None
             r = n if rows is None else len(rows)
-            size = size_bucket(r) if size is None else size
+            size = size_bucket(r)
             return buckets.build, buckets.data(rows, size), pad_rows(Yj if rows is None else Yj[rows], size), r
 
         build_all, data_all, Y_all, real = exact(None) if route == "exact" else (build, data, Yj, None)

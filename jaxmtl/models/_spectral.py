@@ -130,8 +130,7 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
     the loss sees F + offset and Y + offset, so a decision rule is scored as it is deployed.
     ``folds``: the :func:`~jaxmtl.selection.criteria.fold_indices` of the training masks (k-fold,
     hold-out and given masks; None for 'loo' / 'gcv'). ``report`` (iterative filters): the steps to evaluate, zeros
-    elsewhere (see :func:`_path_params`). ``n`` ('loo' / 'gcv'): the real rows, the first n of X and Y,
-    the others zero padding (None: all), masked out of the Gram and of the closed forms.
+    elsewhere (see :func:`_path_params`). ``n`` ('loo' / 'gcv'): the real rows, the first n (None: all).
     """
 
     def loss(F, Yv, w):
@@ -434,7 +433,6 @@ class _SpectralEstimator(_GridSelection):
             # serves every call of a width search, whatever the number of widths it adds; a
             # continuation (one kernel, one ω, a longer path) is a program of its own, compiled only
             # where the best step is the grid's last
-            # the closed forms' real rows (traced: one program per bucket)
             grid_fn = partial(_score_grid, n=np.int32(n if rows is None else len(rows))) if closed_form else _score_grid
             out = _score_kernels(kerns, lambda stacked: on_route(grid_fn, stacked, args, route),
                                  KERNEL_BATCH if omega is None else 1)

@@ -42,6 +42,7 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
+from ..errors import ParameterError
 from ..filters.spectral import SpectralFilter
 from ..linalg import clip_psd, eigh
 from ..operators.base import GramOperator, SeparableEigh
@@ -146,6 +147,9 @@ def dense_grid_losses(build: Callable, kernels, params, data, Y: Array, filt: Sp
     if selection == "kfold":
         if isinstance(masks, tuple):
             flat_masks, flat_sizes = _flat_rows(masks, d), None
+        elif masks is None or sizes is None:
+            raise ParameterError("selection='kfold' needs masks and sizes=fold_sizes(masks), or the masks' fold "
+                                 f"indices; received masks={type(masks).__name__}, sizes={sizes!r}.")
         else:
             flat_masks, flat_sizes = jnp.repeat(masks, d, axis=1), (sizes[0] * d, sizes[1] * d)
     flat_n = None if n is None else n * d
