@@ -84,8 +84,8 @@ def train_only_predict(model, tr, te):
     Xtr = jnp.asarray(tr.x, float)
     res = path_scan(_build(kern, jnp.asarray(om), (Xtr, *_same_task(tr.tasks, tr.tasks))),
                     jnp.asarray(tr.y - ym)[:, None], NuMethod(), int(t))
-    return np.asarray(_predict(kern, jnp.asarray(om), jnp.asarray(te.x, float), Xtr,
-                               _same_task(te.tasks, tr.tasks), res.coef)) + ym
+    return np.asarray(_predict(kern, jnp.asarray(om), jnp.asarray(te.x, float), Xtr, te.tasks, tr.tasks,
+                               res.coef)) + ym
 
 
 @jax.jit

@@ -14,7 +14,10 @@ programs. The padding changes no number (docs/design.md, "Size buckets"):
 * normalisers use the real n (Γ/n, the mean of the diagonal, τ = 1/σ_max, whose σ_max the
   zero eigenvalues do not change);
 * folds hold real rows only: their gather indices (:func:`pad_folds`) point at real rows, and
-  their padding positions carry weight 0, as the k-fold path's padding to the largest fold.
+  their padding positions carry weight 0, as the k-fold path's padding to the largest fold;
+* leave-one-out and GCV take the real n: the hat matrix is h(σ) = σ g(σ) = 0 on the padded
+  eigenvalues 0, so a padded row has residual 0 and hat diagonal 0, weight 0 in the loss, and
+  adds nothing to GCV's trace.
 
 Example:
     >>> [size_bucket(n) for n in (10, 16, 17, 193, 200, 208, 209, 1000)]
@@ -24,6 +27,8 @@ Example:
 from __future__ import annotations
 
 import numpy as np
+
+from ..selection.criteria import fold_indices
 
 __all__: list[str] = []
 
@@ -52,6 +57,20 @@ def fold_targets(mode: str, masks: np.ndarray, n_folds: int, size: int) -> tuple
     if mode == "kfold":
         return max(train, size - size // n_folds), max(held, -(-size // n_folds))
     return size_bucket(train), size_bucket(held)
+
+
+def padded_fold_indices(masks: np.ndarray, size: int) -> tuple[np.ndarray, ...]:
+    """:func:`~jaxmtl.selection.criteria.fold_indices` of training masks (m, n), n ≤ ``size``,
+    padded to what every n of the bucket ``size`` gives (:func:`fold_targets`): masks that hold
+    every row out equally often, r ≥ 1 times, are read as r partitions of a k-fold, k = m / r
+    (plain and task-stratified k-fold, repeated or not), any others as given masks. The targets
+    are at least the masks' own counts either way: the reading decides only which shapes recur."""
+    masks = np.asarray(masks, bool)
+    held = (~masks).sum(axis=0)
+    r = int(held[0])
+    kfold = r >= 1 and bool(np.all(held == r)) and len(masks) % r == 0 and len(masks) // r >= 2
+    targets = fold_targets("kfold" if kfold else "masks", masks, len(masks) // r if kfold else 1, size)
+    return pad_folds(fold_indices(masks), targets)
 
 
 def pad_folds(folds: tuple[np.ndarray, ...], targets: tuple[int, int]) -> tuple[np.ndarray, ...]:

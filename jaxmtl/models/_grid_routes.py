@@ -62,13 +62,14 @@ def grid_route(route: str, filt: SpectralFilter, mode: str, n: int, a: np.ndarra
     return choose_route(p, str(np.dtype(dtype)))
 
 
-def direct_scores(K, Y, a, V, filt, params, selection: str, folds, loss, groups):
+def direct_scores(K, Y, a, V, filt, params, selection: str, folds, loss, groups, n=None):
     """(losses, ok) of one kernel's grid on the direct route, traceable: (k, Ω, P[, ...]) per fold
     for 'kfold' / 'holdout' / 'masks' (``folds`` the padded fold indices), (Ω, P[, ...]) for 'loo'
-    and 'gcv'; ``ok`` False where a factor failed."""
+    and 'gcv' (``n``: the real rows, the others zero padding; None: all); ``ok`` False where a
+    factor failed."""
     if selection in ("kfold", "holdout", "masks"):
         return direct_kfold_losses(K, Y, a, V, filt, params, folds, loss, groups)
-    res = direct_losses(K, Y, a, V, filt, params, selection, loss=loss, groups=groups)
+    res = direct_losses(K, Y, a, V, filt, params, selection, loss=loss, groups=groups, n=n)
     return res.losses, res.ok
 
 

@@ -9,6 +9,9 @@ Two routes over the same grid of kernels × operator parameters (ω, γ) × filt
 * ``'matrix_free'`` — iterative filters only, as one ``lax.scan`` of operator products per path
   (:mod:`jaxmtl.paths.scan`), selection by k-fold / hold-out masks.
 
+An estimator that passes :class:`Buckets` (the multi-task one) runs every exact-route call on its
+rows padded to their size bucket (:mod:`jaxmtl.models._buckets`): one set of programs per bucket.
+
 ``route='auto'`` takes the exact route up to ``EXACT_MAX_UNKNOWNS`` unknowns: at N = 1500 one
 eigendecomposition costs about as much as a few hundred operator products, the length of one
 default path, and it serves every filter parameter, fold and step at once.
@@ -26,7 +29,7 @@ lies on an edge.
 from __future__ import annotations
 
 from functools import partial
-from typing import Callable
+from typing import Callable, NamedTuple, cast
 
 import jax
 import numpy as np
@@ -41,6 +44,7 @@ from ..paths.eigen import mse_loss
 from ..paths.scan import grid_path_losses, path_scan, raise_divergence
 from ..selection.criteria import fold_sizes
 from ._base import resolve_filter
+from ._buckets import pad_rows, padded_fold_indices, size_bucket
 from ._grid_search import _score_kernels
 from ._spectral import (
     KERNEL_BATCH,
@@ -95,17 +99,36 @@ def _search_widths(kernels, widths, score, path, polish: bool):
     return kernels, widths, scores
 
 
-def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, mode: str) -> Callable:
+class Buckets(NamedTuple):
+    """How an estimator's exact route runs on bucket-padded rows (docs/design.md, "Size buckets"):
+    ``build(kernel, param, data)`` the operator of ``data(rows, size)`` — the data of ``rows``
+    ((r,) indices; None: all rows) followed by zero padding up to ``size`` rows, whose rows and
+    columns of the materialised operator the exact path masks out."""
+
+    build: Callable
+    data: Callable
+
+
+def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, mode: str,
+            n: int | None = None) -> Callable:
     """``score(kernels, path_params, omega=None)`` → (W, P, L) validation losses of kernels ×
-    operator parameters ``pj`` (or only ``pj[omega]``) × filter parameters, on one route."""
+    operator parameters ``pj`` (or only ``pj[omega]``) × filter parameters, on one route.
+
+    ``n`` (exact route): the real rows of ``data`` and ``Yj`` (the first n, the others zero
+    padding; ``masks`` (k, n) over the real rows), scored as :func:`dense_grid_losses` with ``n``."""
     mj = np.asarray(masks)  # NumPy arguments: converting them is no compiled call of its own
     dtype = Yj.dtype
+    if n is None:
+        folds, sizes, real = mj, fold_sizes(masks), None
+    else:  # fold indices padded for every n of the bucket (none for the closed forms)
+        folds = None if mode in ("loo", "gcv") else padded_fold_indices(mj, len(Yj))
+        sizes, real = None, np.int32(n)
 
     def score_batch(stacked, ps, full, report):
         if route == "exact":
             return np.asarray(dense_grid_losses(
                 build, stacked, ps, data, Yj, filt, np.asarray(full, np.int32 if filt.iterative else dtype),
-                mode, mj, fold_sizes(masks), mse_loss, report))
+                mode, folds, sizes, mse_loss, report, real))
         losses, _ = grid_path_losses(build, stacked, ps, data, Yj, mj, filt, int(full[-1]), mse_loss, report,
                                      reporting())
         return np.asarray(losses).mean(axis=1)  # (W, P, T)
@@ -126,9 +149,10 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
 
 
 @partial(jax.jit, static_argnames=("build", "filt"))
-def _dense_refit(build, kernel, param, data, Y, filt, path_param):
-    """Coefficients of the materialised operator ``build(kernel, param, data)`` at ``path_param``."""
-    return dense_coefficients(build(kernel, param, data), Y, filt, path_param)
+def _dense_refit(build, kernel, param, data, Y, filt, path_param, n=None):
+    """Coefficients of the materialised operator ``build(kernel, param, data)`` at ``path_param``
+    (``n``: the real rows, the others padding with zero coefficients)."""
+    return dense_coefficients(build(kernel, param, data), Y, filt, path_param, n)
 
 
 class _MatrixFreeEstimator(_GridSelection):
@@ -161,14 +185,18 @@ class _MatrixFreeEstimator(_GridSelection):
 
     def _select_and_fit(self, X: np.ndarray, Y: np.ndarray, build: Callable, params: np.ndarray,
                         data, subset: Callable | None = None, compare_masks: np.ndarray | None = None,
-                        subsample_exact: bool = False) -> float | None:
+                        subsample_exact: bool = False, buckets: Buckets | None = None) -> float | None:
         """Select on the grid and refit; ``subset(rows)`` gives ``data`` of a subsample (rows
         (r,) sorted indices), used on the matrix-free route (and with ``subsample_exact`` on the
         exact route too) to search widths on ``WIDTH_SUBSAMPLE`` rows by the exact route first.
 
         With ``compare_masks`` (k, n) returns the validation loss on those folds of the selected
         kernel and operator parameter, least over the path (the selection's own loss when they
-        are its folds): what a comparison with another family on the same folds needs."""
+        are its folds): what a comparison with another family on the same folds needs.
+
+        With ``buckets`` every exact-route call (the grid, the subsample's width search, the
+        comparison and the refit) runs on the rows padded to their size bucket
+        (:mod:`._buckets`): every n of a bucket the same programs."""
         n, d = Y.shape
         route = self._route(n * d)
         filt = self._family_filter(n * d)
@@ -196,7 +224,17 @@ class _MatrixFreeEstimator(_GridSelection):
         mode = self.selection if named and self.selection in ("loo", "gcv") else "kfold"  # hold-out: one masked fold
         Yj = np.asarray(Y)  # NumPy arrays: slicing them is no compiled call
         pj = np.asarray(params, Yj.dtype)
-        score = _scorer(route, build, data, Yj, masks, filt, pj, mode)
+
+        def exact(rows):  # (build, data, Y, real rows) of the exact route on rows (None: all)
+            if buckets is None:
+                return build, data if rows is None else cast(Callable, subset)(rows), \
+                    Yj if rows is None else Yj[rows], None
+            r = n if rows is None else len(rows)
+            size = size_bucket(r)
+            return buckets.build, buckets.data(rows, size), pad_rows(Yj if rows is None else Yj[rows], size), r
+
+        build_all, data_all, Y_all, real = exact(None) if route == "exact" else (build, data, Yj, None)
+        score = _scorer(route, build_all, data_all, Y_all, masks, filt, pj, mode, real)
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         grid = (f"{len(params)} parameter(s) × {f'{int(path[-1])} steps' if filt.iterative else f'{len(path)} λ'} × "
                 f"{len(masks)} fold(s), {route}")
@@ -205,7 +243,9 @@ class _MatrixFreeEstimator(_GridSelection):
             if (route == "matrix_free" or subsample_exact) and subset is not None and named and n > WIDTH_SUBSAMPLE:
                 # widths on a random subsample by the exact route, then the best one on all rows
                 rows = self._subsample_rows(n, WIDTH_SUBSAMPLE)
-                sub = _scorer("exact", build, subset(rows), Yj[rows], self._masks(WIDTH_SUBSAMPLE), filt, pj, mode)
+                sub_build, sub_data, sub_Y, sub_real = exact(rows)
+                sub = _scorer("exact", sub_build, sub_data, sub_Y, self._masks(WIDTH_SUBSAMPLE), filt, pj, mode,
+                              sub_real)
                 with report.stage(f"width search on {WIDTH_SUBSAMPLE} of {n} rows, exact route"):
                     _, search_grid, sub_scores = _search_widths(kernels, widths, sub, path, polish=True)
                 widths = search_grid[[_best_index(sub_scores)[0]]]
@@ -232,9 +272,11 @@ class _MatrixFreeEstimator(_GridSelection):
         self.route_ = route
         self._op_param = float(params[ip])
         param = int(path[it]) if filt.iterative else float(path[it])
-        if route == "exact":  # the operator built and solved in one program
-            self.coef_ = _dense_refit(build, self.kernel_, pj[ip], data, Yj, filt,
-                                      np.asarray(param, np.int32 if filt.iterative else Yj.dtype))
+        if route == "exact":  # the operator built and solved in one program; the padded rows' coefficients are 0
+            coef = _dense_refit(build_all, self.kernel_, pj[ip], data_all, Y_all, filt,
+                                np.asarray(param, np.int32 if filt.iterative else Yj.dtype),
+                                None if real is None else np.int32(real))
+            self.coef_ = coef if real is None else jax.device_put(np.asarray(coef)[:n])  # NumPy: no slice program
         else:
             op = build(self.kernel_, pj[ip], data)
             with report.stage(f"refit: {param} steps on all {n} rows"):
@@ -247,7 +289,8 @@ class _MatrixFreeEstimator(_GridSelection):
         if compare_masks is not None:
             same = compare_masks.shape == masks.shape and np.array_equal(compare_masks, masks)
             compared = float(np.min(scores[iw, ip])) if same else float(np.min(
-                _scorer(route, build, data, Yj, compare_masks, filt, pj[ip:ip + 1], "kfold")([self.kernel_], path)))
+                _scorer(route, build_all, data_all, Y_all, compare_masks, filt, pj[ip:ip + 1], "kfold", real)(
+                    [self.kernel_], path)))
         self.cv_scores_ = scores
         self.path_params_ = np.asarray(path)
         self.kernel_widths_ = widths

@@ -113,7 +113,7 @@ def _path_params(filt: SpectralFilter, params: np.ndarray):
 
 @partial(jax.jit, static_argnames=("filt", "selection", "base_loss", "route"))
 def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, offset, report=None, route="eigen",
-                groups=None):
+                groups=None, n=None):
     """(per-fold validation losses (W, k, Ω, P + 1[, 2]) for every kernel × fold × output matrix ×
     filter parameter, ok): the last of the P + 1 columns is C = 0's (the null model, the path's point
     t = 0 / λ = ∞: ``offset`` predicted on every held-out row), so that the null model's paired
@@ -130,30 +130,34 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
     the loss sees F + offset and Y + offset, so a decision rule is scored as it is deployed.
     ``folds``: the :func:`~jaxmtl.selection.criteria.fold_indices` of the training masks (k-fold,
     hold-out and given masks; None for 'loo' / 'gcv'). ``report`` (iterative filters): the steps to evaluate, zeros
-    elsewhere (see :func:`_path_params`).
+    elsewhere (see :func:`_path_params`). ``n`` ('loo' / 'gcv'): the real rows, the first n (None: all).
     """
 
     def loss(F, Yv, w):
         return base_loss(F + offset, Yv + offset, w)
 
-    if folds is None:  # leave-one-out, GCV: the null model's loss on every row
-        held, vh = jnp.arange(Y.shape[0])[None], jnp.ones((1, Y.shape[0]), bool)
+    on_folds = selection in ("kfold", "holdout", "masks")
+    real = jnp.arange(Y.shape[0]) < (Y.shape[0] if n is None else n)
+    if not on_folds:  # leave-one-out, GCV: the null model's loss on every real row
+        held, vh = jnp.arange(Y.shape[0])[None], real[None]
     else:
         held, vh = folds[1], folds[3]
     null = null_losses(Y, offset, held, vh, base_loss)  # (k,) or (k, 2)
 
     def one_kernel(kern):
-        K, ok, on_folds = kern(X, X), jnp.asarray(True), selection in ("kfold", "holdout", "masks")
+        K, ok = kern(X, X), jnp.asarray(True)
+        if not on_folds and n is not None:  # the padded block of the Gram zero (docs/design.md, "Size buckets")
+            K = K * (real[:, None] & real[None, :]).astype(K.dtype)
         if route == "direct":
-            losses, ok = direct_scores(K, Y, a, V, filt, params, selection, folds, loss, groups)
+            losses, ok = direct_scores(K, Y, a, V, filt, params, selection, folds, loss, groups, n)
             losses = losses if on_folds else losses[None]
         elif on_folds:  # hold-out is one masked fold
             losses = kfold_path(K, Y, a, V, filt, params, folds, loss=loss, report=report)
         else:
             s, U = eigh(K)
             eig = SeparableEigh(clip_psd(s), U, a, V)
-            losses = (loo_path(eig, Y, filt, params, loss=loss, report=report) if selection == "loo" else
-                      gcv_path(eig, Y, filt, params, report=report))[None]
+            losses = (loo_path(eig, Y, filt, params, loss=loss, report=report, n=n) if selection == "loo" else
+                      gcv_path(eig, Y, filt, params, report=report, n=n))[None]
         column = jnp.broadcast_to(null[:, None, None].astype(losses.dtype),
                                   losses.shape[:2] + (1,) + losses.shape[3:])
         return jnp.concatenate([losses, column], axis=2), ok
@@ -384,10 +388,10 @@ class _SpectralEstimator(_GridSelection):
         kernels, widths = self._resolve_kernels(X)
         a, V, omegas = self._resolve_output(d)
         dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
-        # padded up the bucket ladder where the selection works on folds (docs/design.md, "Size buckets")
+        # padded up the bucket ladder (docs/design.md, "Size buckets")
         mode = self.selection if isinstance(self.selection, str) else "masks"
-        bucket = mode not in ("loo", "gcv")
-        N = size_bucket(n) if bucket else n
+        closed_form = mode in ("loo", "gcv")
+        N = size_bucket(n)
         Xj = pad_rows(np.asarray(X, dtype), N)
         scale = 1.0
         if not filt.iterative and self.lambdas is None:  # λ relative to the mean of the kernel's diagonal
@@ -405,7 +409,7 @@ class _SpectralEstimator(_GridSelection):
         param_dtype = np.int32 if filt.iterative else dtype
 
         def folds(fold_masks, size):  # padded gather indices of the folds (None: closed forms need none)
-            if not bucket:
+            if closed_form:
                 return None
             per_partition = len(fold_masks) // self._n_repeats(fold_masks.shape[1]) if mode == "kfold" else 1
             return pad_folds(fold_indices(fold_masks), fold_targets(mode, fold_masks, per_partition, size))
@@ -429,7 +433,8 @@ class _SpectralEstimator(_GridSelection):
             # serves every call of a width search, whatever the number of widths it adds; a
             # continuation (one kernel, one ω, a longer path) is a program of its own, compiled only
             # where the best step is the grid's last
-            out = _score_kernels(kerns, lambda stacked: on_route(_score_grid, stacked, args, route),
+            grid_fn = partial(_score_grid, n=np.int32(n if rows is None else len(rows))) if closed_form else _score_grid
+            out = _score_kernels(kerns, lambda stacked: on_route(grid_fn, stacked, args, route),
                                  KERNEL_BATCH if omega is None else 1)
             per_fold = out[:, :, :, :-1] if index is None else out[:, :, :, index]  # (W, k, Ω, P[, 2])
             if rows is None:

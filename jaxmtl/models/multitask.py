@@ -30,7 +30,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, Callable, cast
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike
 from .._checks import check_bool, check_n_folds, check_outputs, check_random_state, check_unit_interval
 from ..errors import ParameterError, ShapeError, TaskError
 from ..kernels.scalar import Gaussian, Kernel
+from ..operators.base import DenseOperator
 from ..operators.tasks import (
     CommonSimilarityTaskOperator,
     blocks_pay_off,
@@ -49,7 +50,8 @@ from ..operators.tasks import (
     task_blocks,
 )
 from ._base import RegressorMixin, resolve_filter
-from ._matrix_free import _MatrixFreeEstimator
+from ._buckets import pad_rows, size_bucket
+from ._matrix_free import Buckets, _MatrixFreeEstimator
 from ._per_task import (
     FAMILIES,
     IndependentFit,
@@ -88,9 +90,30 @@ def _build(kern, omega, data):
     return _operator(kern(X, X), omega, *same)
 
 
+def _build_dense(kern, omega, data):
+    """The exact route's operator on bucket-padded rows: Q_ω = ωK + (1 − ω)K∘S materialised from
+    ``data`` (X (N, p), S (N, N) the same-task mask), entry by entry as ``_operator``'s products
+    give it; the padded rows' rows and columns are masked out by the exact path."""
+    X, S = data
+    K = kern(X, X)
+    return DenseOperator(omega * K + (1.0 - omega) * (K * S.astype(K.dtype)), 1)
+
+
+def _padded_data(X: np.ndarray, codes: np.ndarray) -> Callable:
+    """``data(rows, size)`` of :func:`_build_dense`: rows of X (None: all) and their same-task mask,
+    zero-padded to ``size`` rows (the padding of task −1: of no task), in NumPy."""
+    def data(rows, size):
+        Xr, cr = (X, codes) if rows is None else (X[rows], codes[rows])
+        c = np.concatenate([cr, np.full(size - len(cr), -1, cr.dtype)])
+        return pad_rows(Xr, size), c[:, None] == c[None, :]
+
+    return data
+
+
 @jax.jit
-def _predict(kern, omega, X_new, X_fit, same, coef):
-    return _operator(kern(X_new, X_fit), omega, *same).mv(coef)[:, 0]
+def _predict(kern, omega, X_new, X_fit, codes_new, codes_fit, coef):
+    """(m,) Q_ω(X_new, X_fit) coef, the same-task mask of the codes built inside the program."""
+    return _operator(kern(X_new, X_fit), omega, None, None, same_task_mask(codes_new, codes_fit)).mv(coef)[:, 0]
 
 
 class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
@@ -262,7 +285,8 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
                 Xj = np.asarray(X, dtype)  # NumPy: its rows are sliced on the host
                 compared = self._select_and_fit(X, Y, _build, omegas, (Xj, *_same_task(codes, codes)),
                                                 lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])),
-                                                compare_masks=masks, subsample_exact=True)
+                                                compare_masks=masks, subsample_exact=True,
+                                                buckets=Buckets(_build_dense, _padded_data(Xj, codes)))
                 scores["common_similarity"] = self.best_score_ if compared is None else compared
                 self.best_params_["omega"] = self._op_param
                 self.X_fit_, self.task_codes_ = jax.device_put(Xj), jax.device_put(codes)
@@ -295,9 +319,13 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
             fit = IndependentFit(self.task_widths_, self.task_params_, self.task_means_, self.coef_, self.X_fit_)
             return task_predict(fit, X, codes) + self.y_mean_
         dtype = self.X_fit_.dtype
-        omega, fitted_codes = jnp.asarray(self._op_param, dtype), np.asarray(self.task_codes_)
-        F = in_row_blocks(lambda B, c: _predict(self.kernel_, omega, jnp.asarray(B, dtype), self.X_fit_,
-                                                (None, None, same_task_mask(c, fitted_codes)), self.coef_), X, codes)
+        omega, n = np.asarray(self._op_param, dtype), self.X_fit_.shape[0]
+        # the fitted rows padded to their size bucket (zero coefficients, task −1): one program per bucket
+        size = size_bucket(n)
+        X_fit, coef = (jax.device_put(pad_rows(np.asarray(a), size)) for a in (self.X_fit_, self.coef_))
+        fitted_codes = jax.device_put(np.concatenate([np.asarray(self.task_codes_), np.full(size - n, -1, np.int32)]))
+        F = in_row_blocks(lambda B, c: _predict(self.kernel_, omega, np.asarray(B, dtype), X_fit, np.asarray(c),
+                                                fitted_codes, coef), X, codes)
         return F + self.y_mean_
 
     def predictor(self) -> TaskPredictor:

@@ -197,6 +197,10 @@ class DenseOperator(GramOperator):
     def mv(self, C: Array) -> Array:
         return (self.G @ C.reshape(-1)).reshape(C.shape)
 
+    def as_matrix(self) -> Array:
+        """G itself (no product with the identity)."""
+        return self.G
+
 
 @full_precision
 def max_eigenvalue(mv: Callable[[Array], Array], shape: tuple[int, ...], dtype: DTypeLike, num_iters: int = 20,

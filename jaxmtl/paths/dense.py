@@ -18,6 +18,13 @@ rows go together).
 Leave-one-out on the flattened path leaves out one *scalar* observation (one output of one
 input); for d = 1 (multi-task data in long form) that is leave-one-input-out exactly.
 
+Padded problems (``n``, docs/design.md "Size buckets"): the inputs past the first n are zero
+padding. The materialised G is masked to the real inputs' rows and columns (G ∘ m mᵀ), ḡ is
+the mean over the real diagonal, the path's normaliser the real n·d, and the padded rows are in
+no fold (their fold indices point at real rows) and in no closed-form criterion (n of
+:func:`~jaxmtl.selection.criteria.loo_path`): every loss and coefficient of the real rows is
+that of the unpadded problem, and the padded rows' coefficients are zero.
+
 Example:
     >>> import jax.numpy as jnp
     >>> from jaxmtl.operators import SeparableOperator
@@ -35,6 +42,7 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
+from ..errors import ParameterError
 from ..filters.spectral import SpectralFilter
 from ..linalg import clip_psd, eigh
 from ..operators.base import GramOperator, SeparableEigh
@@ -46,12 +54,29 @@ __all__ = ["dense_eigh", "dense_coefficients", "dense_grid_losses"]
 Array = jax.Array
 
 
-def _normalised_gram(op: GramOperator) -> tuple[Array, Array]:
-    """(d·G/ḡ, ḡ) of a materialised operator, ḡ its mean diagonal (1 where it vanishes)."""
+def _normalised_gram(op: GramOperator, n: Array | None = None) -> tuple[Array, Array]:
+    """(d·G/ḡ, ḡ) of a materialised operator, ḡ its mean diagonal (1 where it vanishes); with
+    ``n`` (the real inputs, the first n) G masked to their rows and columns, ḡ their mean."""
     G = op.as_matrix()
-    g = jnp.mean(jnp.diag(G))
+    d = op.shape[1]
+    if n is None:
+        g = jnp.mean(jnp.diag(G))
+    else:
+        m = (jnp.arange(G.shape[0]) < n * d).astype(G.dtype)  # row-major vec: input i's rows i·d … i·d + d − 1
+        G = G * m[:, None] * m[None, :]
+        g = jnp.sum(jnp.diag(G)) / (n * d)
     g = jnp.where(g > 0, g, 1.0)
-    return op.shape[1] * G / g, g
+    return d * G / g, g
+
+
+def _flat_rows(rows: tuple, d: int) -> tuple:
+    """:func:`~jaxmtl.selection.criteria.fold_indices` over inputs (k, ·) → over the flattened
+    (n·d) rows: each input's d rows, in order, with its weight."""
+    def flat(index):
+        return (jnp.asarray(index)[..., None] * d + jnp.arange(d)).reshape(index.shape[0], -1)
+
+    tr, held, vt, vh = rows
+    return flat(tr), flat(held), jnp.repeat(jnp.asarray(vt), d, axis=1), jnp.repeat(jnp.asarray(vh), d, axis=1)
 
 
 def _flat_eigh(G: Array) -> SeparableEigh:
@@ -60,15 +85,15 @@ def _flat_eigh(G: Array) -> SeparableEigh:
     return SeparableEigh(clip_psd(s), U, one, jnp.eye(1, dtype=G.dtype))
 
 
-def dense_eigh(op: GramOperator) -> tuple[SeparableEigh, Array]:
+def dense_eigh(op: GramOperator, n: Array | None = None) -> tuple[SeparableEigh, Array]:
     """(eigensystem of the normalised, materialised operator d·G/ḡ (N × N) with output factor
-    [1], ḡ)."""
-    G, g = _normalised_gram(op)
+    [1], ḡ); ``n``: the real inputs, the others padding (masked out, see the module doc)."""
+    G, g = _normalised_gram(op, n)
     return _flat_eigh(G), g
 
 
 @partial(jax.jit, static_argnames=("filt",))
-def dense_coefficients(op: GramOperator, Y: Array, filt: SpectralFilter, param) -> Array:
+def dense_coefficients(op: GramOperator, Y: Array, filt: SpectralFilter, param, n: Array | None = None) -> Array:
     """Coefficients C (n, d) = g_param(G/n) Y / n of any filter, from one eigendecomposition.
 
     Args:
@@ -76,20 +101,22 @@ def dense_coefficients(op: GramOperator, Y: Array, filt: SpectralFilter, param) 
       Y: (n, d) outputs.
       filt: any spectral filter (static); param: λ (relative to the mean diagonal ḡ), or the
         step count of an iterative filter (step size 1/σ_max(G/n)).
+      n: the number of real inputs (default all; may be traced): the first n rows of Y, the
+        others zero padding (zero rows of Y; G masked), whose coefficients are zero.
 
     Returns:
       (n, d) coefficients, equal to those of the matrix-free path at the same parameter.
     """
-    n, d = Y.shape
-    eig, g = dense_eigh(op)
-    C = filtered_coefficients(filt, eig, Y.reshape(-1, 1), param)
-    return (d / g) * C.reshape(n, d)
+    rows, d = Y.shape
+    eig, g = dense_eigh(op, n)
+    C = filtered_coefficients(filt, eig, Y.reshape(-1, 1), param, n=None if n is None else n * d)
+    return (d / g) * C.reshape(rows, d)
 
 
 @partial(jax.jit, static_argnames=("build", "filt", "selection", "loss", "sizes"))
 def dense_grid_losses(build: Callable, kernels, params, data, Y: Array, filt: SpectralFilter,
-                      path_params: Array, selection: str, masks: Array, sizes: tuple[int, int],
-                      loss: Callable = mse_loss, report: Array | None = None) -> Array:
+                      path_params: Array, selection: str, masks: Array | tuple | None, sizes: tuple[int, int] | None,
+                      loss: Callable = mse_loss, report: Array | None = None, n: Array | None = None) -> Array:
     """Validation losses (W, P, L) over kernels × operator parameters × filter parameters.
 
     Every (kernel, parameter) pair builds its operator (``build(kernel, param, data)``),
@@ -105,28 +132,38 @@ def dense_grid_losses(build: Callable, kernels, params, data, Y: Array, filt: Sp
         each Gram's mean diagonal), or the steps
         1..T of an iterative filter (with ``report`` marking the steps to evaluate).
       selection: 'kfold' (also hold-out and given masks), 'loo' or 'gcv' (static).
-      masks: (k, n) training masks over inputs (ignored by 'loo' / 'gcv');
-      sizes: ``fold_sizes(masks)`` (static).
+      masks: (k, n) training masks over inputs, or their (padded)
+        :func:`~jaxmtl.selection.criteria.fold_indices` (ignored by 'loo' / 'gcv', may be None there);
+      sizes: ``fold_sizes(masks)`` (static; None with fold indices).
       loss: ``loss(F, Y, w)`` on the flattened (·, 1) outputs.
+      n: the number of real inputs (default all; may be traced): the first n, the others zero
+        padding — masked out of every Gram, in no fold (fold indices given) and no closed form.
 
     Returns:
       (W, P, L) losses, the mean over folds for k-fold.
     """
     d = Y.shape[1]
     y = Y.reshape(-1, 1)
-    flat_masks = jnp.repeat(masks, d, axis=1)
-    flat_sizes = (sizes[0] * d, sizes[1] * d)
+    if selection == "kfold":
+        if isinstance(masks, tuple):
+            flat_masks, flat_sizes = _flat_rows(masks, d), None
+        elif masks is None or sizes is None:
+            raise ParameterError("selection='kfold' needs masks and sizes=fold_sizes(masks), or the masks' fold "
+                                 f"indices; received masks={type(masks).__name__}, sizes={sizes!r}.")
+        else:
+            flat_masks, flat_sizes = jnp.repeat(masks, d, axis=1), (sizes[0] * d, sizes[1] * d)
+    flat_n = None if n is None else n * d
     one, eye = jnp.ones((1,), Y.dtype), jnp.eye(1, dtype=Y.dtype)
 
     def per_pair(kern, p):
-        G, _ = _normalised_gram(build(kern, p, data))
+        G, _ = _normalised_gram(build(kern, p, data), n)
         if selection == "kfold":
             return jnp.mean(kfold_path(G, y, one, eye, filt, path_params, flat_masks, loss=loss,
                                        sizes=flat_sizes, report=report), axis=0)
         eig = _flat_eigh(G)
         if selection == "loo":
-            return loo_path(eig, y, filt, path_params, loss=loss, report=report)
-        return gcv_path(eig, y, filt, path_params, report=report)
+            return loo_path(eig, y, filt, path_params, loss=loss, report=report, n=flat_n)
+        return gcv_path(eig, y, filt, path_params, report=report, n=flat_n)
 
     def per_kernel(kern):
         return jax.lax.map(lambda p: per_pair(kern, p), params)

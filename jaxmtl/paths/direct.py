@@ -210,7 +210,8 @@ class DirectPath(NamedTuple):
 def _direct_losses(K, Y, a, V, filt, params, kind, K_eval, Y_eval, w_eval, loss, n_eff, values, index):
     """(losses, ok, pair coefficients) of hold-out, LOO or GCV."""
     order = direct_order(filt)
-    n, d = Y.shape
+    d = Y.shape[1]
+    real = jnp.arange(Y.shape[0]) < n_eff  # LOO and GCV: the rows past n_eff are zero padding
     Yt = Y @ V
     a2 = jnp.atleast_2d(a)
     if kind == "holdout":
@@ -221,7 +222,7 @@ def _direct_losses(K, Y, a, V, filt, params, kind, K_eval, Y_eval, w_eval, loss,
         (C, R, D), ok = _pairs(K, Yt, n_eff, values, params, order,
                                lambda c, R, L, nlam: (c, R, _one_minus_hat(L, nlam, order)))
         R, D = _gather(R, index), _gather(jnp.broadcast_to(D[..., None], D.shape + (d,)), index)
-        w = jnp.full((n,), 1.0 / n, Y.dtype)
+        w = jnp.where(real, 1.0 / n_eff, 0.0).astype(Y.dtype)  # a padded row is never left out
         eps = 10 * jnp.finfo(Y.dtype).eps
 
         def loo(R, D):
@@ -231,11 +232,11 @@ def _direct_losses(K, Y, a, V, filt, params, kind, K_eval, Y_eval, w_eval, loss,
         losses = jax.vmap(jax.vmap(loo))(R, D)
     else:
         (C, rss, tr), ok = _pairs(K, Yt, n_eff, values, params, order, lambda c, R, L, nlam: (
-            c, jnp.sum(R**2, axis=0), jnp.sum(_one_minus_hat(L, nlam, order))))
-        rss = _gather(rss, index).sum(-1)  # (P, Ω)
+            c, jnp.sum(R**2, axis=0), jnp.sum(jnp.where(real, _one_minus_hat(L, nlam, order), 0.0))))
+        rss = _gather(rss, index).sum(-1)  # (P, Ω); a padded row's residual is 0
         trace = _gather(jnp.broadcast_to(tr[..., None], tr.shape + (d,)), index).sum(-1)
-        denom = (trace / (n * d)) ** 2
-        val = rss / (n * d) / denom
+        denom = (trace / (n_eff * d)) ** 2
+        val = rss / (n_eff * d) / denom
         losses = jnp.where((denom > 0) & jnp.isfinite(val), val, jnp.inf)
     losses = jnp.moveaxis(losses, 0, 1)  # (Ω, P[, ...]): a loss may return a vector (the classifiers' code losses)
     return (losses if a.ndim == 2 else losses[0]), jnp.all(ok), C
@@ -254,6 +255,9 @@ def direct_losses(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, 
       kind: 'holdout' (needs K_eval (m, n), Y_eval (m, d), optional w_eval (m,)), 'loo' or 'gcv'.
       loss: ``loss(F, Y, w)`` of hold-out and leave-one-out.
       n: the normaliser of nλ (default the number of rows; the k-fold route passes a fold's size).
+        For 'loo' and 'gcv' the number of real rows: the rows past n are zero padding (zero rows
+        of Y, zero rows and columns of K), whose factor block is nλI — 1 − diag H = 1 and a zero
+        residual there — and which are never left out nor counted in GCV's trace and means.
       groups: :func:`output_groups` of ``a`` (default computed from ``a``).
 
     Returns:

@@ -82,9 +82,18 @@ def kfold_masks(n: int, n_folds: int, seed: int | None = 0, n_repeats: int = 1) 
     return np.concatenate(masks)
 
 
-def _hat_path(eig: SeparableEigh, Y, filt, params, tau, emit_from_hat, report=None):
-    """Shared scaffold of LOO and GCV: emit_from_hat(h, R, Yt) per parameter (and per A)."""
-    n = Y.shape[0]
+def _real_rows(Y: Array, n: ArrayLike | None) -> tuple[Array, Array]:
+    """(n, real (N,) booleans): the real row count (default all N rows of Y, in Y's dtype) and
+    which rows are real — the first n; the others are zero padding (:func:`loo_path`)."""
+    N = Y.shape[0]
+    n = jnp.asarray(N if n is None else n, Y.dtype)
+    return n, jnp.arange(N) < n
+
+
+def _hat_path(eig: SeparableEigh, Y, filt, params, tau, emit_from_hat, report=None, n=None):
+    """Shared scaffold of LOO and GCV: emit_from_hat(h, R) per parameter (and per A); σ = s·a/n
+    with the real row count ``n`` (default Y.shape[0])."""
+    n = Y.shape[0] if n is None else n
     Yt = eig.U.T @ Y @ eig.V
 
     def one_output_matrix(a, tau):
@@ -107,52 +116,63 @@ def _hat_path(eig: SeparableEigh, Y, filt, params, tau, emit_from_hat, report=No
 @partial(jax.jit, static_argnames=("filt", "loss"))
 @full_precision
 def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
-             loss: Callable = mse_loss, report: Array | None = None) -> Array:
+             loss: Callable = mse_loss, report: Array | None = None, n: ArrayLike | None = None) -> Array:
     """Closed-form leave-one-input-out loss for every path parameter.
 
     Args:
-      eig: eigensystem of K (n×n) and A (``a`` of shape (d,) or (Ω, d)).
-      Y: (n, d) outputs.
+      eig: eigensystem of K (N×N) and A (``a`` of shape (d,) or (Ω, d)).
+      Y: (N, d) outputs.
       filt: filter (static); params: (P,) its parameters (steps 1..T if iterative).
       tau: step of iterative filters (default 1/σ_max).
       loss: ``loss(F, Y, w)`` applied to the leave-one-out predictions Y − E.
       report: optional (T,) booleans for iterative filters: the steps to evaluate (zeros elsewhere;
         also for :func:`gcv_path`).
+      n: the number of real rows (default N; may be traced, also for :func:`gcv_path`): the
+        first n rows of Y and K are the data, the others zero padding — zero rows of Y, zero rows
+        and columns of K (a bucket-padded problem, docs/design.md "Size buckets"). σ = s·a/n, and
+        a padded row is never left out: its weight in the loss is 0 (each real row's 1/n).
 
     Returns:
-      (P,) or (Ω, P) losses; +inf where a hat block is numerically singular (interpolation).
+      (P,) or (Ω, P) losses; +inf where a hat block of a real row is numerically singular
+      (interpolation).
     """
     U2 = eig.U**2
-    n = Y.shape[0]
-    w = jnp.full((n,), 1.0 / n, Y.dtype)
+    n, real = _real_rows(Y, n)
+    w = jnp.where(real, 1.0 / n, 0.0).astype(Y.dtype)
     eps = 10 * jnp.finfo(Y.dtype).eps
 
     def emit(h, R):
         one_minus_D = 1.0 - U2 @ h
         E = ((R @ eig.V) / jnp.maximum(one_minus_D, eps)) @ eig.V.T
         val = loss(Y - E, Y, w)
-        return jnp.where(jnp.all(one_minus_D > eps) & jnp.isfinite(val), val, jnp.inf)
+        singular = jnp.any(real[:, None] & (one_minus_D <= eps))
+        return jnp.where(~singular & jnp.isfinite(val), val, jnp.inf)
 
-    return _hat_path(eig, Y, filt, params, tau, emit, report)
+    return _hat_path(eig, Y, filt, params, tau, emit, report, n)
 
 
 @partial(jax.jit, static_argnames=("filt",))
 @full_precision
 def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
-             report: Array | None = None) -> Array:
+             report: Array | None = None, n: ArrayLike | None = None) -> Array:
     """Generalized cross-validation ‖Y−F‖²/(nd) / (1 − tr H/(nd))² along the path.
+
+    ``n``: the number of real rows, the others zero padding (see :func:`loo_path`): the residuals
+    of the real rows only, n·d in both normalisers; tr H sums h over every eigenvalue, and the
+    padding's eigenvalues are 0, where h = σ g(σ) = 0.
 
     Returns:
       (P,) or (Ω, P); +inf where tr H = nd.
     """
-    nd = Y.size
+    n, real = _real_rows(Y, n)
+    nd = n * Y.shape[1]
 
     def emit(h, R):
         denom = (1.0 - jnp.sum(h) / nd) ** 2
-        val = jnp.sum(R**2) / nd / denom
+        val = jnp.sum(jnp.where(real[:, None], R**2, 0.0)) / nd / denom
         return jnp.where((denom > 0) & jnp.isfinite(val), val, jnp.inf)
 
-    return _hat_path(eig, Y, filt, params, tau, emit, report)
+    return _hat_path(eig, Y, filt, params, tau, emit, report, n)
 
 
 def fold_sizes(masks: npt.ArrayLike) -> tuple[int, int]:
