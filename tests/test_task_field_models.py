@@ -194,7 +194,8 @@ def test_vector_field_fits_float32_inputs_under_x64(route):
 def test_vector_field_two_stage_selection_equals_brute_force_refits(monkeypatch):
     """Default widths: the width stage's losses are, for every width it tried, the 5-fold dense
     Tikhonov losses at γ ∈ {0, ½, 1} (the grid's least, middle, largest), its width is their least;
-    the path stage's losses at that width are the 10-fold losses at every γ, and the selected
+    the path stage's losses at that width are the losses over three 10-fold partitions (20
+    points: n_repeats=None gives 3) at every γ, and the selected
     (γ, λ) is their least — every loss from an explicit loop of dense solves. (The two stages are
     the default above JOINT_MAX_UNKNOWNS; lowered here to keep the dense loops small.)"""
     from jaxmtl.kernels.scalar import median_heuristic
@@ -211,7 +212,7 @@ def test_vector_field_two_stage_selection_equals_brute_force_refits(monkeypatch)
     m = VectorFieldRegressor(kind="div_curl", gammas=gammas, filter="tikhonov", lambdas=lambdas, route="exact").fit(Xt, Vt)
     base = median_heuristic(Xt) * 4.0 ** np.arange(-2, 4)
     assert all(np.isclose(m.width_grid_, w).any() for w in base) and len(m.width_grid_) > len(base)
-    coarse, masks5, masks10 = [0.0, 0.5, 1.0], kfold_masks(20, 5, 0), kfold_masks(20, 10, 0)
+    coarse, masks5, masks10 = [0.0, 0.5, 1.0], kfold_masks(20, 5, 0), kfold_masks(20, 10, 0, 3)
     ref = np.array([[[_reference_cv_loss(Xt, Vt, masks5, w, g, lam) for lam in m.path_params_] for g in coarse]
                     for w in m.width_grid_])
     np.testing.assert_allclose(m.width_scores_, ref, rtol=1e-6)

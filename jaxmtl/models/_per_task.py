@@ -81,8 +81,8 @@ FAMILIES = ("auto", "common_similarity", "independent")  # the ``family`` values
 WIDTH_BATCH = 6  # widths per compiled scoring call (the default grid's six): the refinement's reuse its program
 
 __all__ = ["FAMILIES", "TaskLayout", "task_layout", "task_fold_losses", "task_coefficients", "task_predict",
-           "IndependentFit", "select_independent", "select_outputs", "output_predict", "independent_params", "output_lambdas",
-           "cross_fitted", "null_part_losses"]
+           "IndependentFit", "select_independent", "select_outputs", "output_coefficients", "output_predict",
+           "independent_params", "output_lambdas", "cross_fitted", "null_part_losses"]
 
 
 class TaskLayout(NamedTuple):
@@ -226,6 +226,28 @@ def task_coefficients(widths, X, y, valid, filt, params):
         return C[:, 0] * mf, mean[0]
 
     return jax.vmap(one_task)(widths, X, y, valid, params)
+
+
+@partial(jax.jit, static_argnames=("filt",))
+def output_coefficients(slots, active, slot_of, X, Y, valid, filt, params):
+    """Per-output refit on all rows, one eigendecomposition per distinct width: (coefficients
+    (r, d), means (d,)). slots (S,) the distinct widths (a batch padded to S = d: ``active``
+    marks the real ones, the others skipped as in :func:`task_fold_losses`), slot_of (d,) each
+    output's slot, params (d,); X (r, p), Y (r, d), valid (r,) as one task of :func:`task_fold_losses`."""
+    Yc, means = _centred(Y, valid)
+
+    def one_slot(args):
+        width, on, s = args
+
+        def refit(width):
+            eig, mf = _masked_eigh(Gaussian(width)(X, X), valid)
+            C = jax.vmap(lambda y, p: filtered_coefficients(filt, eig, (y * mf)[:, None], p, n=jnp.maximum(
+                jnp.sum(mf), 1.0))[:, 0] * mf, in_axes=(1, 0), out_axes=1)(Yc, params)
+            return jnp.where(slot_of[None, :] == s, C, 0.0)
+
+        return jax.lax.cond(on, refit, lambda _: jnp.zeros_like(Yc), width)
+
+    return jax.lax.map(one_slot, (slots, active, jnp.arange(len(slots)))).sum(axis=0), means
 
 
 @jax.jit
@@ -475,12 +497,13 @@ def select_outputs(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params
     dtype = jax.dtypes.canonicalize_dtype(Y.dtype)
     n, size = len(X), size_bucket(len(X))
     Xp = pad_rows(np.asarray(X, dtype), size)
-    coef, means = task_coefficients(np.asarray(widths, dtype), np.broadcast_to(Xp, (d,) + Xp.shape),
-                                     pad_rows(np.asarray(Y, dtype), size).T,
-                                     np.broadcast_to(np.arange(size) < n, (d, size)),
-                                     filt, np.asarray(chosen, np.int32 if filt.iterative else dtype))
+    unique, slot_of = np.unique(widths, return_inverse=True)  # outputs of one width share its decomposition
+    slots = np.concatenate([unique, np.repeat(unique[-1:], d - len(unique))]).astype(dtype)
+    coef, means = output_coefficients(slots, np.arange(d) < len(unique), slot_of.reshape(-1), Xp,
+                                      pad_rows(np.asarray(Y, dtype), size), np.arange(size) < n, filt,
+                                      np.asarray(chosen, np.int32 if filt.iterative else dtype))
     chosen = np.where(kept, 0 if filt.iterative else np.inf, chosen)  # C = 0: t = 0 / λ = ∞
-    coef = np.where(kept, 0.0, np.asarray(coef)[:, :n].T).astype(dtype)
+    coef = np.where(kept, 0.0, np.asarray(coef)[:n]).astype(dtype)
     fit = IndependentFit(widths, chosen, np.asarray(means), jax.device_put(coef), jax.device_put(Xp[:n]))
     return fit, float(output_losses.sum()), float(crossed.sum())
 
