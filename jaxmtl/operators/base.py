@@ -197,6 +197,7 @@ class DenseOperator(GramOperator):
     def mv(self, C: Array) -> Array:
         return (self.G @ C.reshape(-1)).reshape(C.shape)
 
+    @full_precision  # no product here; scoped as every public method is (tests/test_products.py)
     def as_matrix(self) -> Array:
         """G itself (no product with the identity)."""
         return self.G
