@@ -158,3 +158,23 @@ def _run_precision():
 def _fresh_compilation_caches():
     yield
     jax.clear_caches()
+
+
+class _Programs:
+    """Counts XLA compilations (``jax.monitoring`` backend-compile events) while registered."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            self.count += 1
+
+
+@pytest.fixture
+def programs():
+    """The programs compiled during the test, counted with jax.monitoring."""
+    counter = _Programs()
+    jax.monitoring.register_event_duration_secs_listener(counter)
+    yield counter
+    jax.monitoring.unregister_event_duration_listener(counter)

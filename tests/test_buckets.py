@@ -106,25 +106,6 @@ def test_independent_family_with_a_one_row_task_padded_equals_unpadded(monkeypat
     np.testing.assert_allclose(padded[0].means, plain[0].means, **TOL)
 
 
-class _Programs:
-    """Counts XLA compilations (``jax.monitoring`` backend-compile events) while registered."""
-
-    def __init__(self):
-        self.count = 0
-
-    def __call__(self, event, duration, **kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            self.count += 1
-
-
-@pytest.fixture
-def programs():
-    counter = _Programs()
-    jax.monitoring.register_event_duration_secs_listener(counter)
-    yield counter
-    jax.monitoring.unregister_event_duration_listener(counter)
-
-
 @pytest.mark.parametrize("make", [VectorValuedRegressor, MultiClassClassifier])
 def test_a_default_fit_compiles_a_few_programs_and_none_at_another_n_of_its_bucket(programs, make):
     X, Y = _data(40, seed=3)

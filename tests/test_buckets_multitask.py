@@ -14,7 +14,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from conftest import FLOAT32_PROMISE, X64
-from test_buckets import _Programs
 
 from jaxmtl import MultiTaskRegressor, VectorValuedRegressor
 from jaxmtl.filters import Landweber, Tikhonov
@@ -30,14 +29,6 @@ TOL = {"rtol": 1e-10, "atol": 1e-12} if X64 else {"rtol": FLOAT32_PROMISE["rtol"
 # measured at a GCV loss 10⁶ times the best); the points that decide the selection are held to TOL
 NEAR_BEST = 10.0
 FAR_RTOL = 1e-7 if X64 else 1e-2
-
-
-@pytest.fixture
-def programs():
-    counter = _Programs()
-    jax.monitoring.register_event_duration_secs_listener(counter)
-    yield counter
-    jax.monitoring.unregister_event_duration_listener(counter)
 
 
 def _unpadded(monkeypatch):

@@ -222,3 +222,15 @@ def test_vector_field_two_stage_selection_equals_brute_force_refits(monkeypatch)
     np.testing.assert_allclose(m.cv_scores_[0], ref2, rtol=1e-6)
     ig, il = np.unravel_index(np.argmin(ref2), ref2.shape)
     assert (m.gamma_, m.best_params_["param"]) == pytest.approx((gammas[ig], m.path_params_[il]))
+
+
+def test_vector_field_n_repeats_refused_by_name_and_failed_fit_keeps_the_earlier_one():
+    """n_repeats below 1 is refused by name before anything is traced, and the refused refit
+    leaves the earlier fit as it was."""
+    X = grid_2d(8)
+    V, _, _ = vector_field_1(X, 0.3)
+    m = VectorFieldRegressor(kind="independent", filter="tikhonov", lambdas=[1e-3], width_factors=(1.0,)).fit(X, V)
+    before = m.predict(X[:3])
+    with pytest.raises(ParameterError, match="n_repeats"):
+        m.set_params(n_repeats=0).fit(X, V)
+    np.testing.assert_array_equal(m.predict(X[:3]), before)
