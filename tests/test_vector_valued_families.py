@@ -306,14 +306,14 @@ def test_padding_widths_of_a_scoring_batch_are_skipped():
     widths does (against the brute-force held-out errors of dense solves), and holds inf for the
     skipped ones (the padding of the last batch, which costs no eigendecomposition)."""
     from jaxmtl.filters.spectral import get_filter
-    from jaxmtl.models._per_task import task_fold_losses
+    from jaxmtl.models._fold_losses import fold_gathers, task_fold_losses
 
     X, Y = _outputs(24, FUNCTIONS[:1], 0.1, 1)
     masks = kfold_masks(len(X), 3, 0)
     widths = _factors_widths(X, FACTORS[:2])
     part = _parts(masks, 0)
     parts = (part[..., None] == np.arange(N_PARTS))[:, None]
-    data = (X[None], Y[None], np.ones((1, len(X)), bool), masks[:, None], parts)
+    data = (X[None], Y[None], fold_gathers(masks[:, None], np.ones((1, len(X)), bool), parts, masks))
     out = np.asarray(task_fold_losses(widths[:, None], np.array([True, False]), *data, get_filter("tikhonov"),
                                       LAMBDAS))  # (W, T, k, P, d, V)
     assert np.isinf(out[1]).all()

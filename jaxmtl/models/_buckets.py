@@ -48,29 +48,38 @@ def pad_rows(A: np.ndarray, size: int) -> np.ndarray:
     return np.concatenate([A, np.zeros((size - A.shape[0],) + A.shape[1:], A.dtype)])
 
 
-def fold_targets(mode: str, masks: np.ndarray, n_folds: int, size: int) -> tuple[int, int]:
-    """(training, held-out) lengths the fold indices of ``masks`` (m, n) are padded to, so that every
-    n of the bucket ``size`` gives the same shapes: k-fold (``n_folds`` folds per partition)
+def fold_targets(mode: str, masks: np.ndarray, n_folds: int, size: int, held: np.ndarray | None = None
+                 ) -> tuple[int, int]:
+    """(training, held-out) lengths the fold indices of ``masks`` (m, …, n) are padded to, so that
+    every n of the bucket ``size`` gives the same shapes: k-fold (``n_folds`` folds per partition)
     size − ⌊size/k⌋ and ⌈size/k⌉, the largest a k-fold split of at most ``size`` rows holds;
-    hold-out and given masks the buckets of their own largest counts."""
-    train, held = int(masks.sum(axis=1).max()), int((~masks).sum(axis=1).max())
+    hold-out and given masks the buckets of their own largest counts. ``held``: the held-out masks
+    where they are not ``~masks`` (rows outside every fold, such as padding)."""
+    held = ~masks if held is None else held
+    train, out = int(masks.sum(axis=-1).max()), int(held.sum(axis=-1).max())
     if mode == "kfold":
-        return max(train, size - size // n_folds), max(held, -(-size // n_folds))
-    return size_bucket(train), size_bucket(held)
+        return max(train, size - size // n_folds), max(out, -(-size // n_folds))
+    return size_bucket(train), size_bucket(out)
+
+
+def fold_mode(masks: np.ndarray) -> tuple[str, int]:
+    """('kfold', k) where training masks (m, n) hold every row out equally often, r ≥ 1 times, as
+    r partitions of a k-fold, k = m / r (plain and task-stratified k-fold, repeated or not);
+    ('masks', 1) for any others."""
+    held = (~np.asarray(masks, bool)).sum(axis=0)
+    r = int(held[0])
+    kfold = r >= 1 and bool(np.all(held == r)) and len(masks) % r == 0 and len(masks) // r >= 2
+    return ("kfold", len(masks) // r) if kfold else ("masks", 1)
 
 
 def padded_fold_indices(masks: np.ndarray, size: int) -> tuple[np.ndarray, ...]:
     """:func:`~jaxmtl.selection.criteria.fold_indices` of training masks (m, n), n ≤ ``size``,
-    padded to what every n of the bucket ``size`` gives (:func:`fold_targets`): masks that hold
-    every row out equally often, r ≥ 1 times, are read as r partitions of a k-fold, k = m / r
-    (plain and task-stratified k-fold, repeated or not), any others as given masks. The targets
-    are at least the masks' own counts either way: the reading decides only which shapes recur."""
+    padded to what every n of the bucket ``size`` gives (:func:`fold_targets`, the masks read by
+    :func:`fold_mode`). The targets are at least the masks' own counts either way: the reading
+    decides only which shapes recur."""
     masks = np.asarray(masks, bool)
-    held = (~masks).sum(axis=0)
-    r = int(held[0])
-    kfold = r >= 1 and bool(np.all(held == r)) and len(masks) % r == 0 and len(masks) // r >= 2
-    targets = fold_targets("kfold" if kfold else "masks", masks, len(masks) // r if kfold else 1, size)
-    return pad_folds(fold_indices(masks), targets)
+    mode, n_folds = fold_mode(masks)
+    return pad_folds(fold_indices(masks), fold_targets(mode, masks, n_folds, size))
 
 
 def pad_folds(folds: tuple[np.ndarray, ...], targets: tuple[int, int]) -> tuple[np.ndarray, ...]:

@@ -8,13 +8,8 @@ task t is fitted on its own rows with its own Gaussian width σ_t, its own filte
 and its own mean, all selected per task on the estimator's validation folds.
 
 Every task in one compiled call: the tasks' rows are gathered into (T, r) blocks zero-padded to
-the largest task (:func:`task_layout`), and the k-fold eigen path of each (task, fold) — its
-masked Gram, eigendecomposed once, every filter parameter from it — is vmapped over tasks and
-folds, ``lax.map``-ped over the widths (:func:`task_fold_losses`). A padded row has zero rows and
-columns in the Gram, falls in its null space and gets a zero coefficient, as in the k-fold path
-of :mod:`jaxmtl.selection`. Each fold centres a task on the mean of its own training rows; a
-task without a training row in a fold predicts 0 (the outputs are centred on their overall
-mean first).
+the largest task (:func:`task_layout`), and the k-fold eigen path of each (task, fold) is scored
+by :func:`~._fold_losses.task_fold_losses` (its module says how).
 
 Selection is like with like: the estimators score this family on the same folds and with the
 same loss (held-out squared error averaged over the rows of each fold, then over folds) as the
@@ -58,11 +53,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..kernels.scalar import Gaussian
-from ..linalg import clip_psd, eigh
-from ..operators.base import SeparableEigh
 from ..operators.tasks import task_block_index
-from ..paths.eigen import filtered_coefficients, spectral_path
+from ..paths.eigen import filtered_coefficients
 from ._buckets import pad_rows, size_bucket
+from ._fold_losses import _centred, _masked_eigh, fold_gathers, task_fold_losses
 from ._null_model import within_one_se
 from ._row_blocks import in_row_blocks
 from ._task_folds import N_PARTS, validation_parts
@@ -80,7 +74,7 @@ from ._spectral import (
 FAMILIES = ("auto", "common_similarity", "independent")  # the ``family`` values of the estimators
 WIDTH_BATCH = 6  # widths per compiled scoring call (the default grid's six): the refinement's reuse its program
 
-__all__ = ["FAMILIES", "TaskLayout", "task_layout", "task_fold_losses", "task_coefficients", "task_predict",
+__all__ = ["FAMILIES", "TaskLayout", "task_layout", "task_coefficients", "task_predict",
            "IndependentFit", "select_independent", "select_outputs", "output_coefficients", "output_predict",
            "independent_params", "output_lambdas", "cross_fitted", "null_part_losses"]
 
@@ -110,76 +104,6 @@ def _pad_axis(A: np.ndarray, axis: int, size: int) -> np.ndarray:
     widths = [(0, 0)] * A.ndim
     widths[axis] = (0, size - A.shape[axis])
     return np.pad(A, widths)
-
-
-def _centred(y, m):
-    """(centred y, means (d,)) of the columns of y (r, d) on the rows of the mask m (r,) (mean 0
-    without rows)."""
-    mf = m.astype(y.dtype)[:, None]
-    mean = jnp.sum(mf * y, axis=0) / jnp.maximum(jnp.sum(mf), 1.0)
-    return y - mean, mean
-
-
-def _masked_eigh(K, m, d=1):
-    """Eigensystem of K restricted to the rows m, with the identity output matrix of d outputs."""
-    mf = m.astype(K.dtype)
-    s, U = eigh(K * mf[:, None] * mf[None, :])
-    return SeparableEigh(clip_psd(s), U, jnp.ones((d,), K.dtype), jnp.eye(d, dtype=K.dtype)), mf
-
-
-def _part_losses(F, Y, w):
-    """(d, V) held-out sums of squared errors of each output (F, Y (m, d)) on the V parts: w
-    (m, V) their 0/1 row weights."""
-    return jnp.sum(w[:, None, :] * ((F - Y) ** 2)[:, :, None], axis=0)
-
-
-@partial(jax.jit, static_argnames=("filt",))
-def task_fold_losses(widths, active, X, y, valid, train, parts, filt, params, report=None):
-    """Held-out sums of squared errors (W, T, k, P, d, V) of every width × task × fold × filter
-    parameter × output, on each of V parts of the held-out rows.
-
-    Args:
-      widths: (W, T) Gaussian widths, one column per task.
-      active: (W,) bool, the widths to score: the others (a batch padded to a fixed W, so that
-        one compiled program serves every call) are skipped at run time — the widths are scored
-        one after another (``lax.map``), so a skipped one costs no eigendecomposition — and hold inf.
-      X: (T, r, p) inputs of each task, zero-padded; y: (T, r, d) outputs (d columns fitted
-        independently on the task's rows, one eigendecomposition for all); valid: (T, r)
-        genuine rows.
-      train: (k, T, r) training masks of the folds restricted to each task (True = training).
-      parts: (k, T, r, V) bool, the held-out rows of each part (see :func:`validation_parts`).
-      filt: the filter (static); params: (P,) λ values, or the steps 1..T_max of an iterative
-        filter with ``report`` (T_max,) marking those to evaluate (zeros elsewhere).
-    """
-
-    def one_task(width, X_t, y_t, v_t, folds, split):
-        K = Gaussian(width)(X_t, X_t)
-
-        def one_fold(m, a):
-            m = m & v_t
-            w = (a & (v_t & ~m)[:, None]).astype(y_t.dtype)  # (r, V)
-            yc, _ = _centred(y_t, m)
-            eig, mf = _masked_eigh(K, m, y_t.shape[1])
-            n = jnp.sum(mf)
-            losses = spectral_path(eig, yc * mf[:, None], filt, params, K_eval=K * mf[None, :],
-                                   Y_eval=yc, w_eval=w, n=jnp.maximum(n, 1.0), output="loss",
-                                   loss=_part_losses, report=report)
-            # a fold with no training row of the task predicts its (zero) mean
-            return jnp.where(n > 0, losses, _part_losses(jnp.zeros_like(yc), yc, w))
-
-        return jax.vmap(one_fold)(folds, split)
-
-    def one_width(w):
-        return jax.vmap(one_task)(w, X, y, valid, jnp.swapaxes(train, 0, 1), jnp.swapaxes(parts, 0, 1))
-
-    skipped = jax.eval_shape(one_width, widths[0])
-
-    def one_active_width(args):
-        w, on = args
-        return jax.lax.cond(on, one_width, lambda _: jnp.full(skipped.shape, jnp.inf, skipped.dtype), w)
-
-    out = jax.lax.map(one_active_width, (widths, active))
-    return jnp.where(jnp.isnan(out), jnp.inf, out)
 
 
 def cross_fitted(scores: np.ndarray, rows: np.ndarray, null: np.ndarray | None = None) -> np.ndarray:
@@ -216,7 +140,7 @@ def task_coefficients(widths, X, y, valid, filt, params):
     """Per-task refit on all of each task's rows: (coefficients (T, r), means (T,)).
 
     Args: widths (T,), params (T,) the selected width and filter parameter of each task; the
-    rest as :func:`task_fold_losses`.
+    rest as :func:`~._fold_losses.task_fold_losses`.
     """
 
     def one_task(width, X_t, y_t, v_t, p):
@@ -232,8 +156,8 @@ def task_coefficients(widths, X, y, valid, filt, params):
 def output_coefficients(slots, active, slot_of, X, Y, valid, filt, params):
     """Per-output refit on all rows, one eigendecomposition per distinct width: (coefficients
     (r, d), means (d,)). slots (S,) the distinct widths (a batch padded to S = d: ``active``
-    marks the real ones, the others skipped as in :func:`task_fold_losses`), slot_of (d,) each
-    output's slot, params (d,); X (r, p), Y (r, d), valid (r,) as one task of :func:`task_fold_losses`."""
+    marks the real ones, the others skipped as in :func:`~._fold_losses.task_fold_losses`), slot_of (d,) each
+    output's slot, params (d,); X (r, p), Y (r, d), valid (r,) as one task of :func:`~._fold_losses.task_fold_losses`."""
     Yc, means = _centred(Y, valid)
 
     def one_slot(args):
@@ -298,8 +222,8 @@ def output_lambdas() -> np.ndarray:
 
     Every output shares all n rows, so λ is KernelRidge's α over n: a floor of 10⁻⁶ would be
     α ≥ 3·10⁻³ at n = 3000, above where per-output searches of a few thousand rows choose. Each fold
-    decomposes its own masked Gram (:func:`task_fold_losses`), so a small λ is scored as a per-fold
-    refit scores it; the grid below 10⁻⁶ adds products with the held-out Gram, not decompositions.
+    decomposes its own training rows' Gram (:func:`~._fold_losses.task_fold_losses`), so a small λ is
+    scored as a per-fold refit scores it; the grid below 10⁻⁶ adds products with the held-out Gram, not decompositions.
     In float64 the floor bounds the refit's condition number ‖K‖/(nλ) ≤ 1/λ by 7·10⁷: coefficients
     to ~10⁻⁸ relative and predictions reproducible to the round-off of their sums (down to 10⁻¹²
     a wide width made coefficients of 10¹⁰ that fit 40 noisy rows no better).
@@ -317,8 +241,8 @@ def output_lambdas() -> np.ndarray:
 
 
 def _scorer(filt, params: np.ndarray, masks: np.ndarray, dtype):
-    """``score(widths (W, T), X, y, valid, train, parts)`` → (W, T, P, d, V): each task's and
-    output's share of the family's validation loss on each part (:func:`task_fold_losses` summed
+    """``score(widths (W, T), X, y, folds)`` → (W, T, P, d, V): each task's and
+    output's share of the family's validation loss on each part (:func:`~._fold_losses.task_fold_losses` summed
     over each fold's held-out rows, divided by the fold's held-out count, averaged over folds)."""
     full, report, index = _path_params(filt, params)
     fj = np.asarray(full, np.int32 if filt.iterative else dtype)  # NumPy arguments: no compiled conversion
@@ -382,7 +306,7 @@ def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks:
     Args:
       X: (N, p) inputs; y: (N,) outputs centred on their overall mean; codes: (N,) task codes in
         0..T−1 (T = ``n_tasks``); masks: (k, N) training masks of the estimator's folds.
-      filt, params: the filter and its parameters (see :func:`task_fold_losses`; steps listed
+      filt, params: the filter and its parameters (see :func:`~._fold_losses.task_fold_losses`; steps listed
         as the grid to evaluate).
       widths: (W,) Gaussian widths every task starts from.
       refine: then refine each task's width around its best (see :func:`_select`).
@@ -404,11 +328,12 @@ def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks:
     split = validation_parts(masks, codes, N_PARTS, random_state)
     onehot = split[..., None] == np.arange(N_PARTS)  # (k, N, V)
     parts = _pad_axis(np.stack([_gather(a, layout) for a in onehot]), 2, size)
+    folds = fold_gathers(train, valid, parts, masks)
     losses = _scorer(filt, params, masks, dtype)
     rows = np.stack([np.bincount(codes, (split == v).sum(axis=0), n_tasks) for v in range(N_PARTS)], axis=1)
     grid = np.repeat(np.asarray(widths, float)[:, None], n_tasks, 1)
     widths, chosen, task_losses, crossed, _ = _select(
-        lambda w: losses(w, Xt, yt[..., None], valid, train, parts)[:, :, :, 0], grid, params, refine, rows)
+        lambda w: losses(w, Xt, yt[..., None], folds)[:, :, :, 0], grid, params, refine, rows)
     coef, means = task_coefficients(np.asarray(widths, dtype), Xt, yt, valid, filt,
                                      np.asarray(chosen, np.int32 if filt.iterative else dtype))
     fit = IndependentFit(widths, chosen, np.asarray(means), jax.device_put(np.asarray(coef)[:, :r]),
@@ -430,7 +355,8 @@ def _output_scorer(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params
     # rows padded to their size bucket (padding neither valid, training nor held out)
     size = size_bucket(n)
     shared = (pad_rows(np.asarray(X, dtype), size)[None], pad_rows(np.asarray(Y, dtype), size)[None],
-              (np.arange(size) < n)[None], _pad_axis(masks, 1, size)[:, None], _pad_axis(parts, 1, size)[:, None])
+              fold_gathers(_pad_axis(masks, 1, size)[:, None], (np.arange(size) < n)[None],
+                           _pad_axis(parts, 1, size)[:, None], masks))
 
     def score(grid):  # the distinct widths of all outputs once, each output's own picked out
         unique, inverse = np.unique(grid, return_inverse=True)
@@ -443,7 +369,7 @@ def _output_scorer(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params
 def null_part_losses(Y: np.ndarray, masks: np.ndarray, parts: np.ndarray) -> np.ndarray:
     """(d, V) each output's loss of C = 0 on each part, in the units of :func:`_scorer`: per fold the
     squared error of its training rows' mean on the part's held-out rows over the fold's held-out
-    count, averaged over folds — the path's loss at g = 0, as :func:`task_fold_losses` centres.
+    count, averaged over folds — the path's loss at g = 0, as :func:`~._fold_losses.task_fold_losses` centres.
 
     Args: Y (n, d) outputs; masks (k, n) training masks; parts (k, n, V) bool held-out rows of each part.
 

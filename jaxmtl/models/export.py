@@ -39,7 +39,7 @@ Example:
     ((ShapedArray(float32[n,2]),), ('cpu', 'cuda'))
     >>> loaded = jax.export.deserialize(exported.serialize())   # what a reader of the bytes does
     >>> F = loaded.call(np.asarray(X[:5], np.float32))
-    >>> F.shape, bool(np.abs(F - model.predict(X[:5])).max() < 1e-3)   # float32 roundoff
+    >>> F.shape, bool(np.abs(F - model.predict(X[:5])).max() < 1e-2)   # float32 roundoff, coefficients ~1e4
     ((5, 2), True)
 """
 
