@@ -79,8 +79,7 @@ from ._base import RegressorMixin
 from ._row_blocks import in_row_blocks
 from .predictor_kinds import FieldPredictor
 from .predictors import Predictor, SeparablePredictor, _cast, input_shift
-from ._buckets import pad_rows, size_bucket
-from ._matrix_free import MATRIX_FREE_STEPS, Buckets, _MatrixFreeEstimator, _scorer, _search_widths
+from ._matrix_free import MATRIX_FREE_STEPS, _MatrixFreeEstimator, _scorer, _search_widths
 from ._grid_search import default_lambdas, float32_lambda_hint
 from ._spectral import WIDTH_SUBSAMPLE, _best_index, _step_grid, _warn_on_edges
 
@@ -243,13 +242,12 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         X = X.astype(dtype)
         gammas = check_unit_interval(grid, "gammas").astype(dtype)
         build = _build_independent if kind == "independent" else _build_div_curl
-        Xj = jax.device_put(X)  # a transfer: jnp.asarray compiles a copy program for every shape
+        Xj = jnp.asarray(X)
         V = V.astype(dtype)
-        stage: dict[str, Any] = {"build": build, "gammas": gammas, "data": Xj, "X": X, "V": V, "searched": None}
+        stage: dict[str, Any] = {"build": build, "gammas": gammas, "data": Xj, "V": V, "searched": None}
         self._width_stage = stage
-        try:  # the exact route on rows padded to their size bucket (docs/design.md, "Size buckets")
-            self._select_and_fit(X, V, build, gammas, Xj, lambda rows: Xj[rows],
-                                 buckets=Buckets(build, lambda rows, size: pad_rows(X if rows is None else X[rows], size)))
+        try:
+            self._select_and_fit(X, V, build, gammas, Xj, lambda rows: Xj[rows])
         finally:
             del self._width_stage
         searched = stage["searched"]
@@ -332,14 +330,10 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         if filt.iterative and self.n_steps is None:
             path = _step_grid(MATRIX_FREE_STEPS.get(filt.name, int(path[-1])) if route == "matrix_free"
                               else int(path[-1]))
-        coarse = np.asarray(_coarse(np.asarray(stage["gammas"])), V.dtype)
-        if route == "exact":  # the subsample padded to its size bucket, as the path stage's rows
-            size = size_bucket(m)
-            score = _scorer(route, stage["build"], pad_rows(stage["X"][rows], size), pad_rows(V[rows], size), masks,
-                            filt, coarse, mode, m)
-        else:
-            score = _scorer(route, stage["build"], stage["data"][rows], jnp.asarray(V[rows]), masks, filt,
-                            jnp.asarray(coarse), mode)
+        Yj = jnp.asarray(V[rows])
+        coarse = _coarse(np.asarray(stage["gammas"]))
+        score = _scorer(route, stage["build"], stage["data"][rows], Yj, masks, filt, jnp.asarray(coarse, Yj.dtype),
+                        mode)
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         with report.stage(f"width stage on {m} of {n} rows: {len(widths)}+ widths × {coarse.size} γ × "
                           f"{len(masks)} fold(s), {route}"):
@@ -374,13 +368,11 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         """
         X = self._validate_predict_inputs(X)
         dtype = self.X_fit_.dtype
-        size = size_bucket(self.X_fit_.shape[0])  # the fitted rows padded (zero coefficients): a program per bucket
-        X_fit, coef = (jax.device_put(pad_rows(np.asarray(a), size)) for a in (self.X_fit_, self.coef_))
         if self.kind_ == "independent":
-            F = in_row_blocks(lambda B: _expansion(self.kernel_, jnp.asarray(B, dtype), X_fit, coef), X)
+            F = in_row_blocks(lambda B: _expansion(self.kernel_, jnp.asarray(B, dtype), self.X_fit_, self.coef_), X)
             return F, np.zeros(F.shape)
         sigma, gamma = cast(Gaussian, self.kernel_).sigma, jnp.asarray(self.gamma_, dtype)
-        return in_row_blocks(lambda B: _parts(sigma, gamma, jnp.asarray(B, dtype), X_fit, coef), X)
+        return in_row_blocks(lambda B: _parts(sigma, gamma, jnp.asarray(B, dtype), self.X_fit_, self.coef_), X)
 
     def score(self, X: ArrayLike, V: ArrayLike) -> float:
         """Negative mean angular error (higher is better)."""
