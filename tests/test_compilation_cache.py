@@ -79,6 +79,8 @@ def test_compile_times_quick_mode_runs(tmp_path):
     (row,) = [r for r in payload["rows"] if r["estimator"] == "VectorValuedRegressor"]
     assert row["n"] == 100 and row["first"]["programs"] > 0 and row["warm"]["programs"] == 0  # same data
     assert row["warm"]["cpu_s"] <= row["first"]["cpu_s"]
+    # the first answer: imports, data and the first fit, so at least the fit and at most the process
+    assert row["first"]["wall_s"] <= row["first_answer_s"] <= row["process_wall_s"]
     assert any(r["estimator"].startswith("GridSearchCV(KernelRidge") for r in payload["rows"])
 
 
