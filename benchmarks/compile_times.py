@@ -15,8 +15,8 @@ waits for — compared with the grid search's own (``first_answer_vs_grid_search
 ``process_wall_s`` also counts the later fits and the interpreter's start. One more process per
 estimator runs k-fold cross-validation as ``cross_val_score`` does (fit on the training rows,
 predict the held-out ones) with cv = 3, 5 and 10 in turn: the programs of each first fold and of
-the later folds (0 when folds reuse the first fold's programs). A child's stderr is searched for XLA's slow-constant-folding warning
-(``constant_folding_warnings``).
+the later folds (0 when folds reuse the first fold's programs). A child's stderr is searched for
+XLA's slow-constant-folding warning (``constant_folding_warnings``).
 
 The data: X ~ N(0, 1) with 2 features, outputs [sin x₀ + x₁, cos x₁] plus noise 0.1; the
 classifier's labels (x₀ > 0) + (x₁ > 0.5) (3 classes); the multi-task outputs the first output

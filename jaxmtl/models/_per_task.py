@@ -156,8 +156,9 @@ def task_coefficients(widths, X, y, valid, filt, params):
 def output_coefficients(slots, active, slot_of, X, Y, valid, filt, params):
     """Per-output refit on all rows, one eigendecomposition per distinct width: (coefficients
     (r, d), means (d,)). slots (S,) the distinct widths (a batch padded to S = d: ``active``
-    marks the real ones, the others skipped as in :func:`~._fold_losses.task_fold_losses`), slot_of (d,) each
-    output's slot, params (d,); X (r, p), Y (r, d), valid (r,) as one task of :func:`~._fold_losses.task_fold_losses`."""
+    marks the real ones, the others skipped as in :func:`~._fold_losses.task_fold_losses`),
+    slot_of (d,) each output's slot, params (d,); X (r, p), Y (r, d), valid (r,) as one task of
+    :func:`~._fold_losses.task_fold_losses`."""
     Yc, means = _centred(Y, valid)
 
     def one_slot(args):
@@ -223,7 +224,8 @@ def output_lambdas() -> np.ndarray:
     Every output shares all n rows, so λ is KernelRidge's α over n: a floor of 10⁻⁶ would be
     α ≥ 3·10⁻³ at n = 3000, above where per-output searches of a few thousand rows choose. Each fold
     decomposes its own training rows' Gram (:func:`~._fold_losses.task_fold_losses`), so a small λ is
-    scored as a per-fold refit scores it; the grid below 10⁻⁶ adds products with the held-out Gram, not decompositions.
+    scored as a per-fold refit scores it; the grid below 10⁻⁶ adds products with the held-out Gram,
+    not decompositions.
     In float64 the floor bounds the refit's condition number ‖K‖/(nλ) ≤ 1/λ by 7·10⁷: coefficients
     to ~10⁻⁸ relative and predictions reproducible to the round-off of their sums (down to 10⁻¹²
     a wide width made coefficients of 10¹⁰ that fit 40 noisy rows no better).
