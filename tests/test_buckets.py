@@ -23,6 +23,7 @@ def _unpadded(monkeypatch):
     """Fits without padding: every bucket its own size."""
     for module in (_spectral, _per_task):
         monkeypatch.setattr(module, "size_bucket", lambda n: int(n))
+    monkeypatch.setattr(_per_task, "task_block", lambda largest, rows, n_tasks: int(largest))
 
 
 def _data(n, seed=0, duplicates=0):
@@ -90,7 +91,7 @@ def test_classifier_fit_padded_equals_unpadded(monkeypatch):
 
 def test_independent_family_with_a_one_row_task_padded_equals_unpadded(monkeypatch):
     rng = np.random.default_rng(2)
-    codes = np.repeat([0, 1, 2], [17, 9, 1])  # the largest task 17 rows: blocks padded to 18
+    codes = np.repeat([0, 1, 2], [17, 9, 1])  # the largest task 17 rows: blocks of 20 (task_block)
     X = rng.normal(size=(27, 2))
     y = np.sin(X[:, 0]) + codes + 0.1 * rng.normal(size=27)
     y = y - y.mean()
@@ -102,7 +103,9 @@ def test_independent_family_with_a_one_row_task_padded_equals_unpadded(monkeypat
     plain = select_independent(*args)
     np.testing.assert_allclose(padded[1:3], plain[1:3], **TOL)
     np.testing.assert_allclose(padded[3], plain[3], **TOL)
-    np.testing.assert_allclose(np.asarray(padded[0].coef), np.asarray(plain[0].coef), **TOL)
+    r = plain[0].coef.shape[1]  # the padded fit keeps its whole blocks, zero past the largest task's rows
+    np.testing.assert_allclose(np.asarray(padded[0].coef)[:, :r], np.asarray(plain[0].coef), **TOL)
+    assert not np.asarray(padded[0].coef)[:, r:].any()
     np.testing.assert_allclose(padded[0].means, plain[0].means, **TOL)
 
 
@@ -144,7 +147,24 @@ def test_multitask_independent_family_reuses_its_programs_within_a_bucket(progra
     X = rng.normal(size=(60, 2))
     tasks = np.arange(60) % 3
     y = np.sin(X[:, 0]) + tasks + 0.1 * rng.normal(size=60)
-    MultiTaskRegressor(family="independent").fit(X[:50], y[:50], tasks[:50])  # largest task 17 rows: 18
+    MultiTaskRegressor(family="independent").fit(X[:50], y[:50], tasks[:50])  # largest task 17 rows: blocks of 30
     first = programs.count
     MultiTaskRegressor(family="independent").fit(X[:52], y[:52], tasks[:52])  # 18 rows
     assert programs.count == first
+
+
+def test_task_blocks_of_the_folds_of_one_data_set_are_one_size():
+    """Random folds move the largest task by a few rows; folds of one bucket of rows share a block
+    (which holds every task), where the bucket of the largest task alone would not."""
+    rng = np.random.default_rng(0)
+    for n, n_tasks in [(100, 4), (200, 4), (500, 3), (1000, 10)]:
+        codes = rng.integers(0, n_tasks, n)
+        for k in (3, 5, 10):
+            blocks: dict = {}
+            for held in np.array_split(rng.permutation(n), k):
+                rows = np.setdiff1d(np.arange(n), held)
+                largest = np.bincount(codes[rows]).max()
+                block = _buckets.task_block(largest, len(rows), n_tasks)
+                assert block >= largest
+                blocks.setdefault(_buckets.size_bucket(len(rows)), set()).add(block)
+            assert all(len(b) == 1 for b in blocks.values()), (n, n_tasks, k, blocks)

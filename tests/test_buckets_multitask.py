@@ -35,6 +35,7 @@ def _unpadded(monkeypatch):
     """Fits without padding: every bucket its own size."""
     for module in (_spectral, _per_task, _matrix_free, multitask):
         monkeypatch.setattr(module, "size_bucket", lambda n: int(n))
+    monkeypatch.setattr(_per_task, "task_block", lambda largest, rows, n_tasks: int(largest))
 
 
 def _tasks_data(n, seed=0, duplicates=4, single=True):
@@ -237,7 +238,7 @@ def _multitask_rows(n_max=60, seed=5):
 def test_a_default_multitask_fit_compiles_nothing_at_another_n_of_its_bucket(programs, selection):
     X, y, tasks = _multitask_rows()
     jax.clear_caches()
-    MultiTaskRegressor(selection=selection).fit(X[:50], y[:50], tasks[:50])  # bucket 52; largest task 17: 18
+    MultiTaskRegressor(selection=selection).fit(X[:50], y[:50], tasks[:50])  # bucket 52; per-task blocks of 30
     first = programs.count
     assert 0 < first <= 8
     MultiTaskRegressor(selection=selection).fit(X[:49], y[:49], tasks[:49])
@@ -251,7 +252,7 @@ def test_multitask_cross_validation_folds_reuse_the_first_folds_programs(program
     X, y, tasks = _multitask_rows(50, seed=6)
     jax.clear_caches()
     counts = []
-    # 33, 33 and 34 training rows: bucket 36; the largest task 11 or 12 rows: the independent family's 12
+    # 33, 33 and 34 training rows: bucket 36; the largest task 11 or 12 rows: per-task blocks of 24
     folds = list(KFold(3, shuffle=True, random_state=1).split(X))
     for train, test in folds:
         before = programs.count
@@ -265,3 +266,24 @@ def test_multitask_cross_validation_folds_reuse_the_first_folds_programs(program
     for train, test in folds:  # every fold again, as cross_val_score runs them: nothing new
         MultiTaskRegressor().fit(X[train], y[train], tasks[train]).score(X[test], y[test], tasks[test])
     assert programs.count == before
+
+
+def test_independent_family_on_shuffled_folds_compiles_only_in_the_first_fold(programs):
+    """Shuffled folds move the largest task by a few rows (here 24 to 28 of 80): every fold's
+    per-task blocks are one size (``_buckets.task_block``), so later folds, and their predictions,
+    compile nothing."""
+    from sklearn.model_selection import KFold
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(100, 2))
+    tasks = rng.integers(0, 4, 100)
+    y = np.sin(X[:, 0]) + tasks + 0.1 * rng.normal(size=100)
+    jax.clear_caches()
+    counts, largest = [], set()
+    for train, test in KFold(5, shuffle=True, random_state=0).split(X):
+        before = programs.count
+        MultiTaskRegressor(family="independent").fit(X[train], y[train], tasks[train]).predict(X[test], tasks[test])
+        counts.append(programs.count - before)
+        largest.add(int(np.bincount(tasks[train]).max()))
+    assert len({_buckets.size_bucket(r) for r in largest}) > 1  # the largest task's own bucket moves
+    assert counts[0] > 0 and counts[1:] == [0] * 4

@@ -42,6 +42,23 @@ def size_bucket(n: int) -> int:
     return -(-n >> shift) << shift
 
 
+def task_block(largest: int, rows: int, n_tasks: int) -> int:
+    """The rows every task's block of a per-task family is padded to: the size bucket of the
+    largest task's rows, or of a task's share of the rows' bucket b = size_bucket(rows) / T plus
+    3·√b (at most size_bucket(rows)), whichever is larger. The largest task of a split of the
+    rows — a fold of ``cross_val_score`` — moves by a few rows about the share (by about √b
+    where tasks are drawn at random); the margin keeps it in one block, so that every split of
+    one data set compiles the family's programs once.
+
+    Example:
+        >>> task_block(20, 80, 4), task_block(24, 80, 4), task_block(60, 80, 4), task_block(80, 80, 1)
+        (36, 36, 60, 80)
+    """
+    share = size_bucket(rows) / n_tasks
+    margin = min(int(np.ceil(share + 3 * np.sqrt(share))), size_bucket(rows))
+    return size_bucket(max(int(largest), margin))
+
+
 def pad_rows(A: np.ndarray, size: int) -> np.ndarray:
     """A (n, …) with zero rows appended up to ``size`` rows (NumPy: no compiled call)."""
     A = np.asarray(A)

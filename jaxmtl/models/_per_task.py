@@ -55,7 +55,7 @@ import numpy as np
 from ..kernels.scalar import Gaussian
 from ..operators.tasks import task_block_index
 from ..paths.eigen import filtered_coefficients
-from ._buckets import pad_rows, size_bucket
+from ._buckets import pad_rows, size_bucket, task_block
 from ._fold_losses import _centred, _masked_eigh, fold_gathers, task_fold_losses
 from ._null_model import within_one_se
 from ._row_blocks import in_row_blocks
@@ -321,8 +321,8 @@ def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks:
     """
     layout = task_layout(codes, n_tasks)
     dtype = jax.dtypes.canonicalize_dtype(y.dtype)
-    r = layout.valid.shape[1]  # the largest task's rows; every block padded to its size bucket
-    size = size_bucket(r)
+    r = layout.valid.shape[1]  # the largest task's rows
+    size = task_block(r, len(codes), n_tasks)  # every task's block padded to it
     Xt = _pad_axis(_gather(np.asarray(X, dtype), layout), 1, size)
     yt = _pad_axis(_gather(np.asarray(y, dtype), layout), 1, size)
     valid = _pad_axis(layout.valid, 1, size)
@@ -338,8 +338,8 @@ def select_independent(X: np.ndarray, y: np.ndarray, codes: np.ndarray, n_tasks:
         lambda w: losses(w, Xt, yt[..., None], folds)[:, :, :, 0], grid, params, refine, rows)
     coef, means = task_coefficients(np.asarray(widths, dtype), Xt, yt, valid, filt,
                                      np.asarray(chosen, np.int32 if filt.iterative else dtype))
-    fit = IndependentFit(widths, chosen, np.asarray(means), jax.device_put(np.asarray(coef)[:, :r]),
-                         jax.device_put(Xt[:, :r]))
+    # kept on the whole blocks (zero coefficients past each task's rows): predictions compile per block
+    fit = IndependentFit(widths, chosen, np.asarray(means), jax.device_put(np.asarray(coef)), jax.device_put(Xt))
     return fit, float(task_losses.sum()), float(crossed.sum()), task_losses
 
 
