@@ -287,3 +287,16 @@ def test_independent_family_on_shuffled_folds_compiles_only_in_the_first_fold(pr
         largest.add(int(np.bincount(tasks[train]).max()))
     assert len({_buckets.size_bucket(r) for r in largest}) > 1  # the largest task's own bucket moves
     assert counts[0] > 0 and counts[1:] == [0] * 4
+
+
+def test_the_matrix_free_refit_is_one_program(programs):
+    """The matrix-free route (not bucketed: its programs follow n) builds the refit's operator inside
+    the refit's program: built eagerly, its kernel and task blocks compiled a program per operation
+    (36 programs per fit at 200 rows, 14 more at 197)."""
+    X, y, tasks = _multitask_rows(60, seed=8)
+    jax.clear_caches()
+    before = programs.count
+    MultiTaskRegressor(route="matrix_free", family="common_similarity").fit(X[:50], y[:50], tasks[:50])
+    first = programs.count - before
+    MultiTaskRegressor(route="matrix_free", family="common_similarity").fit(X[:49], y[:49], tasks[:49])
+    assert first <= 4 and programs.count - before - first <= 4

@@ -155,6 +155,13 @@ def _dense_refit(build, kernel, param, data, Y, filt, path_param, n=None):
     return dense_coefficients(build(kernel, param, data), Y, filt, path_param, n)
 
 
+@partial(jax.jit, static_argnames=("build", "filt", "n_steps", "progress"))
+def _path_refit(build, kernel, param, data, Y, filt, n_steps, progress=False):
+    """The path of the operator ``build(kernel, param, data)`` (built in the same program: eager,
+    its kernel evaluation compiled a program per operation and shape)."""
+    return path_scan(build(kernel, param, data), Y, filt, n_steps, progress=progress)
+
+
 class _MatrixFreeEstimator(_GridSelection):
     """Grid of kernels × operator parameters × folds × filter parameters, scored in compiled
     calls, then a refit on all data at the chosen point.
@@ -278,9 +285,8 @@ class _MatrixFreeEstimator(_GridSelection):
                                 None if real is None else np.int32(real))
             self.coef_ = coef if real is None else jax.device_put(np.asarray(coef)[:n])  # NumPy: no slice program
         else:
-            op = build(self.kernel_, pj[ip], data)
             with report.stage(f"refit: {param} steps on all {n} rows"):
-                res = path_scan(op, Yj, filt, param, progress=reporting())
+                res = _path_refit(build, self.kernel_, pj[ip], data, Yj, filt, param, reporting())
                 res.coef.block_until_ready()
             if bool(res.diverged):
                 raise_divergence(res.tau)
