@@ -33,3 +33,17 @@ def test_committed_quick_results_record_machine_load_and_winners():
     assert {r["dtype"] for r in payload["rows"]} == {"float32", "float64"}
     assert all(r["same_selection"] for r in payload["rows"])
     assert sum(len(v) for v in payload["where_each_route_wins"].values()) == payload["cells"]
+
+
+def test_partial_baselines_time_the_first_points_and_bound_the_ratio(tmp_path):
+    """--baseline-points M: the k-fold cell's Cholesky baselines solve the first M λ only (their
+    losses there agree with eigen's), direct is not timed, and the ratio is marked as a bound."""
+    env = {**os.environ, "JAXMTL_RESULTS_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "perf_routes.py"), "--sizes", "100", "--grids",
+                           "--kfold-sizes", "100", "--dtypes", "float64", "--repeats", "1", "--baseline-points", "3",
+                           "--name", "partial"], check=False, capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (row,) = json.loads((tmp_path / "partial.json").read_text())["rows"]
+    assert row["baseline_points"] == 3 and row["baseline_lower_bound"] and row["same_selection"]
+    assert "direct" not in row["seconds"] and {"auto", "eigen", "jax_chol", "scipy_chol"} <= set(row["seconds"])
+    assert 0 <= row["selected_index"]["jax_chol"] < 6 * 3  # an index into the (6 ω, 3 λ) losses it solved
