@@ -292,7 +292,7 @@ def test_independent_family_on_shuffled_folds_compiles_only_in_the_first_fold(pr
 def test_the_matrix_free_refit_is_one_program(programs):
     """The matrix-free route (not bucketed: its programs follow n) builds the refit's operator inside
     the refit's program: built eagerly, its kernel and task blocks compiled a program per operation
-    (36 programs per fit at 200 rows, 14 more at 197)."""
+    (33 programs for these two fits)."""
     X, y, tasks = _multitask_rows(60, seed=8)
     jax.clear_caches()
     before = programs.count

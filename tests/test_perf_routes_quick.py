@@ -47,3 +47,9 @@ def test_partial_baselines_time_the_first_points_and_bound_the_ratio(tmp_path):
     assert row["baseline_points"] == 3 and row["baseline_lower_bound"] and row["same_selection"]
     assert "direct" not in row["seconds"] and {"auto", "eigen", "jax_chol", "scipy_chol"} <= set(row["seconds"])
     assert 0 <= row["selected_index"]["jax_chol"] < 6 * 3  # an index into the (6 ω, 3 λ) losses it solved
+
+
+def test_partial_baselines_out_of_the_grid_are_refused_by_name():
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "perf_routes.py"), "--baseline-points", "0",
+                           "--no-write"], check=False, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "--baseline-points must be between 1" in proc.stderr

@@ -174,11 +174,13 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
 
     Attributes (after fit): family_, family_scores_ ({family: the loss compared: validation
     loss of the common-similarity family, cross-fitted validation loss of the independent
-    one}), best_score_ (the chosen family's plain validation loss), coef_ (N, 1) (common-similarity) or (T, r) (independent: each task's coefficients on
-    its rows, zero-padded to a block of r rows shared by every task, :func:`~._buckets.task_block`), kernel_, route_, best_params_ (kernel_width, omega, param = steps or
-    λ; for the independent family per-task arrays and omega None), task_widths_, task_params_,
-    task_means_ (T,) (independent family), cv_scores_ (n_kernels, n_omegas, n_params) of the
-    common-similarity search, path_params_, tasks_ (task labels), n_features_in_.
+    one}), best_score_ (the chosen family's plain validation loss), coef_ (N, 1)
+    (common-similarity) or (T, r) (independent: each task's coefficients on its rows, zero-padded
+    to a block of r rows shared by every task, :func:`~._buckets.task_block`), kernel_, route_,
+    best_params_ (kernel_width, omega, param = steps or λ; for the independent family per-task
+    arrays and omega None), task_widths_, task_params_, task_means_ (T,) (independent family),
+    cv_scores_ (n_kernels, n_omegas, n_params) of the common-similarity search, path_params_, tasks_
+    (task labels), n_features_in_.
     """
 
     _kernel_lists = True
