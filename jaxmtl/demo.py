@@ -27,6 +27,7 @@ from functools import partial
 
 import jax
 import numpy as np
+from ._jit import jit
 
 PAPER_SCHOOL_NU_EV = (31, 3)  # [BRBV11] Table 1: ν-method explained variance, % (mean ± std, 10 splits)
 
@@ -137,7 +138,7 @@ def school_split(tasks, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return train, validation, test
 
 
-@partial(jax.jit, static_argnames=("filt", "T"))
+@partial(jit, static_argnames=("filt", "T"))
 def school_paths(K, Kv, index, index_v, y, yv, omegas, filt, T):
     """Paths over the training set for every ω (vmapped), scored on a validation set.
 

@@ -47,6 +47,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh, PartitionSpec
 from jax.typing import ArrayLike
 
+from .._jit import jit
 from ..filters.spectral import IterativeFilter, get_filter
 from ..kernels.scalar import Kernel
 from ..operators.base import max_eigenvalue
@@ -82,7 +83,7 @@ def step_size(op, Y: Array, train: Array, valid: Array) -> Array:
     return 1.0 / max_eigenvalue(lambda C: m * op.mv(m * C) / n, Y.shape, dtype, start=start)
 
 
-@partial(jax.jit, static_argnames=("filt", "n_steps"))
+@partial(jit, static_argnames=("filt", "n_steps"))
 def _kfold(op, kernels, Y, valid, masks, filt, n_steps, report):
     dtype = Y.dtype
 
@@ -118,12 +119,12 @@ def kfold_path_losses(op: ShardedKernelOperator, kernels: Kernel, Y: Array, vali
     return _replicate(_kfold(op, kernels, Y, valid, masks, get_filter(filt), int(n_steps), report), op.mesh)
 
 
-@partial(jax.jit, static_argnames=("mesh",))
+@partial(jit, static_argnames=("mesh",))
 def _replicate(tree, mesh):
     return jax.lax.with_sharding_constraint(tree, jax.sharding.NamedSharding(mesh, PartitionSpec()))
 
 
-@partial(jax.jit, static_argnames=("filt", "n_steps"))
+@partial(jit, static_argnames=("filt", "n_steps"))
 @full_precision
 def refit_path(op: ShardedKernelOperator, Y: Array, valid: Array, filt: IterativeFilter,
                n_steps: int) -> tuple[Array, Array, Array]:
@@ -132,7 +133,7 @@ def refit_path(op: ShardedKernelOperator, Y: Array, valid: Array, filt: Iterativ
     return res.coef, res.diverged, res.tau
 
 
-@partial(jax.jit, static_argnames=("mesh", "block_size"))
+@partial(jit, static_argnames=("mesh", "block_size"))
 @full_precision
 def predict_rows(kernel: Kernel, X_eval: Array, X: Array, CA: Array, mesh: Mesh, block_size: int = 1024) -> Array:
     """(m, d) predictions K(X_eval, X) @ CA, replicated; X, CA (n_pad, ·) sharded by rows.
@@ -149,7 +150,7 @@ def predict_rows(kernel: Kernel, X_eval: Array, X: Array, CA: Array, mesh: Mesh,
                          out_specs=PartitionSpec())(kernel, X_eval, X, CA)
 
 
-@partial(jax.jit, static_argnames=("mesh", "n_groups"))
+@partial(jit, static_argnames=("mesh", "n_groups"))
 @full_precision
 def feature_statistics_global(fmap: FeatureMap, X: Array, Y: Array, rows: Array, ids: Array, mesh: Mesh,
                               n_groups: int) -> FeatureStatistics:

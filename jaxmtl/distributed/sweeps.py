@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from .._jit import jit
 from ..errors import ParameterError, ShapeError
 from .mesh import mesh_devices
 
@@ -80,7 +81,7 @@ def shard_sweep(fn: Callable[..., Any], mesh: Mesh | None = None) -> Callable[..
     points = NamedSharding(mesh, PartitionSpec(mesh.axis_names[0]))
     replicated = NamedSharding(mesh, PartitionSpec())
     n_devices = mesh.devices.size
-    run = jax.jit(lambda values, shared: jax.vmap(lambda v: fn(v, *shared))(values), out_shardings=points)
+    run = jit(lambda values, shared: jax.vmap(lambda v: fn(v, *shared))(values), out_shardings=points)
 
     def sweep(values: Any, *shared: Any) -> Any:
         leaves = jax.tree.leaves(values)

@@ -46,6 +46,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
+from .._jit import jit
 from ..errors import ParameterError
 from ..filters.spectral import IterativeFilter, SpectralFilter, Tikhonov
 from ..kernels.scalar import Kernel
@@ -319,7 +320,7 @@ class RematCrossOperator(BlockedCrossOperator):
         return _remat_matmul(self.kernel, self.X_eval, self.X, C, self.A, self.block_size)
 
 
-@partial(jax.jit, static_argnames=("filt", "n_steps", "chunk", "loss"))
+@partial(jit, static_argnames=("filt", "n_steps", "chunk", "loss"))
 @full_precision
 def checkpointed_path_losses(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int,
                              eval_op: GramOperator, Y_eval: Array, w_eval: Array | None = None,
@@ -404,7 +405,7 @@ def minimize(fun: Callable, raw0: Any, optimizer: str = "adam", n_steps: int = 2
     opt = optax.adam(learning_rate) if optimizer == "adam" else optax.lbfgs()
     value_and_grad = optax.value_and_grad_from_state(fun) if optimizer == "lbfgs" else jax.value_and_grad(fun)
 
-    @jax.jit
+    @jit
     def run(raw0):
         def body(carry, _):
             raw, state, best, best_val = carry

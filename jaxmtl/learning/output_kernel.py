@@ -89,6 +89,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from .._checks import as_float_array, check_int, check_positive
+from .._jit import jit
 from ..errors import ParameterError, ShapeError
 from ..linalg import clip_psd, eigh, eigvalsh
 from ..products import full_precision
@@ -281,7 +282,7 @@ def okl_rotated(s: Array, Yt: Array, lam: ArrayLike, L0: Array, max_iter: int, t
     return Ct, L, objs, ress, it, res < tol
 
 
-@partial(jax.jit, static_argnames=("max_iter",))
+@partial(jit, static_argnames=("max_iter",))
 def _okl_full(K, Y, lam, L0, max_iter, tol):
     s, U = eigh(K)
     s = clip_psd(s)

@@ -53,6 +53,7 @@ import numpy.typing as npt
 from jax.scipy.linalg import cho_factor, cho_solve
 
 from .._checks import as_float_array, check_inputs
+from .._jit import jit
 from ..errors import ParameterError, ShapeError
 from ..kernels.scalar import Kernel
 from ..linalg import eigh
@@ -192,7 +193,7 @@ def task_layout(codes: np.ndarray, n_tasks: int, kernel_of: Any) -> Layout:
     return Layout(buckets, slot)
 
 
-@jax.jit
+@jit
 def _factor(kernel: Kernel, Xu: jax.Array) -> jax.Array:
     """C = V Λ^{1/2} with Ǩ = K̄(x̌, x̌) = V Λ Vᵀ (line 4), negative round-off eigenvalues clipped."""
     Kc = kernel(Xu, Xu)
@@ -200,7 +201,7 @@ def _factor(kernel: Kernel, Xu: jax.Array) -> jax.Array:
     return V * jnp.sqrt(jnp.clip(evals, 0.0))
 
 
-@jax.jit
+@jit
 def _task_grams(kernel: Kernel, Xu: jax.Array, h: jax.Array, mask: jax.Array) -> jax.Array:
     """(m_b, L_b, L_b) blocks K̃ʲ(kʲ, kʲ), zero on padding."""
     G = jax.vmap(lambda A: kernel(A, A))(Xu[h])
@@ -226,7 +227,7 @@ def prepare(X_unique: np.ndarray, inverse: np.ndarray, w: np.ndarray, layout: La
     return Prepared(_factor(kernel, Xu), tuple(buckets))
 
 
-@jax.jit
+@jit
 def solve(prep: Prepared, Y: jax.Array, alpha, lam) -> tuple[jax.Array, jax.Array]:
     """Algorithm 4 for one (α, λ): returns (č (n, k), c (ℓ, k)) solving (5.4) for Y (ℓ, k).
 
@@ -257,7 +258,7 @@ def solve(prep: Prepared, Y: jax.Array, alpha, lam) -> tuple[jax.Array, jax.Arra
     return B - alpha * (G @ KZ), c                                     # č = Pᵀc (5.8)
 
 
-@jax.jit
+@jit
 def solve_path(prep: Prepared, Y: jax.Array, alpha, lams: jax.Array) -> tuple[jax.Array, jax.Array]:
     """(5.4) for one α and every λ of ``lams`` (L,) from one eigendecomposition: (č (L, n, k), c (L, ℓ, k)).
 
@@ -310,18 +311,18 @@ def build_query(Xq: np.ndarray, slots: np.ndarray, X_unique: np.ndarray, X_fit: 
     return Query(_cross_gram(kernel, Xq, X_unique), jnp.asarray(rows_q), jnp.asarray(Kt, X_fit.dtype))
 
 
-@jax.jit
+@jit
 def _query_rows(kernel: Kernel, Xq, Xt, mask):
     """(q, L) K̃(x_q, x_i) for each query's own task inputs Xt (q, L, p), zero where ~mask."""
     return jax.vmap(lambda x, A: kernel(x[None], A)[0])(Xq, Xt) * mask
 
 
-@jax.jit
+@jit
 def _cross_gram(kernel: Kernel, A, B):
     return kernel(A, B)
 
 
-@jax.jit
+@jit
 def predict_query(query: Query, coef_unique: jax.Array, coef: jax.Array, alpha) -> tuple[jax.Array, jax.Array]:
     """(ḡ, g̃) at the query points (5.3): ḡ = α K̄ č, g̃ = (1 − α) Σ K̃ cʲ; shapes (q,) + coef's trailing."""
     cpad = jnp.concatenate([coef, jnp.zeros((1,) + coef.shape[1:], coef.dtype)])

@@ -54,6 +54,7 @@ import jax
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
+from .._jit import jit
 from ..errors import NonFiniteError, ParameterError
 
 __all__ = ["Database", "TaskRecord", "Solution", "Plan", "receive", "plan", "commit", "solve_shared", "estimate", "gram", "key_of",
@@ -83,7 +84,7 @@ def _pad(a: np.ndarray, shape: tuple) -> np.ndarray:
     return out
 
 
-@jax.jit
+@jit
 def _gram_padded(kernel, A, B):
     return kernel(A, B)
 

@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from jax.typing import ArrayLike
 
+from .._jit import jit
 from ..linalg import clip_psd, eigh, eigvalsh
 from .dictionaries import GramStack
 from ..products import full_precision
@@ -62,7 +63,7 @@ class Predictive(NamedTuple):
         return mean - z * sd, mean + z * sd
 
 
-@jax.jit
+@jit
 def _predictive(K, Kx, kxx, Y, A, lam):
     e, U = eigh(K)
     e = clip_psd(e)
@@ -99,7 +100,7 @@ def predictive(stack: GramStack, cross: GramStack, diag_new: ArrayLike, d: Array
     return _predictive(stack.combine(d), cross.combine(d), kxx, Y, A, jnp.asarray(lam, Y.dtype))
 
 
-@jax.jit
+@jit
 def _dof(K, A, lam):
     e = jnp.maximum(eigvalsh(K), 0.0)
     a = jnp.maximum(eigvalsh(A), 0.0)

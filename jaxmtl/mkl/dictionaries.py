@@ -61,6 +61,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._checks import as_float_array, check_inputs
+from .._jit import filter_jit, jit
 from ..errors import ParameterError, ShapeError
 from ..kernels import Gaussian, Kernel, Linear, Polynomial
 from ..products import full_precision
@@ -270,7 +271,7 @@ def _combine_support_jvp(primals, tangents):
     return out, out_dot
 
 
-_combine_dense = jax.jit(_combine_support)  # compiled once per shape: eager calls do not re-trace the loop
+_combine_dense = jit(_combine_support)  # compiled once per shape: eager calls do not re-trace the loop
 
 
 class KernelDictionary:
@@ -411,12 +412,12 @@ class KernelDictionary:
         return 1.0 / stat
 
 
-@eqx.filter_jit
+@filter_jit
 def _materialise(st: GramStack) -> Array:
     return st.matrices()
 
 
-@partial(jax.jit, static_argnames=("tol", "max_rank"))
+@partial(jit, static_argnames=("tol", "max_rank"))
 def _pivoted_cholesky(K: Array, tol: float, max_rank: int) -> tuple[Array, Array]:
     """(m, n, max_rank) factors (columns beyond the rank are zero) and (m,) ranks of the PSD matrices
     of K; a rank of max_rank + 1 marks a matrix whose remainder still had trace > tol·tr K there."""
@@ -441,7 +442,7 @@ def _pivoted_cholesky(K: Array, tol: float, max_rank: int) -> tuple[Array, Array
     return jax.lax.map(one, K)
 
 
-@eqx.filter_jit
+@filter_jit
 def _diagonal(st: GramStack) -> Array:
     vals = jnp.concatenate([jax.lax.map(lambda item, A=_select(st.X1, g.columns): item[1].diag(A), (g.ids, g.kernel))
                             for g in st.groups])[jnp.asarray(st.order)]

@@ -44,6 +44,7 @@ import numpy.typing as npt
 from jax.typing import ArrayLike
 
 from .._checks import require_concrete
+from .._jit import jit
 from ..operators import separable_solve
 from .dictionaries import GramStack
 from .simplex import simplex_qp
@@ -128,7 +129,7 @@ def _d_problem(P, C, Y, A, lam, w):
     return jnp.einsum("kit,lit->kl", V, V), jnp.einsum("kit,it->k", V, U), V
 
 
-@partial(jax.jit, static_argnames=("solver", "smo_max_iter"))
+@partial(jit, static_argnames=("solver", "smo_max_iter"))
 @full_precision
 def rls2_step(stack: GramStack, Y: Array, lam: ArrayLike, d: Array, A: Array | None = None, w: Array | None = None,
               C0: Array | None = None, solver: str = "cholesky", smo_tol: float = 1e-10,
@@ -191,7 +192,7 @@ def _resolve_solver(solver: str, n: int) -> str:
     return solver
 
 
-@partial(jax.jit, static_argnames=("max_iter", "solver", "smo_max_iter"))
+@partial(jit, static_argnames=("max_iter", "solver", "smo_max_iter"))
 def _solve_jit(stack, Y, lam, A, w, d0, tol, max_iter, solver, smo_tol, smo_max_iter):
     return _solve(stack, Y, lam, A, w, d0, jnp.zeros_like(Y), tol, max_iter, solver, smo_tol, smo_max_iter)
 
@@ -222,7 +223,7 @@ def rls2_solve(stack: GramStack, Y: ArrayLike, lam: ArrayLike, A: ArrayLike | No
                       _resolve_solver(solver, n), smo_tol, smo_max_iter)
 
 
-@partial(jax.jit, static_argnames=("max_iter", "solver", "smo_max_iter"))
+@partial(jit, static_argnames=("max_iter", "solver", "smo_max_iter"))
 def _path_jit(stack, Y, lambdas, A, w, tol, max_iter, solver, smo_tol, smo_max_iter, rows=None):
     def one(carry, lam):
         d, C = carry

@@ -26,6 +26,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+from .._jit import jit
 from ..products import full_precision
 
 __all__ = ["simplex_qp", "simplex_violation"]
@@ -38,7 +39,7 @@ def simplex_violation(g: Array, d: Array) -> Array:
     return jnp.max(jnp.where(d > 0, g, -jnp.inf)) - jnp.min(g)
 
 
-@partial(jax.jit, static_argnames=("max_iter",))
+@partial(jit, static_argnames=("max_iter",))
 @full_precision
 def simplex_qp(Q: Array, b: Array, d0: Array, tol: float = 1e-10, max_iter: int = 100_000) -> Array:
     """argmin over the simplex of ½ dᵀQd − bᵀd by SMO, warm-started at d0 ∈ Δ_m.

@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._jit import jit
 from ..kernels.scalar import Gaussian
 from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
@@ -89,7 +90,7 @@ def fold_gathers(train: np.ndarray, valid: np.ndarray, parts: np.ndarray, masks:
     return tr, tw, ho, np.take_along_axis(parts, ho[..., None], axis=2) & hw[..., None]
 
 
-@partial(jax.jit, static_argnames=("filt",))
+@partial(jit, static_argnames=("filt",))
 def task_fold_losses(widths, active, X, y, folds, filt, params, report=None):
     """Held-out sums of squared errors (W, T, k, P, d, V) of every width × task × fold × filter
     parameter × output, on each of V parts of the held-out rows.

@@ -38,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import check_random_state
+from .._jit import jit
 from ..errors import ParameterError
 from ..filters.spectral import Tikhonov
 from ..kernels.scalar import Gaussian
@@ -165,7 +166,7 @@ def fit_gradient(est, X: np.ndarray, Y: np.ndarray):
     scale = float(np.mean(np.asarray(kernel0.diag(Xs))))
     lambdas = est._resolve_params(Tikhonov(), scale if scale > 0 else 1.0)
     lam_grid = jnp.asarray(lambdas, dtype)
-    grid_vals = np.asarray(jax.jit(lambda ls: jax.lax.map(lambda lam: criterion(kernel0, om0, lam), ls))(lam_grid))
+    grid_vals = np.asarray(jit(lambda ls: jax.lax.map(lambda lam: criterion(kernel0, om0, lam), ls))(lam_grid))
     grid_vals = np.where(np.isfinite(grid_vals), grid_vals, np.inf)
     lam0 = float(lambdas[int(np.argmin(grid_vals))])
 
@@ -186,9 +187,9 @@ def fit_gradient(est, X: np.ndarray, Y: np.ndarray):
     def objective(raw):
         return criterion(*params_of(raw))
 
-    start_score = float(jax.jit(objective)(raw0))
+    start_score = float(jit(objective)(raw0))
     best, trace = minimize(objective, raw0, "adam", GRADIENT_STEPS, LEARNING_RATE)
-    end_score = float(jax.jit(objective)(best))
+    end_score = float(jit(objective)(best))
     if not end_score <= start_score:  # the start is the best point seen
         best, end_score = raw0, start_score
     kern, om, lam = params_of(best)

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._jit import jit
 from ..errors import ParameterError, RouteFallbackWarning
 from ..filters.spectral import IteratedTikhonov, SpectralFilter, Tikhonov
 from ..linalg import clip_psd, eigh
@@ -83,7 +84,7 @@ def on_route(score_grid, stacked, args: tuple, route: str):
     return out
 
 
-@partial(jax.jit, static_argnames=("filt",))
+@partial(jit, static_argnames=("filt",))
 def _refit_eigen(kern, X, Y, a, V, filt, param, n):
     m = (jnp.arange(X.shape[0]) < n).astype(Y.dtype)
     s, U = eigh(kern(X, X) * m[:, None] * m[None, :])
@@ -91,7 +92,7 @@ def _refit_eigen(kern, X, Y, a, V, filt, param, n):
     return filtered_coefficients(filt, eig, Y, param, n=n.astype(Y.dtype))
 
 
-@partial(jax.jit, static_argnames=("filt",))
+@partial(jit, static_argnames=("filt",))
 def _refit_direct(kern, X, Y, a, V, filt, param, n, groups):
     m = (jnp.arange(X.shape[0]) < n).astype(Y.dtype)
     return direct_coefficients(kern(X, X) * m[:, None] * m[None, :], Y, a, V, filt, param, groups, n=n.astype(Y.dtype))

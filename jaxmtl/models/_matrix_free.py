@@ -35,6 +35,7 @@ import jax
 import numpy as np
 
 from .._checks import check_bool
+from .._jit import jit
 from .._progress import StageReporter, reporting
 from ..errors import DivergenceError, ParameterError
 from ..filters.spectral import SpectralFilter
@@ -148,14 +149,14 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
     return score
 
 
-@partial(jax.jit, static_argnames=("build", "filt"))
+@partial(jit, static_argnames=("build", "filt"))
 def _dense_refit(build, kernel, param, data, Y, filt, path_param, n=None):
     """Coefficients of the materialised operator ``build(kernel, param, data)`` at ``path_param``
     (``n``: the real rows, the others padding with zero coefficients)."""
     return dense_coefficients(build(kernel, param, data), Y, filt, path_param, n)
 
 
-@partial(jax.jit, static_argnames=("build", "filt", "n_steps", "progress"))
+@partial(jit, static_argnames=("build", "filt", "n_steps", "progress"))
 def _path_refit(build, kernel, param, data, Y, filt, n_steps, progress=False):
     """The path of the operator ``build(kernel, param, data)`` (built in the same program: eager,
     its kernel evaluation compiled a program per operation and shape)."""

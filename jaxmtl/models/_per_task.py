@@ -52,6 +52,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._jit import jit
 from ..kernels.scalar import Gaussian
 from ..operators.tasks import task_block_index
 from ..paths.eigen import filtered_coefficients
@@ -135,7 +136,7 @@ def cross_fitted(scores: np.ndarray, rows: np.ndarray, null: np.ndarray | None =
     return loss.sum(axis=1)
 
 
-@partial(jax.jit, static_argnames=("filt",))
+@partial(jit, static_argnames=("filt",))
 def task_coefficients(widths, X, y, valid, filt, params):
     """Per-task refit on all of each task's rows: (coefficients (T, r), means (T,)).
 
@@ -152,7 +153,7 @@ def task_coefficients(widths, X, y, valid, filt, params):
     return jax.vmap(one_task)(widths, X, y, valid, params)
 
 
-@partial(jax.jit, static_argnames=("filt",))
+@partial(jit, static_argnames=("filt",))
 def output_coefficients(slots, active, slot_of, X, Y, valid, filt, params):
     """Per-output refit on all rows, one eigendecomposition per distinct width: (coefficients
     (r, d), means (d,)). slots (S,) the distinct widths (a batch padded to S = d: ``active``
@@ -175,7 +176,7 @@ def output_coefficients(slots, active, slot_of, X, Y, valid, filt, params):
     return jax.lax.map(one_slot, (slots, active, jnp.arange(len(slots)))).sum(axis=0), means
 
 
-@jax.jit
+@jit
 def _task_predict(widths, X_fit, coef, means, X_new, codes):
     """(m,) every row's own task's prediction: each task's model evaluated at all m rows, (T, m)."""
     F = jax.vmap(lambda w, Xf, c, mu: Gaussian(w)(X_new, Xf) @ c + mu)(widths, X_fit, coef, means)
@@ -436,7 +437,7 @@ def select_outputs(X: np.ndarray, Y: np.ndarray, masks: np.ndarray, filt, params
     return fit, float(output_losses.sum()), float(crossed.sum())
 
 
-@jax.jit
+@jit
 def output_predict(widths, X_fit, coef, X_new):
     """(m, d) Σ_i K_{σ_j}(x, x_i) coef[i, j] of every output j at X_new (m, p): widths (d,),
     X_fit (n, p), coef (n, d)."""

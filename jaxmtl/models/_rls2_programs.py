@@ -13,11 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._jit import jit
 from ..linalg import clip_psd, eigh
 from ..mkl.rls2 import _c_step, _path_jit, path_predict
 
 
-@partial(jax.jit, static_argnames=("max_iter", "solver", "smo_max_iter", "one_vs_all"))
+@partial(jit, static_argnames=("max_iter", "solver", "smo_max_iter", "one_vs_all"))
 def _fold_paths(stack, Y, grid, A, W, R, mus, tol, max_iter, solver, smo_tol, smo_max_iter, one_vs_all):
     """Paths for every row-weight vector in W (S, n), one after another (``lax.map``: each set's
     alternations stop at its own δ), and their (L, n, T) outputs at all rows. R: None, or (S, r) the
@@ -49,7 +50,7 @@ def _row_sets(masks: np.ndarray) -> np.ndarray:
     return out
 
 
-@jax.jit
+@jit
 def _single_kernel_paths(stack, idx, Y, grid, A, W, R, mus):
     """Kernel ridge with each basis kernel ``idx[j]`` alone, for every fold (row weights W (k, n), rows
     R (k, r) from :func:`_row_sets`, means mus (k, T)) along the λ grid: (J, k, L, n, T) predictions at
@@ -78,13 +79,13 @@ def _single_kernel_paths(stack, idx, Y, grid, A, W, R, mus):
     return jax.lax.map(one_kernel, idx)
 
 
-@partial(jax.jit, static_argnames=("solver",))
+@partial(jit, static_argnames=("solver",))
 def _refit(stack, d, Y, A, lam, solver):
     """(n, T) coefficients c*(d) of (4.2) on all rows."""
     return _c_step(stack, d, Y, A, lam, jnp.ones(Y.shape[0], Y.dtype), jnp.zeros_like(Y), solver)
 
 
-@partial(jax.jit, static_argnames=("one_vs_all",))
+@partial(jit, static_argnames=("one_vs_all",))
 def _predict(cross, d, C, A, one_vs_all):
     if one_vs_all:
         return jax.vmap(lambda dk, Ck: cross.combine(dk) @ Ck[:, 0], out_axes=1)(d, C)

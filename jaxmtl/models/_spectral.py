@@ -32,16 +32,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import (
-    check_bool,
-    check_fraction,
-    check_int,
-    check_n_folds,
-    check_output_matrix,
-    check_positive_array,
-    check_random_state,
-    check_unit_interval,
-)
+from .._checks import (check_bool, check_fraction, check_int, check_n_folds, check_output_matrix, check_positive_array,
+                       check_random_state, check_unit_interval)
+from .._jit import jit
 from .._progress import StageReporter
 from ..errors import ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter
@@ -111,7 +104,7 @@ def _path_params(filt: SpectralFilter, params: np.ndarray):
     return full, np.isin(full, params), params - 1
 
 
-@partial(jax.jit, static_argnames=("filt", "selection", "base_loss", "route"))
+@partial(jit, static_argnames=("filt", "selection", "base_loss", "route"))
 def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, offset, report=None, route="eigen",
                 groups=None, n=None):
     """(per-fold validation losses (W, k, Ω, P + 1[, 2]) for every kernel × fold × output matrix ×
@@ -170,13 +163,13 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
     return out, jnp.all(ok)
 
 
-@jax.jit
+@jit
 def _mean_diag(kern, X, n):
     """mean K(x, x) over the first ``n`` rows of X (the rest padding)."""
     return jnp.sum(jnp.where(jnp.arange(X.shape[0]) < n, kern.diag(X), 0.0)) / n
 
 
-@jax.jit
+@jit
 def _predict(kern, X_new, X_fit, C, A):
     return kern(X_new, X_fit) @ C @ A
 

@@ -44,6 +44,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._checks import check_bool, check_int, check_outputs, check_random_state
+from .._jit import jit
 from .._progress import StageReporter
 from ..errors import DivergenceError, ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter, get_filter
@@ -107,7 +108,7 @@ def _feature_map(kernel: Kernel, basis: Array, approximation: str) -> FeatureMap
     return RandomFourierFeatures(basis / width)
 
 
-@jax.jit
+@jit
 def _predict_block(fmap: FeatureMap, X: Array, W: Array) -> Array:
     return fmap(X) @ W
 
@@ -123,7 +124,7 @@ def _score(kernels, basis, X, Y, rows, ids, n_groups, a, V, filt, params, approx
     return jax.lax.map(one, kernels)
 
 
-_score_jit = jax.jit(_score, static_argnames=("n_groups", "filt", "approximation"))
+_score_jit = jit(_score, static_argnames=("n_groups", "filt", "approximation"))
 
 
 if TYPE_CHECKING:  # the mixin runs inside a _SpectralEstimator: every estimator using it is one

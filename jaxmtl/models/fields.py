@@ -68,6 +68,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._checks import check_bool, check_outputs, check_random_state, check_unit_interval
+from .._jit import jit
 from .._progress import StageReporter
 from ..errors import ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter, get_filter
@@ -116,12 +117,12 @@ def _build_independent(kern, gamma, X):
     return SeparableOperator(kern(X, X), jnp.eye(X.shape[1], dtype=X.dtype))
 
 
-@jax.jit
+@jit
 def _expansion(kern, X_new, X_fit, coef):
     return kern(X_new, X_fit) @ coef
 
 
-@jax.jit
+@jit
 def _parts(sigma, gamma, X_new, X_fit, coef):
     return field_operator(X_new, X_fit, sigma, gamma).parts(coef)
 

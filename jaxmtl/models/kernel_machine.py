@@ -42,6 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import check_bool, check_int, check_n_folds, check_output_matrix, check_outputs, check_random_state
+from .._jit import jit
 from ..errors import LabelError, ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..operators import SeparableOperator
@@ -68,18 +69,18 @@ except ImportError:  # pragma: no cover - exercised only without scikit-learn
         pass
 
 
-@jax.jit
+@jit
 def _gram(kern, X):
     """K(X, X) as one compiled call (distances and kernel fused; op by op it costs more than the solver)."""
     return kern(X, X)
 
 
-@jax.jit
+@jit
 def _predict(kern, X_new, X_fit, coef, A, b):
     return kern(X_new, X_fit) @ coef @ A + b
 
 
-@jax.jit
+@jit
 def _held_out_predictions(K, coef, A, b):
     """(k, n_C, n, d) predictions Γc + b of every fold's path on every row."""
     return jnp.einsum("ij,kcjd,de->kcie", K, coef, A) + b[:, :, None, :]

@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._checks import as_float_array, check_bool, check_fraction, check_random_state
+from .._jit import jit
 from ..errors import ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..mixed_effect.centralized import (build_query, merge_repeats, predict_query, prepare, solve, solve_path,
@@ -82,7 +83,7 @@ def condition_bound(prep, inverse: np.ndarray, w: np.ndarray, alpha, lam):
     return 1.0 + np.maximum(alpha * kbar, (1 - alpha) * kt) / lam
 
 
-@partial(jax.jit, static_argnames=("fit_intercept",))
+@partial(jit, static_argnames=("fit_intercept",))
 def _with_bias(c_unique, c, fit_intercept: bool):
     """Coefficients with the unpenalized bias b = 1ᵀSy / 1ᵀS1 (columns [y, 1]); b = 0 without."""
     if not fit_intercept:
@@ -99,7 +100,7 @@ def _validation_loss(query, y_val, s_val, alpha, c_unique, c, fit_intercept: boo
     return jnp.sum(s_val * (g_bar + g_tilde + b - y_val) ** 2) / jnp.sum(s_val)
 
 
-@partial(jax.jit, static_argnames=("fit_intercept", "batch_size"))
+@partial(jit, static_argnames=("fit_intercept", "batch_size"))
 def _grid_losses(prep, Y, query, y_val, s_val, grid, fit_intercept: bool, batch_size: int):
     """Weighted validation MSE of Algorithm 4 for every (α, λ) row of ``grid`` (lax.map in batches)."""
     def one(al):
@@ -109,7 +110,7 @@ def _grid_losses(prep, Y, query, y_val, s_val, grid, fit_intercept: bool, batch_
     return jax.lax.map(one, grid, batch_size=batch_size)
 
 
-@partial(jax.jit, static_argnames=("fit_intercept",))
+@partial(jit, static_argnames=("fit_intercept",))
 def _path_losses(prep, Y, query, y_val, s_val, alphas, lams, fit_intercept: bool):
     """(A, L) weighted validation MSE of every α × λ: one eigendecomposition per α, every λ from it
     (:func:`~jaxmtl.mixed_effect.centralized.solve_path`)."""

@@ -38,6 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._checks import check_bool, check_n_folds, check_outputs, check_random_state, check_unit_interval
+from .._jit import jit
 from ..errors import ParameterError, ShapeError, TaskError
 from ..kernels.scalar import Gaussian, Kernel
 from ..operators.base import DenseOperator
@@ -110,7 +111,7 @@ def _padded_data(X: np.ndarray, codes: np.ndarray) -> Callable:
     return data
 
 
-@jax.jit
+@jit
 def _predict(kern, omega, X_new, X_fit, codes_new, codes_fit, coef):
     """(m,) Q_ω(X_new, X_fit) coef, the same-task mask of the codes built inside the program."""
     return _operator(kern(X_new, X_fit), omega, None, None, same_task_mask(codes_new, codes_fit)).mv(coef)[:, 0]

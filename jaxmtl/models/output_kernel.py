@@ -68,6 +68,7 @@ from .._checks import (
     check_positive,
     check_positive_array,
 )
+from .._jit import jit
 from .._progress import StageReporter
 from ..errors import GridEdgeWarning, ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel
@@ -99,7 +100,7 @@ def lambda_scale(K, Y):
     return (jnp.linalg.norm(K) * jnp.linalg.norm(Y)) ** (2.0 / 3.0)
 
 
-@partial(jax.jit, static_argnames=("max_iter", "rank", "loss", "relative", "sizes"))
+@partial(jit, static_argnames=("max_iter", "rank", "loss", "relative", "sizes"))
 def _score_grid(kernels, X, Y, lambdas, masks, offset, max_iter, tol, rank, loss, relative, sizes):
     """Held-out losses (W, P[, 2]) for every kernel × λ, folds averaged; and the λ grids (W, P).
 
@@ -148,7 +149,7 @@ def output_correlation(L) -> np.ndarray:
     return np.divide(L, np.outer(s, s), out=np.zeros_like(L), where=np.outer(s, s) > 0)
 
 
-@jax.jit
+@jit
 def _predict(kern, X_new, X_fit, C, L):
     return kern(X_new, X_fit) @ C @ L
 

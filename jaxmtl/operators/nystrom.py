@@ -45,6 +45,7 @@ import numpy.typing as npt
 from jax.typing import ArrayLike
 
 from .._checks import check_inputs, check_int, check_positive, check_random_state, is_traced
+from .._jit import filter_jit
 from ..errors import ParameterError, ShapeError
 from ..kernels.scalar import GRAM_PRECISION, Kernel
 from ..linalg import clip_psd, eigh
@@ -282,7 +283,7 @@ def group_blocks(groups: npt.ArrayLike | None, n_groups: int, n: int, block_size
     return np.concatenate(rows).astype(np.int32), np.concatenate(ids).astype(np.int32)
 
 
-@eqx.filter_jit
+@filter_jit
 @full_precision
 def accumulate_statistics(fmap: FeatureMap, X: Array, Y: Array, rows: Array, ids: Array,
                           n_groups: int) -> FeatureStatistics:
@@ -338,7 +339,7 @@ def ridge_leverage_scores(kernel: Kernel, X: npt.ArrayLike, ridge: float, subset
     return np.clip(np.asarray(scores), 0.0, 1.0)
 
 
-@eqx.filter_jit
+@filter_jit
 def _leverage(kernel, X, XJ, ridge, block_size):
     n, m = X.shape[0], XJ.shape[0]
     KJJ = kernel(XJ, XJ)

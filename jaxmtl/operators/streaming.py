@@ -39,6 +39,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from .._checks import check_int, require_concrete
+from .._jit import filter_jit
 from .._progress import ProgressBar
 from ..errors import NonFiniteError, ShapeError
 from .nystrom import FeatureMap, FeatureStatistics, accumulate_statistics
@@ -81,7 +82,7 @@ def _read(A: Any, start: int, chunk: int, dtype, name: str) -> np.ndarray:
     return part
 
 
-@eqx.filter_jit
+@filter_jit
 def _add_chunk(total: FeatureStatistics, fmap: FeatureMap, X: ArrayLike, Y: ArrayLike, valid: ArrayLike,
                block: int) -> FeatureStatistics:
     X, Y = jnp.asarray(X), jnp.asarray(Y)
@@ -125,7 +126,7 @@ def stream_statistics(fmap: FeatureMap, X: Any, Y: Any, chunk_rows: int = 65536,
     return total
 
 
-@eqx.filter_jit
+@filter_jit
 def _predict_chunk(fmap: FeatureMap, W: Array, X: ArrayLike, block: int) -> Array:
     X = jnp.asarray(X)
     blocks = X.reshape(-1, block, X.shape[1])  # features of one block at a time: memory O(block·D)

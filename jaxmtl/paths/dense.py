@@ -42,6 +42,7 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
+from .._jit import jit
 from ..errors import ParameterError
 from ..filters.spectral import SpectralFilter
 from ..linalg import clip_psd, eigh
@@ -92,7 +93,7 @@ def dense_eigh(op: GramOperator, n: Array | None = None) -> tuple[SeparableEigh,
     return _flat_eigh(G), g
 
 
-@partial(jax.jit, static_argnames=("filt",))
+@partial(jit, static_argnames=("filt",))
 def dense_coefficients(op: GramOperator, Y: Array, filt: SpectralFilter, param, n: Array | None = None) -> Array:
     """Coefficients C (n, d) = g_param(G/n) Y / n of any filter, from one eigendecomposition.
 
@@ -113,7 +114,7 @@ def dense_coefficients(op: GramOperator, Y: Array, filt: SpectralFilter, param, 
     return (d / g) * C.reshape(rows, d)
 
 
-@partial(jax.jit, static_argnames=("build", "filt", "selection", "loss", "sizes"))
+@partial(jit, static_argnames=("build", "filt", "selection", "loss", "sizes"))
 def dense_grid_losses(build: Callable, kernels, params, data, Y: Array, filt: SpectralFilter,
                       path_params: Array, selection: str, masks: Array | tuple | None, sizes: tuple[int, int] | None,
                       loss: Callable = mse_loss, report: Array | None = None, n: Array | None = None) -> Array:

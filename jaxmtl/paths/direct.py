@@ -50,6 +50,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from .._checks import is_traced
+from .._jit import jit
 from ..errors import ParameterError
 from ..filters.spectral import IteratedTikhonov, SpectralFilter, Tikhonov
 from .eigen import mse_loss
@@ -206,7 +207,7 @@ class DirectPath(NamedTuple):
         return Ct.T @ self.V.T
 
 
-@partial(jax.jit, static_argnames=("filt", "kind", "loss"))
+@partial(jit, static_argnames=("filt", "kind", "loss"))
 def _direct_losses(K, Y, a, V, filt, params, kind, K_eval, Y_eval, w_eval, loss, n_eff, values, index):
     """(losses, ok, pair coefficients) of hold-out, LOO or GCV."""
     order = direct_order(filt)
@@ -275,7 +276,7 @@ def direct_losses(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFilter, 
     return DirectPath(losses, ok, C, index, V)
 
 
-@partial(jax.jit, static_argnames=("filt", "loss"))
+@partial(jit, static_argnames=("filt", "loss"))
 def _direct_kfold(K, Y, a, V, filt, params, rows, loss, values, index):
     def fold(r):
         tr, held, vt, vh = r
@@ -305,7 +306,7 @@ def direct_kfold_losses(K: Array, Y: Array, a: Array, V: Array, filt: SpectralFi
     return losses, jnp.all(ok)
 
 
-@partial(jax.jit, static_argnames=("filt",))
+@partial(jit, static_argnames=("filt",))
 def _direct_coefficients(K, Y, V, filt, lam, values, index, n_eff):
     c, ok = _pairs(K, Y @ V, n_eff, values, lam[None], direct_order(filt), lambda c, R, L, nlam: c)
     return _gather(c, index)[0, 0] @ V.T, jnp.all(ok)

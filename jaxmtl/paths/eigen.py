@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from .._jit import jit
 from ..errors import ParameterError
 from ..filters.spectral import IterativeFilter, SpectralFilter
 from ..operators.base import SeparableEigh
@@ -227,7 +228,7 @@ def spectral_path(
     return jax.vmap(one_output_matrix, in_axes=(0, None))(eig.a, tau)
 
 
-_spectral_path_jit = partial(jax.jit, static_argnames=("filt", "output", "loss"))(spectral_path)
+_spectral_path_jit = partial(jit, static_argnames=("filt", "output", "loss"))(spectral_path)
 
 
 @wraps(spectral_path)  # type: ignore[no-redef]

@@ -31,6 +31,7 @@ import jax.scipy.linalg as jsl
 import numpy as np
 
 from .._checks import as_float_array, check_int, require_concrete
+from .._jit import jit
 from ..errors import DivergenceError, ParameterError, ShapeError
 from ..filters.spectral import IterativeFilter, get_filter
 from ..operators.base import DenseOperator, GramOperator, SeparableOperator, max_eigenvalue
@@ -80,7 +81,7 @@ def eval_map(fn: Callable, *arrays) -> EvalMap:
     return EvalMap(fn, tuple(jnp.asarray(a) for a in arrays))
 
 
-@partial(jax.jit, static_argnames=("filt", "n_steps"))
+@partial(jit, static_argnames=("filt", "n_steps"))
 def _prediction_scan(op, Y, filt, n_steps, eval_op, tau):
     n = Y.shape[0]
     rhs = Y / n
@@ -165,7 +166,7 @@ def _dense_gram(op) -> Array:
     return op.as_matrix()
 
 
-@partial(jax.jit, static_argnames=("order", "loss"))
+@partial(jit, static_argnames=("order", "loss"))
 @full_precision
 def iterated_tikhonov_scan(G: Array, Y: Array, lam: ArrayLike, order: int, eval_op: GramOperator | None = None,
                            Y_eval: Array | None = None, w_eval: Array | None = None,

@@ -30,6 +30,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from .._checks import as_float_array, check_int, check_unit_interval, require_concrete
+from .._jit import jit
 from .._progress import report_step
 from ..errors import DivergenceError, ParameterError, ShapeError
 from ..filters.spectral import IterativeFilter, NuMethod, get_filter
@@ -54,7 +55,7 @@ def _apply_common_similarity(Z: Array, om: Array) -> Array:
     return om * jnp.sum(Z, axis=2, keepdims=True) + (1.0 - om) * Z
 
 
-@partial(jax.jit, static_argnames=("filt", "n_steps", "loss", "progress"))
+@partial(jit, static_argnames=("filt", "n_steps", "loss", "progress"))
 @full_precision
 def omega_path_scan(K: Array, Y: Array, omegas: Array, filt: IterativeFilter, n_steps: int,
                     K_eval: Array | None = None, Y_eval: Array | None = None, w_eval: Array | None = None,

@@ -47,6 +47,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
+from .._jit import jit
 from ..filters.spectral import SpectralFilter
 from ..kernels.scalar import Kernel
 from ..linalg import clip_psd, eigh
@@ -124,7 +125,7 @@ def _held_out_losses(Gt, Bt, nt, Gh, Bh, Sh, a, V, filt, params, report=None):
     return jax.vmap(one_output_matrix)(a)
 
 
-@partial(jax.jit, static_argnames=("filt", "per_output"))
+@partial(jit, static_argnames=("filt", "per_output"))
 def _feature_kfold_losses(stats, a, V, filt, params, report=None, per_output=False):
     """(k, Ω, P) losses of :func:`feature_kfold_losses`; with ``per_output`` (k, Ω, P, d), each
     output's Σ_held (F − Y)² / (n_held·d) (they sum to the former)."""
@@ -174,14 +175,14 @@ def feature_holdout_losses(train: FeatureStatistics, held: FeatureStatistics, a:
     return _feature_holdout_losses(train, held, a, V, filt, params, report)
 
 
-@partial(jax.jit, static_argnames=("filt",))
+@partial(jit, static_argnames=("filt",))
 def _feature_holdout_losses(train, held, a, V, filt, params, report=None):
     losses = _held_out_losses(train.G.sum(0), train.B.sum(0), train.counts.sum(), held.G.sum(0), held.B.sum(0),
                               held.S.sum(0), a, V, filt, params, report)
     return losses / held.counts.sum()
 
 
-@partial(jax.jit, static_argnames=("filt",))
+@partial(jit, static_argnames=("filt",))
 @full_precision
 def feature_coefficients(stats: FeatureStatistics, a: Array, V: Array, filt: SpectralFilter, param: ArrayLike) -> Array:
     """(D, d) coefficients W on the features, trained on every group: F(x) = φ(x) W A.
@@ -268,7 +269,7 @@ def falkon_path(kernel: Kernel, centres: ArrayLike, X: ArrayLike, Y: ArrayLike, 
                    int(n_steps), min(int(block_size), X.shape[0]), bool(preconditioned))
 
 
-@partial(jax.jit, static_argnames=("n_steps", "block", "preconditioned"))
+@partial(jit, static_argnames=("n_steps", "block", "preconditioned"))
 def _falkon(kernel, Z, X, Y, A, lambdas, Xe, Ye, n_steps, block, preconditioned):
     n, d = Y.shape
     m = Z.shape[0]

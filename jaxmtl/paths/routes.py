@@ -49,6 +49,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._jit import jit
 from ..errors import ParameterError
 from .direct import _factor
 
@@ -187,9 +188,9 @@ def measure_constants(dtype: str = "float32", sizes: tuple[int, ...] = (512, 102
         C = jnp.asarray(rng.normal(size=(n, 8)), dtype)
         eye = jnp.eye(n, dtype=dtype)
         shifts = jnp.arange(1.0, 5.0, dtype=dtype)  # as the direct route runs them: in turn inside one program
-        factors = jax.jit(lambda M: jax.lax.map(lambda t: _factor(M, 1.0, t)[0][-1, -1], shifts))
-        tri = jax.jit(lambda L: jax.lax.linalg.triangular_solve(L, eye, left_side=True, lower=True))
-        eig, mm = jax.jit(jnp.linalg.eigh), jax.jit(jnp.matmul)
+        factors = jit(lambda M: jax.lax.map(lambda t: _factor(M, 1.0, t)[0][-1, -1], shifts))
+        tri = jit(lambda L: jax.lax.linalg.triangular_solve(L, eye, left_side=True, lower=True))
+        eig, mm = jit(jnp.linalg.eigh), jit(jnp.matmul)
         t = _interleaved_best({"eigh": lambda: eig(M), "cholesky": lambda: factors(M), "tri_inverse": lambda: tri(L),
                                "gemm": lambda: mm(M, M), "stream": lambda: mm(M, C)}, repeats)
         n3 = float(n) ** 3

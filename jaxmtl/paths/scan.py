@@ -41,6 +41,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from .._checks import check_bool, check_int, require_concrete
+from .._jit import jit
 from .._progress import StageReporter, report_step, reporting
 from ..errors import DivergenceError, ParameterError
 from ..filters.spectral import IterativeFilter, get_filter
@@ -81,7 +82,7 @@ class PathResult(NamedTuple):
     tau: Array
 
 
-@partial(jax.jit, static_argnames=("filt", "n_steps", "loss", "progress"))
+@partial(jit, static_argnames=("filt", "n_steps", "loss", "progress"))
 @full_precision
 def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, eval_op: GramOperator | None = None,
               Y_eval: Array | None = None, w_eval: Array | None = None, tau: ArrayLike | None = None,
@@ -223,7 +224,7 @@ def nu_method_path(op: GramOperator, Y: ArrayLike, n_steps: int = 150, **kwargs:
     return iterative_path(op, Y, "nu_method", n_steps, **kwargs)
 
 
-@partial(jax.jit, static_argnames=("build", "filt", "n_steps", "loss", "progress"))
+@partial(jit, static_argnames=("build", "filt", "n_steps", "loss", "progress"))
 @full_precision
 def grid_path_losses(build: Callable, kernels: Kernel, params: Array, data: Any, Y: Array, masks: Array,
                      filt: IterativeFilter, n_steps: int, loss: Callable = mse_loss, report: Array | None = None,

@@ -34,6 +34,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from .._checks import check_positive_array
+from .._jit import jit
 from ..errors import ParameterError, ShapeError
 from ..filters.spectral import IteratedTikhonov, SpectralFilter, Tikhonov
 from ..linalg import clip_psd, eigh
@@ -144,7 +145,7 @@ def _tridiagonal_path(K, Y, params, K_eval, Y_eval, w_eval, A, filt, n, output, 
     return jax.vmap(lambda f: loss(f, Y_eval, w_eval))(F)
 
 
-_tridiagonal_path_jit = jax.jit(_tridiagonal_path, static_argnames=("filt", "output", "loss"))
+_tridiagonal_path_jit = jit(_tridiagonal_path, static_argnames=("filt", "output", "loss"))
 
 
 @full_precision

@@ -45,6 +45,7 @@ import numpy.typing as npt
 from jax.typing import ArrayLike, DTypeLike
 
 from .._checks import check_int, require_concrete
+from .._jit import jit
 from ..errors import ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter
 from ..linalg import clip_psd, eigh
@@ -113,7 +114,7 @@ def _hat_path(eig: SeparableEigh, Y, filt, params, tau, emit_from_hat, report=No
     return jax.vmap(one_output_matrix, in_axes=(0, None))(eig.a, tau)
 
 
-@partial(jax.jit, static_argnames=("filt", "loss"))
+@partial(jit, static_argnames=("filt", "loss"))
 @full_precision
 def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
              loss: Callable = mse_loss, report: Array | None = None, n: ArrayLike | None = None) -> Array:
@@ -151,7 +152,7 @@ def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, 
     return _hat_path(eig, Y, filt, params, tau, emit, report, n)
 
 
-@partial(jax.jit, static_argnames=("filt",))
+@partial(jit, static_argnames=("filt",))
 @full_precision
 def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
              report: Array | None = None, n: ArrayLike | None = None) -> Array:
@@ -256,7 +257,7 @@ def _fold_losses(K, Y, a, V, filt, params, rows, loss, report):
                          report=report)
 
 
-@partial(jax.jit, static_argnames=("filt", "loss", "sizes"))
+@partial(jit, static_argnames=("filt", "loss", "sizes"))
 def _kfold_path(K, Y, a, V, filt, params, masks, loss, sizes, report=None):
     rows = masks if sizes is None else jax.vmap(lambda m: fold_rows(m, sizes, K.dtype))(masks)
     return jax.vmap(lambda r: _fold_losses(K, Y, a, V, filt, params, r, loss, report))(rows)

@@ -46,6 +46,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from .._checks import as_float_array, check_bool, check_int
+from .._jit import jit
 from ..errors import ParameterError
 from ..operators import DenseOperator, GramOperator, SeparableOperator
 from ._common import (
@@ -238,12 +239,12 @@ def _solve(cols: ColumnAccess, Y, Cw, eps, key, c0, alpha, *, loss: Loss, tol, m
     return SolverResult(s["c"], b0, s["k"], converged, s["gap"], s["p"], res)
 
 
-@partial(jax.jit, static_argnames=("loss",))
+@partial(jit, static_argnames=("loss",))
 def _cd_jit(cols, Y, Cw, eps, key, c0, alpha, tol, max_sweeps, *, loss):
     return _solve(cols, Y, Cw, eps, key, c0, alpha, loss=loss, tol=tol, max_sweeps=max_sweeps)
 
 
-@partial(jax.jit, static_argnames=("loss",))
+@partial(jit, static_argnames=("loss",))
 def _cd_path_jit(cols, Y, Cs, W, eps, key, alpha, tol, max_sweeps, *, loss):
     def one_mask(w):
         def step(c0, C):

@@ -41,6 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import check_bool, check_positive
+from .._jit import jit
 from ..errors import DivergenceError, ParameterError
 from ..operators import GramOperator, max_eigenvalue
 from ._common import (
@@ -63,7 +64,7 @@ __all__ = ["fixed_point", "fixed_point_path", "step_size"]
 Array = jax.Array
 
 
-@jax.jit
+@jit
 @full_precision
 def step_size(op: GramOperator) -> Array:
     """α = 1/‖Γ‖₂ ([Din11] §2.2.1), ‖Γ‖₂ from the operator's own bound or Lanczos."""
@@ -103,13 +104,13 @@ def _solve(op, Y, Cw, eps, alpha, c0, b0, *, loss: Loss, fit_intercept, tol, max
     return SolverResult(s["c"], s["b"], s["k"], converged, s["gap"], s["p"], res)
 
 
-@partial(jax.jit, static_argnames=("loss", "fit_intercept"))
+@partial(jit, static_argnames=("loss", "fit_intercept"))
 def _fixed_point_jit(op, Y, Cw, eps, alpha, c0, b0, tol, max_iter, accelerate, *, loss, fit_intercept):
     return _solve(op, Y, Cw, eps, alpha, c0, b0, loss=loss, fit_intercept=fit_intercept, tol=tol,
                   max_iter=max_iter, accelerate=accelerate)
 
 
-@partial(jax.jit, static_argnames=("loss", "fit_intercept"))
+@partial(jit, static_argnames=("loss", "fit_intercept"))
 def _path_jit(op, Y, Cs, W, eps, alpha, tol, max_iter, accelerate, *, loss, fit_intercept):
     """vmap over weight masks W (k, n, d) of a warm-started scan over the C grid (ascending)."""
 

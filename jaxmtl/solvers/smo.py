@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import check_bool, check_int
+from .._jit import jit
 from ..errors import ParameterError
 from ..operators import DenseOperator, SeparableOperator
 from ._common import (
@@ -218,14 +219,14 @@ def _solve(K, scale, Y, Cw, eps, A0, *, loss: Loss, bias, tol, max_iter):
     return a, SolverResult(c, b, jnp.max(k), jnp.all(viol <= tol), gap, p, res)
 
 
-@partial(jax.jit, static_argnames=("loss", "bias"))
+@partial(jit, static_argnames=("loss", "bias"))
 def _smo_jit(K, scale, Y, Cw, eps, tol, max_iter, *, loss, bias):
     m = Y.shape[0] * (2 if loss.name == "epsilon_insensitive" else 1)
     A0 = jnp.zeros((m, Y.shape[1]), Y.dtype)
     return _solve(K, scale, Y, Cw, eps, A0, loss=loss, bias=bias, tol=tol, max_iter=max_iter)[1]
 
 
-@partial(jax.jit, static_argnames=("loss", "bias"))
+@partial(jit, static_argnames=("loss", "bias"))
 def _smo_path_jit(K, scale, Y, Cs, W, eps, tol, max_iter, *, loss, bias):
     """vmap over weight masks W (k, n, d) of a scan over the ascending C grid, warm-started in the dual."""
     m = Y.shape[0] * (2 if loss.name == "epsilon_insensitive" else 1)
