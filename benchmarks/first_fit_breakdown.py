@@ -17,13 +17,15 @@ JAX's default configuration (float32, no persistent cache). The child records
   each program costs beyond its compilation: dispatch set-up, first-touch memory).
 
 ``--xla-flags=FLAGS`` (once per variant) adds variants run with ``XLA_FLAGS`` set to each given
-string (e.g. ``--xla_backend_optimization_level=0``), alternated with the default configuration in
-every repeat, so that their ratios are measured under the same load.
+string (e.g. ``--xla_backend_optimization_level=0``), and ``--plain-jit`` a variant with
+``JAXMTL_PLAIN_JIT=1`` (the library's programs as plain ``jax.jit`` ones, without the compile options
+of ``jaxmtl._jit``), alternated with the default configuration in every repeat, so that their
+ratios are measured under the same load.
 
 Usage::
 
     python benchmarks/first_fit_breakdown.py [--quick] [--n 200] [--repeats 3] [--estimators ...]
-        [--xla-flags=--xla_backend_optimization_level=0] [--shared] [--name first_fit_breakdown]
+        [--xla-flags=--xla_backend_optimization_level=0] [--plain-jit] [--shared] [--name first_fit_breakdown]
 
 ``--quick``: ``VectorValuedRegressor`` at n = 100, one repeat (``<name>_quick``). Writes
 ``benchmarks/results/<name>.json`` (medians over the repeats, every run kept).
@@ -42,6 +44,7 @@ import time
 from _bench import FIRST_ANSWER_FIT, ROOT, first_answer_header, table, write
 
 ESTIMATORS = ("VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor")
+PLAIN_JIT = "JAXMTL_PLAIN_JIT=1"  # the variant of --plain-jit
 STAGES = {"jaxpr_trace_duration": "trace_s", "jaxpr_to_mlir_module_duration": "lower_s",
           "backend_compile_duration": "compile_s"}
 
@@ -81,7 +84,9 @@ print(json.dumps({"import_jax_s": t_jax - t0, "import_estimators_s": t_imp - t_j
 def _child(kind: str, n: int, flags: str) -> dict:
     """One fresh process: its record (see the module's docstring) and its whole wall time."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}  # JAX's defaults
-    if flags:
+    if flags == PLAIN_JIT:
+        env["JAXMTL_PLAIN_JIT"] = "1"
+    elif flags:
         env["XLA_FLAGS"] = flags
     code = f"STAGES = {STAGES!r}\n" + _CHILD
     start = time.perf_counter()
@@ -119,12 +124,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--estimators", nargs="+", default=list(ESTIMATORS), choices=ESTIMATORS)
     parser.add_argument("--xla-flags", action="append", default=[], help="XLA_FLAGS strings to compare with the default")
+    parser.add_argument("--plain-jit", action="store_true",
+                        help="a variant with JAXMTL_PLAIN_JIT=1: the library's programs without their compile options")
     parser.add_argument("--shared", action="store_true", help="the machine ran other work at the same time")
     parser.add_argument("--name", default="first_fit_breakdown")
     args = parser.parse_args(argv)
     if args.quick:
         args.n, args.repeats, args.estimators, args.name = 100, 1, ["VectorValuedRegressor"], "first_fit_breakdown_quick"
-    variants = ["", *args.xla_flags]
+    variants = ["", *args.xla_flags, *([PLAIN_JIT] if args.plain_jit else [])]
     rows = []
     for kind in args.estimators:
         runs: dict[str, list[dict]] = {v: [] for v in variants}

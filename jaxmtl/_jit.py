@@ -15,7 +15,8 @@ options. So the option never reaches the user's own programs, and JAX's global c
 left as it is. It is a per-program XLA debug option: GPU and TPU compilers ignore it, and JAX keys
 its persistent compilation cache on it. Where the installed JAX lacks either the option or the
 means to tell the top level from a trace (JAX before 0.10, the versions not tested with it), the
-programs are plain ``jax.jit`` ones.
+programs are plain ``jax.jit`` ones; so they are with ``JAXMTL_PLAIN_JIT=1`` in the environment
+when the process starts (to compare, or to rule the option out when a result puzzles you).
 
 Example:
     >>> import jax, jax.numpy as jnp
@@ -27,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any, Callable
 
 import equinox as eqx
@@ -45,7 +47,9 @@ def _top_level_test() -> Callable[[], bool] | None:
     return getattr(context, "is_top_level", None)
 
 
-_IS_TOP_LEVEL = _top_level_test() if jax.__version_info__ >= (0, 10) else None
+# JAXMTL_PLAIN_JIT=1 in the environment: plain jax.jit programs (XLA's defaults), to compare or to rule the option out
+_PLAIN = os.environ.get("JAXMTL_PLAIN_JIT", "") not in ("", "0")
+_IS_TOP_LEVEL = None if _PLAIN or jax.__version_info__ < (0, 10) else _top_level_test()
 
 # XLA:CPU's elementwise fusions through the LLVM emitters instead of the MLIR fusion emitters:
 # the same kernels, about half the compile time on the library's programs (module docstring).
