@@ -5,7 +5,8 @@ Called from the top level (no transformation tracing the caller), the program is
 :data:`COMPILE_OPTIONS`, which switches off XLA:CPU's MLIR fusion emitters: its elementwise fusions
 take XLA's LLVM emitters instead. On the 2-core CPU a default fit's programs then compile in
 about half the time (``VectorValuedRegressor()`` at 200 rows 1.22 → 0.74 s of compilation,
-``MultiTaskRegressor()`` 2.32 → 1.28 s) and warm fits run as fast (2000 rows: 11.96 and 11.85 s);
+``MultiTaskRegressor()`` 2.32 → 1.28 s) and warm fits run as fast (2000 rows: 11.79 s without,
+11.88 s with);
 docs/performance.md, "Compilation", has the measurements and the command that repeats them.
 
 Called inside a transformation — the user's own ``jax.jit``, ``vmap`` or ``grad``, or another
