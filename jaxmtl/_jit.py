@@ -58,9 +58,10 @@ COMPILE_OPTIONS: dict[str, Any] | None = None if _IS_TOP_LEVEL is None else {"xl
 
 
 class _Program:
-    """A function compiled twice over: with :data:`COMPILE_OPTIONS` when called from the top
-    level, as plain ``jax.jit`` (or ``equinox.filter_jit``) inside a transformation. Other
-    attributes (``lower``, ``trace``, ``eval_shape``) are the top-level program's."""
+    """A function with two compiled forms, each compiled when first called in its context: with
+    :data:`COMPILE_OPTIONS` from the top level, plain ``jax.jit`` (or ``equinox.filter_jit``)
+    inside a transformation. Other attributes (``lower``, ``trace``, ``eval_shape``) are the
+    top-level form's."""
 
     def __init__(self, make: Callable[..., Any], fun: Callable[..., Any], kwargs: dict[str, Any]):
         functools.update_wrapper(self, fun)
