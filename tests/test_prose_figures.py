@@ -123,29 +123,43 @@ def test_scale_page_million_paragraph_matches_the_recorded_runs():
     big, small = ours[1_000_000], ours[10_000]
     m = _quoted(page, r"\(([\d.]+) s of the ([\d.]+) s at 10⁶ rows, M = 2000\)")
     assert [float(x) for x in m.groups()] == [round(big["train_pass_s"]), round(big["seconds_to_model"])]
-    m = _quoted(page, r"\(([\d.]+) s of the ([\d.]+) s at 10⁴ rows, where")
+    m = _quoted(page, r"\(([\d.]+) s of the ([\d.]+) s at 10⁴ rows\)")
     fixed = small["seconds_to_model"] - small["train_pass_s"]
     assert [float(x) for x in m.groups()] == [round(fixed), round(small["seconds_to_model"])]
     assert all(r["selected"]["family"] == "per_output" for r in ours.values())  # "picked each output's own λ"
     falkon = {r["n"]: r for r in cpu["rows"] if r["method"] == "falkon" and r["M"] == 2000}
-    m = _quoted(page, r"grid, 280 models, takes ([\d.]+) s to the selected model and ([\d.]+) GB; one Falkon fit, one λ, "
-                      r"takes ([\d.]+) s and ([\d.]+) GB")
-    one_fit = min(f["fit_s"] for f in falkon[1_000_000]["fits"])
-    assert [float(x) for x in m.groups()] == [round(big["seconds_to_model"]), round(big["peak_rss_mb"] / 1000, 1),
-                                              round(one_fit), round(falkon[1_000_000]["peak_rss_mb"] / 1000, 1)]
-    assert big["grid_points"] == 280
-    m = _quoted(page, r"where one Falkon fit, ([\d.]+) s \(median\), is faster")
-    assert float(m.group(1)) == round(falkon[10_000]["median_fit_s"])
-    m = _quoted(page, r"At 10⁴ rows, over all 20 λ, its best test RMSE, ([\d.]+), is near the exact Nyström solution's "
-                      r"\(ours ([\d.]+)\)")
-    assert falkon[10_000]["lambdas_fitted"] == 20
-    assert [float(x) for x in m.groups()] == [round(falkon[10_000]["best_test_rmse"], 3), round(small["test_rmse"], 3)]
-    m = _quoted(page, r"at 10⁵ rows its best of five λ is ([\d.]+) \(ours ([\d.]+)\)")
-    assert falkon[100_000]["lambdas_fitted"] == 5
-    assert [float(x) for x in m.groups()] == [round(falkon[100_000]["best_test_rmse"], 3), round(ours[100_000]["test_rmse"], 3)]
-    m = _quoted(page, r"its own best λ at 10⁵ rows, ([\d.]+) at best \(ours ([\d.]+)\)")
-    assert [float(x) for x in m.groups()] == [round(falkon[1_000_000]["best_test_rmse"], 2), round(big["test_rmse"], 3)]
-    assert falkon[100_000]["selected_on_validation"]["lambda"] in [f["lambda"] for f in falkon[1_000_000]["fits"]]
+    targets = cpu["targets"]
+    tuned = {n: targets[f"n={n},M=2000"] for n in (10_000, 100_000, 1_000_000)}
+    assert all(t["falkon_one_fit_is"] == "the fit at its tuned λ" for t in tuned.values())
+    fit_at = {n: next(f for f in falkon[n]["fits"] if f["lambda"] == tuned[n]["falkon_tuned_lambda"])
+              for n in tuned}
+    slow = [f["fit_s"] for f in falkon[100_000]["fits"] if f["lambda"] <= 8.9e-7]
+    m = _quoted(page, r"at\s+10⁵ rows, M = 2000: ([\d.]+)–([\d.]+) s for λ ≤ 8.9e-07, ([\d.]+) s from 2.1e-06 on\)")
+    assert [float(x) for x in m.groups()] == [round(min(slow)), round(max(slow)), round(fit_at[100_000]["fit_s"])]
+    assert falkon[10_000]["lambdas_fitted"] == 20 and falkon[100_000]["lambdas_fitted"] == 8
+    assert all(tuned[n]["falkon_tuned_interior"] for n in tuned)
+    m = _quoted(page, r"grid, 280 models, takes ([\d.]+) s to the selected model and ([\d.]+) GB; tuned Falkon's one\s+"
+                      r"fit, λ = ([\d.e+-]+), takes ([\d.]+) s and ([\d.]+) GB: the grid costs ([\d.]+) of one tuned fit")
+    assert [float(x) for x in m.groups()] == [
+        round(big["seconds_to_model"]), round(big["peak_rss_mb"] / 1000, 1), float(f"{tuned[1_000_000]['falkon_tuned_lambda']:.1e}"),
+        round(fit_at[1_000_000]["fit_s"]), round(falkon[1_000_000]["peak_rss_mb"] / 1000, 1),
+        round(big["seconds_to_model"] / fit_at[1_000_000]["fit_s"], 2)]
+    assert big["grid_points"] == 280 and not tuned[1_000_000]["time_met"]
+    m = _quoted(page, r"test RMSE is ([\d.]+) against Falkon's ([\d.]+)\. At 10⁵ rows the grid takes ([\d.]+) s\s+"
+                      r"against one tuned fit's ([\d.]+) s \(test RMSE ([\d.]+) against ([\d.]+)\), at 10⁴ rows ([\d.]+) s "
+                      r"against ([\d.]+) s \(([\d.]+)\s+against ([\d.]+)\)")
+    mid = ours[100_000]
+    assert [float(x) for x in m.groups()] == [
+        round(big["test_rmse"], 3), round(fit_at[1_000_000]["test_rmse"], 3), round(mid["seconds_to_model"]),
+        round(fit_at[100_000]["fit_s"]), round(mid["test_rmse"], 3), round(fit_at[100_000]["test_rmse"], 3),
+        round(small["seconds_to_model"]), round(fit_at[10_000]["fit_s"]), round(small["test_rmse"], 3),
+        round(fit_at[10_000]["test_rmse"], 3)]
+    m = _quoted(page, r"without converging \(at 10⁶ rows ([\d.]+) s and a test RMSE of ([\d.]+) at best\)")
+    untuned = [f for f in falkon[1_000_000]["fits"] if f is not fit_at[1_000_000]]
+    assert [float(x) for x in m.groups()] == [round(min(f["fit_s"] for f in untuned)),
+                                              round(min(f["test_rmse"] for f in untuned), 2)]
+    m = _quoted(page, r"\((\d+) s for the eight at 10⁵\s+rows\)")
+    assert float(m.group(1)) == round(sum(f["fit_s"] for f in falkon[100_000]["fits"]))
     m = _quoted(page, r"in float64 \(([\d.]+) GB at 10⁵ rows\)")
     assert float(m.group(1)) == round(sk[100_000]["peak_rss_mb"] / 1000, 1)
     m = _quoted(page, r"gives a test RMSE within ([\d.]+) % of ours there")
@@ -225,14 +239,16 @@ def test_scale_page_m_10000_paragraph_matches_the_recorded_runs():
     for n in (100_000, 1_000_000):
         rows = {r["method"]: r for r in res["rows"] if (r.get("n"), r.get("M")) == (n, 10_000)}
         ours, cg, falkon = rows["jaxmtl"], rows["jaxmtl-cg"], rows["falkon"]
-        one_fit = min(f["fit_s"] for f in falkon["fits"])
+        target = res["targets"][f"n={n},M=10000"]
+        assert target["falkon_one_fit_is"] == "the fit at its tuned λ" and target["falkon_tuned_interior"]
+        tuned = next(f for f in falkon["fits"] if f["lambda"] == target["falkon_tuned_lambda"])
         quoted += [f"{ours['seconds_to_model']:.0f} s", f"{ours['test_rmse']:.3f}", f"{ours['peak_rss_mb'] / 1000:.1f} GB",
-                   f"{one_fit:.0f} s", f"{falkon['best_test_rmse']:.3f}", f"{falkon['peak_rss_mb'] / 1000:.1f} GB",
+                   f"{tuned['fit_s']:.0f} s", f"{tuned['test_rmse']:.3f}", f"{falkon['peak_rss_mb'] / 1000:.1f} GB",
                    f"{cg['seconds_to_model']:.0f} s", f"{cg['test_rmse']:.3f}", f"{cg['peak_rss_mb'] / 1000:.1f} GB",
                    f"{ours['train_pass_s']:.0f} s", f"{ours['validation_pass_s']:.0f} s", f"{ours['whitening_s']:.0f} s",
-                   f"{ours['selection_s']:.0f} s", f"{ours['seconds_to_model'] / one_fit:.2f} of one Falkon fit",
-                   f"{cg['seconds_to_model'] / one_fit:.2f} of one"]
-    missing = [q for q in quoted if q not in text]
+                   f"{ours['selection_s']:.0f} s", f"{ours['seconds_to_model'] / tuned['fit_s']:.2f} tuned fits",
+                   f"{cg['seconds_to_model'] / tuned['fit_s']:.2f} tuned fits", f"{target['falkon_tuned_lambda']:.1e}"]
+    missing = [q for q in quoted if q not in " ".join(text.split())]
     assert not missing, missing
 
 
