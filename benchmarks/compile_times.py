@@ -27,8 +27,11 @@ data, timed the same way in its own process.
 Usage::
 
     python benchmarks/compile_times.py [--quick] [--sizes 100 200 500 1000 5000] [--shared]
+    python benchmarks/compile_times.py --rerun MultiTaskRegressor:5000
 
-``--quick``: n = 100 only (``results/compile_times_quick.json``). ``--shared`` records that the
+``--quick``: n = 100 only (``results/compile_times_quick.json``). ``--rerun ESTIMATOR:N`` measures that
+row again and replaces it in ``results/compile_times.json`` (its ratio against the recorded grid
+search at N). ``--shared`` records that the
 machine ran other work at the same time. Writes ``benchmarks/results/compile_times.json``.
 """
 
@@ -113,12 +116,55 @@ def same_bucket(n: int) -> int:
     return others[0] if others else n
 
 
+def _estimator_row(name: str, n: int, base: dict) -> dict:
+    """One estimator's first, warm and same-bucket fits at n in a fresh process, beside ``base``
+    (the grid search's first record at n)."""
+    other = same_bucket(n)
+    (first, warm, then), wall, warned = _run(name, "fits", [n, n, other])
+    answer = first["since_start_s"] / base["since_start_s"]
+    print(f"{name} n={n}: first answer {first['since_start_s']:.2f} s against {base['since_start_s']:.2f} s "
+          f"({answer:.2f} ×), first fit {first['programs']} "
+          f"programs, warm {warm['programs']}, n={other} {then['programs']}", flush=True)
+    return {"estimator": name, "n": n, "process_wall_s": wall, "first": first, "warm": warm, "same_bucket": then,
+            "first_answer_s": first["since_start_s"], "first_answer_vs_grid_search": answer,
+            "constant_folding_warnings": warned}
+
+
+def rerun(cell: str, shared: bool) -> None:
+    """``--rerun ESTIMATOR:N``: that row measured again and replaced in the recorded results."""
+    import _bench
+
+    name, _, n_text = cell.partition(":")
+    if name not in ESTIMATORS or not n_text.isdigit():
+        raise SystemExit(f"--rerun takes ESTIMATOR:N with ESTIMATOR one of {ESTIMATORS}; received {cell!r}")
+    path = _bench.RESULTS / "compile_times.json"
+    res = json.loads(path.read_text())
+    n = int(n_text)
+    at = [i for i, r in enumerate(res["rows"]) if r["n"] == n and r["estimator"] == name]
+    base = next((r["first"] for r in res["rows"] if r["n"] == n and "warm" not in r), None)
+    if not at or base is None:
+        raise SystemExit(f"--rerun: no {name} row and grid-search row at n = {n} in {path.name}")
+    row = _estimator_row(name, n, base)
+    res["constant_folding_warnings"] += row.pop("constant_folding_warnings")
+    res["rows"][at[0]] = {**row, "command": f"python benchmarks/compile_times.py --rerun {cell}",
+                          "shared_machine": shared, "machine": _bench.machine()}
+    res["merged_runs"] = res.get("merged_runs", []) + [{"command": f"python benchmarks/compile_times.py --rerun {cell}",
+                                                         "shared_machine": shared}]
+    path.write_text(json.dumps(res, indent=2, default=float))
+    print(f"wrote {path}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 100 only")
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 500, 1000, 5000])
     parser.add_argument("--shared", action="store_true", help="the machine ran other work at the same time")
+    parser.add_argument("--rerun", default=None, metavar="ESTIMATOR:N",
+                        help="measure one estimator's row at n = N again (a fresh process, the grid search's time "
+                             "of the recorded run) and replace it in results/compile_times.json")
     args = parser.parse_args(argv)
+    if args.rerun:
+        return rerun(args.rerun, args.shared)
     sizes = [100] if args.quick else args.sizes
     rows, folding = [], 0
     for n in sizes:
@@ -127,16 +173,8 @@ def main(argv: list[str] | None = None) -> None:
         rows.append({"estimator": "GridSearchCV(KernelRidge, 6 α × 30 γ)", "n": n, "process_wall_s": base_wall,
                      "first": base})
         for name in ESTIMATORS:
-            other = same_bucket(n)
-            (first, warm, then), wall, warned = _run(name, "fits", [n, n, other])
-            folding += warned
-            answer = first["since_start_s"] / base["since_start_s"]
-            rows.append({"estimator": name, "n": n, "process_wall_s": wall, "first": first, "warm": warm,
-                         "same_bucket": then, "first_answer_s": first["since_start_s"],
-                         "first_answer_vs_grid_search": answer})
-            print(f"{name} n={n}: first answer {first['since_start_s']:.2f} s against {base['since_start_s']:.2f} s "
-                  f"({answer:.2f} ×), first fit {first['programs']} "
-                  f"programs, warm {warm['programs']}, n={other} {then['programs']}", flush=True)
+            rows.append(_estimator_row(name, n, base))
+            folding += rows[-1].pop("constant_folding_warnings")
     cv_n = sizes[0]
     cross = []
     for name in ESTIMATORS:

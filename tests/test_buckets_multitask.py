@@ -35,7 +35,8 @@ def _unpadded(monkeypatch):
     """Fits without padding: every bucket its own size."""
     for module in (_spectral, _per_task, _matrix_free, multitask):
         monkeypatch.setattr(module, "size_bucket", lambda n: int(n))
-    monkeypatch.setattr(_per_task, "task_block", lambda largest, rows, n_tasks: int(largest))
+    for module in (_per_task, multitask):
+        monkeypatch.setattr(module, "task_block", lambda largest, rows, n_tasks: int(largest))
 
 
 def _tasks_data(n, seed=0, duplicates=4, single=True):
@@ -105,6 +106,18 @@ def test_multitask_default_fit_with_both_families_padded_equals_unpadded(monkeyp
     X, y, tasks = _tasks_data(37, seed=1, duplicates=3, single=False)  # bucket 40; comparison on task folds
     padded, plain, reference = _fits(monkeypatch, MultiTaskRegressor, X, y, tasks)
     assert set(padded.family_scores_) == {"common_similarity", "independent"}
+    _compare_fits(padded, plain, reference, X, tasks, y)
+
+
+@pytest.mark.parametrize("one_task", [False, True])
+def test_multitask_matrix_free_fit_padded_equals_unpadded(monkeypatch, one_task):
+    """The matrix-free route on bucket-padded rows: task blocks (three tasks and one of a single row,
+    duplicate rows) or, with one task, the dense same-task mask."""
+    X, y, tasks = _tasks_data(41, seed=4)  # bucket 44
+    tasks = np.zeros_like(tasks) if one_task else tasks
+    make = partial(MultiTaskRegressor, route="matrix_free", family="common_similarity")
+    padded, plain, reference = _fits(monkeypatch, make, X, y, tasks)
+    assert padded.route_ == "matrix_free" and np.asarray(padded.coef_).shape == (41, 1)
     _compare_fits(padded, plain, reference, X, tasks, y)
 
 
@@ -289,14 +302,21 @@ def test_independent_family_on_shuffled_folds_compiles_only_in_the_first_fold(pr
     assert counts[0] > 0 and counts[1:] == [0] * 4
 
 
-def test_the_matrix_free_refit_is_one_program(programs):
-    """The matrix-free route (not bucketed: its programs follow n) builds the refit's operator inside
-    the refit's program: built eagerly, its kernel and task blocks compiled a program per operation
-    (33 programs for these two fits)."""
+def test_a_matrix_free_fit_compiles_nothing_at_another_n_of_its_bucket(programs):
+    """The matrix-free route's programs are the bucket's: the grid's paths and the refit, compiled for
+    the path's length and stopped at the selected step; where a path is continued (its best step
+    the grid's last: data-dependent) the continuation and its refit are two programs of their own."""
     X, y, tasks = _multitask_rows(60, seed=8)
     jax.clear_caches()
+    make = partial(MultiTaskRegressor, route="matrix_free", family="common_similarity")
+    fits = [make().fit(X[:50], y[:50], tasks[:50])]  # bucket 52
+    first = programs.count
+    assert 0 < first <= 8
+    fits += [make().fit(X[:49], y[:49], tasks[:49]), make().fit(X[2:54], y[2:54], tasks[2:54])]
+    continued = {len(m.path_params_) > len(fits[-1].path_params_) for m in fits[:2]}
+    assert continued == {True}  # these data: the first two continued, the third did not
+    assert programs.count - first <= 1  # the refit of a path not continued
     before = programs.count
-    MultiTaskRegressor(route="matrix_free", family="common_similarity").fit(X[:50], y[:50], tasks[:50])
-    first = programs.count - before
-    MultiTaskRegressor(route="matrix_free", family="common_similarity").fit(X[:49], y[:49], tasks[:49])
-    assert first <= 4 and programs.count - before - first <= 4
+    for rows in (slice(0, 51), slice(5, 55), slice(1, 50)):  # other n of the bucket, other data
+        make().fit(X[rows], y[rows], tasks[rows])
+    assert programs.count == before

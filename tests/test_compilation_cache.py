@@ -85,6 +85,25 @@ def test_compile_times_quick_mode_runs(tmp_path):
 
 
 @pytest.mark.scripts
+def test_compile_times_rerun_replaces_one_row(tmp_path):
+    payload = _quick_run("compile_times", tmp_path)
+    (tmp_path / "compile_times.json").write_text(json.dumps(payload))
+    env = {**os.environ, "JAXMTL_RESULTS_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "compile_times.py"), "--rerun",
+                           "MultiClassClassifier:100"], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    after = json.loads((tmp_path / "compile_times.json").read_text())
+    (row,) = [r for r in after["rows"] if r["estimator"] == "MultiClassClassifier"]
+    assert row["command"].endswith("--rerun MultiClassClassifier:100") and row["first"]["programs"] > 0
+    base = next(r for r in after["rows"] if "warm" not in r)  # the recorded grid search, kept
+    assert row["first_answer_vs_grid_search"] == pytest.approx(row["first_answer_s"] / base["first"]["since_start_s"])
+    unchanged = [r for r in after["rows"] if r["estimator"] != "MultiClassClassifier"]
+    assert unchanged == [r for r in payload["rows"] if r["estimator"] != "MultiClassClassifier"]
+    assert after["merged_runs"][-1]["command"] == row["command"]
+
+
+@pytest.mark.scripts
 def test_startup_quick_mode_runs(tmp_path):
     payload = _quick_run("startup", tmp_path)
     imports = {row["what"]: row for row in payload["imports"]}

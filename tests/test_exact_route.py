@@ -20,7 +20,7 @@ from jaxmtl.filters import Landweber, NuMethod, Tikhonov
 from jaxmtl.models import _matrix_free
 from jaxmtl.models._grid_search import _warn_on_edges
 from jaxmtl.models.fields import _build_div_curl
-from jaxmtl.models.multitask import _build, _same_task
+from jaxmtl.models.multitask import _build, _padded_task_data
 from jaxmtl.paths.dense import dense_coefficients, dense_grid_losses
 from jaxmtl.paths.scan import path_scan
 from test_multitask import field_gram, multitask_gram
@@ -42,7 +42,7 @@ def small_field(n=14):
 def operators():
     """(operator, dense Gram, outputs (n, d)) of a multi-task and of a div/curl problem."""
     x, y, t = small_multitask()
-    op_t = _build(Gaussian(0.7), jnp.asarray(0.3), (jnp.asarray(x), *_same_task(t, t)))
+    op_t = _build(Gaussian(0.7), jnp.asarray(0.3), _padded_task_data(np.asarray(x), np.asarray(t))(None, len(t)))
     X, V = small_field()
     op_f = _build_div_curl(Gaussian(0.9), jnp.asarray(0.4), jnp.asarray(X))
     return [(op_t, multitask_gram(x, t, x, t, 0.7, 0.3), y[:, None]),

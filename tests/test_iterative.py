@@ -56,6 +56,11 @@ def test_paths_equal_explicit_loops_on_a_task_indexed_operator(filt):
     np.testing.assert_allclose(res.best_coef, ref[k], rtol=1e-9, atol=1e-12)
     for t in (1, 2, 7):  # a shorter path stops at step t exactly
         np.testing.assert_allclose(iterative_path(op, y, filt, t, tau=tau).coef, ref[t - 1], rtol=1e-9, atol=1e-12)
+        # and so does the full-length program told to stop there (one program for every step count)
+        stopped = path_scan(op, jnp.asarray(y), filt, steps, tau=tau, stop=t)
+        np.testing.assert_allclose(stopped.coef, ref[t - 1], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(stopped.best_coef, ref[t - 1], rtol=1e-9, atol=1e-12)
+        assert int(stopped.best_step) == t and not bool(stopped.diverged)
 
 
 @pytest.mark.parametrize("filt", [Landweber(), NuMethod()])

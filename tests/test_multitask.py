@@ -125,17 +125,21 @@ def test_vector_field_fit_equals_the_dense_reference_at_the_selected_parameters(
 
 
 def test_same_task_part_is_blocks_or_dense_mask_with_equal_products():
-    """Balanced tasks use per-task blocks, very unequal ones the dense mask; both give Q_ω C."""
+    """Balanced tasks use per-task blocks, very unequal ones the dense mask; both give Q_ω C, on the
+    rows as they are and padded (the padding's coefficients zero, its products unread)."""
     import jax.numpy as jnp
 
-    from jaxmtl.models.multitask import _operator, _same_task
+    from jaxmtl.models.multitask import _operator, _padded_task_data
 
     rng = np.random.default_rng(0)
-    for tasks in (np.repeat(np.arange(4), 5), np.r_[np.zeros(40, int), np.arange(1, 9)]):
+    for tasks in (np.repeat(np.arange(4), 50), np.r_[np.zeros(40, int), np.arange(1, 9)]):
         n = len(tasks)
-        K = rng.normal(size=(n, n))
-        C = rng.normal(size=(n, 1))
-        same = _same_task(tasks, tasks)
-        assert (same[2] is None) == (len(np.unique(np.bincount(tasks))) == 1)
-        ref = (0.3 * K + 0.7 * K * (tasks[:, None] == tasks[None, :])) @ C
-        np.testing.assert_allclose(_operator(jnp.asarray(K), 0.3, *same).mv(jnp.asarray(C)), ref, atol=1e-12)
+        X = rng.normal(size=(n, 2))
+        for size in (n, n + 7):
+            _, *same = _padded_task_data(X, tasks)(None, size)
+            assert (same[2] is None) == (len(np.unique(np.bincount(tasks))) == 1)
+            K = rng.normal(size=(size, size))
+            C = np.r_[rng.normal(size=(n, 1)), np.zeros((size - n, 1))]
+            ref = (0.3 * K[:n, :n] + 0.7 * K[:n, :n] * (tasks[:, None] == tasks[None, :])) @ C[:n]
+            out = _operator(jnp.asarray(K), 0.3, *same).mv(jnp.asarray(C))
+            np.testing.assert_allclose(out[:n], ref, atol=1e-12)

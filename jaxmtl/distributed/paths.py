@@ -50,12 +50,11 @@ from jax.typing import ArrayLike
 from .._jit import jit
 from ..filters.spectral import IterativeFilter, get_filter
 from ..kernels.scalar import Kernel
-from ..operators.base import max_eigenvalue
 from ..operators.blocked import blocked_kernel_matmul
 from ..operators.nystrom import FeatureMap, FeatureStatistics, accumulate_statistics
 from ..operators.sharded import AXIS, ShardedKernelOperator
 from ..paths.eigen import mse_loss
-from ..paths.scan import path_scan
+from ..paths.scan import path_scan, step_size
 from ..products import full_precision
 
 __all__ = ["distributed_operator", "feature_statistics_global", "kfold_path_losses", "predict_rows",
@@ -67,20 +66,6 @@ Array = jax.Array
 def distributed_operator(kernel: Kernel, X: Array, A: ArrayLike, mesh: Mesh, block_size: int = 1024) -> ShardedKernelOperator:
     """Γ = K(X, X) ⊗ A on the global padded rows X (n_pad, p), evaluated in blocks on every device."""
     return ShardedKernelOperator(kernel, X, A, mesh, block_size)
-
-
-def step_size(op, Y: Array, train: Array, valid: Array) -> Array:
-    """τ = 1/σ̂ of the masked operator m∘Γ(m∘·)/Σm, the Lanczos start zero on the padding rows.
-
-    ``path_scan``'s own default draws the start over the padded shape; zeroing its padding gives
-    the one-process draw on the real rows (the PRNG's values do not depend on the total size), so
-    τ — and the whole path — does not depend on the number of processes.
-    """
-    dtype = Y.dtype
-    m = train.astype(dtype)[:, None]
-    n = jnp.sum(m)
-    start = jax.random.normal(jax.random.PRNGKey(0), (Y.size,), dtype).reshape(Y.shape) * valid[:, None]
-    return 1.0 / max_eigenvalue(lambda C: m * op.mv(m * C) / n, Y.shape, dtype, start=start)
 
 
 @partial(jit, static_argnames=("filt", "n_steps"))

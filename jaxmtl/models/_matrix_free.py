@@ -9,8 +9,9 @@ Two routes over the same grid of kernels × operator parameters (ω, γ) × filt
 * ``'matrix_free'`` — iterative filters only, as one ``lax.scan`` of operator products per path
   (:mod:`jaxmtl.paths.scan`), selection by k-fold / hold-out masks.
 
-An estimator that passes :class:`Buckets` (the multi-task one) runs every exact-route call on its
-rows padded to their size bucket (:mod:`jaxmtl.models._buckets`): one set of programs per bucket.
+An estimator that passes :class:`Buckets` (the multi-task one) runs every call — exact route, and
+matrix-free where it gives the padded data of its operator — on its rows padded to their size
+bucket (:mod:`jaxmtl.models._buckets`): one set of programs per bucket.
 
 ``route='auto'`` takes the exact route up to ``EXACT_MAX_UNKNOWNS`` unknowns: at N = 1500 one
 eigendecomposition costs about as much as a few hundred operator products, the length of one
@@ -32,6 +33,7 @@ from functools import partial
 from typing import Callable, NamedTuple, cast
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .._checks import check_bool
@@ -42,7 +44,7 @@ from ..filters.spectral import SpectralFilter
 from ..kernels.scalar import Gaussian
 from ..paths.dense import dense_coefficients, dense_grid_losses
 from ..paths.eigen import mse_loss
-from ..paths.scan import grid_path_losses, path_scan, raise_divergence
+from ..paths.scan import grid_path_losses, path_scan, raise_divergence, step_size
 from ..selection.criteria import fold_sizes
 from ._base import resolve_filter
 from ._buckets import pad_rows, padded_fold_indices, size_bucket
@@ -101,13 +103,18 @@ def _search_widths(kernels, widths, score, path, polish: bool):
 
 
 class Buckets(NamedTuple):
-    """How an estimator's exact route runs on bucket-padded rows (docs/design.md, "Size buckets"):
-    ``build(kernel, param, data)`` the operator of ``data(rows, size)`` — the data of ``rows``
-    ((r,) indices; None: all rows) followed by zero padding up to ``size`` rows, whose rows and
-    columns of the materialised operator the exact path masks out."""
+    """How an estimator runs on bucket-padded rows (docs/design.md, "Size buckets").
+
+    Exact route: ``build(kernel, param, data)`` the operator of ``data(rows, size)`` — the data of
+    ``rows`` ((r,) indices; None: all rows) followed by zero padding up to ``size`` rows, whose rows
+    and columns of the materialised operator the exact path masks out. Matrix-free route (when
+    given): ``matrix_free(rows, size)`` the same rows' data for the estimator's own operator
+    ``build``; the padding rows are masked out of every product, fold and loss
+    (:func:`~jaxmtl.paths.scan.grid_path_losses`'s ``valid``)."""
 
     build: Callable
     data: Callable
+    matrix_free: Callable | None = None
 
 
 def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, mode: str,
@@ -115,15 +122,20 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
     """``score(kernels, path_params, omega=None)`` → (W, P, L) validation losses of kernels ×
     operator parameters ``pj`` (or only ``pj[omega]``) × filter parameters, on one route.
 
-    ``n`` (exact route): the real rows of ``data`` and ``Yj`` (the first n, the others zero
-    padding; ``masks`` (k, n) over the real rows), scored as :func:`dense_grid_losses` with ``n``."""
+    ``n``: the real rows of ``data`` and ``Yj`` (the first n, the others zero padding; ``masks``
+    (k, n) over the real rows), scored as :func:`dense_grid_losses` with ``n`` (exact route) or
+    :func:`grid_path_losses` with the real rows ``valid`` (matrix-free)."""
     mj = np.asarray(masks)  # NumPy arguments: converting them is no compiled call of its own
     dtype = Yj.dtype
+    valid = None
     if n is None:
         folds, sizes, real = mj, fold_sizes(masks), None
-    else:  # fold indices padded for every n of the bucket (none for the closed forms)
+    elif route == "exact":  # fold indices padded for every n of the bucket (none for the closed forms)
         folds = None if mode in ("loo", "gcv") else padded_fold_indices(mj, len(Yj))
         sizes, real = None, np.int32(n)
+    else:  # training masks False on the padding, which is neither trained on nor scored
+        mj = np.pad(mj, ((0, 0), (0, len(Yj) - mj.shape[1])))
+        valid = np.arange(len(Yj)) < n
 
     def score_batch(stacked, ps, full, report):
         if route == "exact":
@@ -131,7 +143,7 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
                 build, stacked, ps, data, Yj, filt, np.asarray(full, np.int32 if filt.iterative else dtype),
                 mode, folds, sizes, mse_loss, report, real))
         losses, _ = grid_path_losses(build, stacked, ps, data, Yj, mj, filt, int(full[-1]), mse_loss, report,
-                                     reporting())
+                                     reporting(), valid)
         return np.asarray(losses).mean(axis=1)  # (W, P, T)
 
     def score(kerns, path_params, omega=None):
@@ -157,10 +169,17 @@ def _dense_refit(build, kernel, param, data, Y, filt, path_param, n=None):
 
 
 @partial(jit, static_argnames=("build", "filt", "n_steps", "progress"))
-def _path_refit(build, kernel, param, data, Y, filt, n_steps, progress=False):
+def _path_refit(build, kernel, param, data, Y, filt, n_steps, stop, progress=False, n=None):
     """The path of the operator ``build(kernel, param, data)`` (built in the same program: eager,
-    its kernel evaluation compiled a program per operation and shape)."""
-    return path_scan(build(kernel, param, data), Y, filt, n_steps, progress=progress)
+    its kernel evaluation compiled a program per operation and shape) to step ``stop`` (traced) in a
+    program for ``n_steps``; ``n``: the real rows, the others padding, masked out (zero
+    coefficients) with the step size of the real rows."""
+    op = build(kernel, param, data)
+    if n is None:
+        return path_scan(op, Y, filt, n_steps, progress=progress, stop=stop)
+    valid = jnp.arange(Y.shape[0]) < n
+    return path_scan(op, Y, filt, n_steps, tau=step_size(op, Y, valid, valid), mask=valid, progress=progress,
+                     stop=stop)
 
 
 class _MatrixFreeEstimator(_GridSelection):
@@ -204,7 +223,8 @@ class _MatrixFreeEstimator(_GridSelection):
 
         With ``buckets`` every exact-route call (the grid, the subsample's width search, the
         comparison and the refit) runs on the rows padded to their size bucket
-        (:mod:`._buckets`): every n of a bucket the same programs."""
+        (:mod:`._buckets`): every n of a bucket the same programs; the matrix-free route too
+        where ``buckets.matrix_free`` is given (``data`` and ``subset`` are then not used)."""
         n, d = Y.shape
         route = self._route(n * d)
         filt = self._family_filter(n * d)
@@ -233,25 +253,28 @@ class _MatrixFreeEstimator(_GridSelection):
         Yj = np.asarray(Y)  # NumPy arrays: slicing them is no compiled call
         pj = np.asarray(params, Yj.dtype)
 
-        def exact(rows):  # (build, data, Y, real rows) of the exact route on rows (None: all)
-            if buckets is None:
+        def on_rows(rows, on):  # (build, data, Y, real rows) of route ``on`` on rows (None: all), padded
+            pad = None if buckets is None else buckets.data if on == "exact" else buckets.matrix_free
+            if buckets is None or pad is None:  # no buckets for this route: the rows as they are
                 return build, data if rows is None else cast(Callable, subset)(rows), \
                     Yj if rows is None else Yj[rows], None
             r = n if rows is None else len(rows)
             size = size_bucket(r)
-            return buckets.build, buckets.data(rows, size), pad_rows(Yj if rows is None else Yj[rows], size), r
+            return (buckets.build if on == "exact" else build), pad(rows, size), \
+                pad_rows(Yj if rows is None else Yj[rows], size), r
 
-        build_all, data_all, Y_all, real = exact(None) if route == "exact" else (build, data, Yj, None)
+        build_all, data_all, Y_all, real = on_rows(None, route)
         score = _scorer(route, build_all, data_all, Y_all, masks, filt, pj, mode, real)
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         grid = (f"{len(params)} parameter(s) × {f'{int(path[-1])} steps' if filt.iterative else f'{len(path)} λ'} × "
                 f"{len(masks)} fold(s), {route}")
         search_grid = widths
         if widths is not None and self.width_factors is None:
-            if (route == "matrix_free" or subsample_exact) and subset is not None and named and n > WIDTH_SUBSAMPLE:
+            if (route == "matrix_free" or subsample_exact) and (subset is not None or buckets is not None) \
+                    and named and n > WIDTH_SUBSAMPLE:
                 # widths on a random subsample by the exact route, then the best one on all rows
                 rows = self._subsample_rows(n, WIDTH_SUBSAMPLE)
-                sub_build, sub_data, sub_Y, sub_real = exact(rows)
+                sub_build, sub_data, sub_Y, sub_real = on_rows(rows, "exact")
                 sub = _scorer("exact", sub_build, sub_data, sub_Y, self._masks(WIDTH_SUBSAMPLE), filt, pj, mode,
                               sub_real)
                 with report.stage(f"width search on {WIDTH_SUBSAMPLE} of {n} rows, exact route"):
@@ -286,12 +309,15 @@ class _MatrixFreeEstimator(_GridSelection):
                                 None if real is None else np.int32(real))
             self.coef_ = coef if real is None else jax.device_put(np.asarray(coef)[:n])  # NumPy: no slice program
         else:
+            # compiled for the path's length (the continued one's where it was continued: a program
+            # of the continuation's), stopped at the selected step: one program whatever that step
             with report.stage(f"refit: {param} steps on all {n} rows"):
-                res = _path_refit(build, self.kernel_, pj[ip], data, Yj, filt, param, reporting())
+                res = _path_refit(build, self.kernel_, pj[ip], data_all, Y_all, filt, int(path[-1]), np.int32(param),
+                                  reporting(), None if real is None else np.int32(real))
                 res.coef.block_until_ready()
             if bool(res.diverged):
                 raise_divergence(res.tau)
-            self.coef_ = res.coef
+            self.coef_ = res.coef if real is None else jax.device_put(np.asarray(res.coef)[:n])
         compared = None
         if compare_masks is not None:
             same = compare_masks.shape == masks.shape and np.array_equal(compare_masks, masks)

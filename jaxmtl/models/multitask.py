@@ -51,7 +51,7 @@ from ..operators.tasks import (
     task_blocks,
 )
 from ._base import RegressorMixin, resolve_filter
-from ._buckets import pad_rows, size_bucket
+from ._buckets import pad_rows, size_bucket, task_block
 from ._matrix_free import Buckets, _MatrixFreeEstimator
 from ._per_task import (
     FAMILIES,
@@ -71,14 +71,6 @@ __all__ = ["MultiTaskRegressor"]
 # splits stratified by task (every row of a task validated, as a per-task GridSearchCV does) up to
 # this many rows, and the families are compared on those folds; above, on the hold-out (docs/defaults.md).
 TASK_KFOLD_MAX_ROWS = 5000
-
-
-def _same_task(rows, cols):
-    """Data for the same-task part: per-task block ids, or the dense mask when blocks would not pay."""
-    ri, ci = task_block_index(rows, cols)
-    if blocks_pay_off(ri, ci, len(rows), len(cols)):
-        return jax.device_put(ri), jax.device_put(ci), None
-    return None, None, same_task_mask(rows, cols)
 
 
 def _operator(K, omega, row_index, col_index, S):
@@ -107,6 +99,24 @@ def _padded_data(X: np.ndarray, codes: np.ndarray) -> Callable:
         Xr, cr = (X, codes) if rows is None else (X[rows], codes[rows])
         c = np.concatenate([cr, np.full(size - len(cr), -1, cr.dtype)])
         return pad_rows(Xr, size), c[:, None] == c[None, :]
+
+    return data
+
+
+def _padded_task_data(X: np.ndarray, codes: np.ndarray) -> Callable:
+    """``data(rows, size)`` of :func:`_build` (the matrix-free route) on rows padded to ``size``: X
+    zero-padded and the same-task part as task blocks whose width depends only on the rows' bucket
+    (:func:`~jaxmtl.models._buckets.task_block`; id ``size`` marks a block's padding), or as the
+    dense same-task mask where blocks would not pay. The padding rows are masked out by the path."""
+    def data(rows, size):
+        Xr, cr = (X, codes) if rows is None else (X[rows], codes[rows])
+        ri, _ = task_block_index(cr, cr)  # (T, largest task), padded with len(cr)
+        index = np.full((ri.shape[0], task_block(ri.shape[1], len(cr), ri.shape[0])), size, np.int32)
+        index[:, :ri.shape[1]] = np.where(ri == len(cr), size, ri)
+        if blocks_pay_off(index, index, size, size):
+            return pad_rows(Xr, size), index, index, None
+        c = np.concatenate([cr, np.full(size - len(cr), -1, cr.dtype)])  # the padding: of no task
+        return pad_rows(Xr, size), None, None, c[:, None] == c[None, :]
 
     return data
 
@@ -286,10 +296,9 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
             scores = {}
             if family != "independent":
                 Xj = np.asarray(X, dtype)  # NumPy: its rows are sliced on the host
-                compared = self._select_and_fit(X, Y, _build, omegas, (Xj, *_same_task(codes, codes)),
-                                                lambda rows: (Xj[rows], *_same_task(codes[rows], codes[rows])),
-                                                compare_masks=masks, subsample_exact=True,
-                                                buckets=Buckets(_build_dense, _padded_data(Xj, codes)))
+                compared = self._select_and_fit(X, Y, _build, omegas, None, compare_masks=masks, subsample_exact=True,
+                                                buckets=Buckets(_build_dense, _padded_data(Xj, codes),
+                                                                _padded_task_data(Xj, codes)))
                 scores["common_similarity"] = self.best_score_ if compared is None else compared
                 self.best_params_["omega"] = self._op_param
                 self.X_fit_, self.task_codes_ = jax.device_put(Xj), jax.device_put(codes)

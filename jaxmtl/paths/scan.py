@@ -57,6 +57,7 @@ __all__ = [
     "grid_path_losses",
     "landweber_path",
     "nu_method_path",
+    "step_size",
 ]
 
 Array = jax.Array
@@ -82,12 +83,38 @@ class PathResult(NamedTuple):
     tau: Array
 
 
+@full_precision
+def step_size(op: GramOperator, Y: Array, train: Array, valid: Array) -> Array:
+    """τ = 1/σ̂ of the masked operator m∘Γ(m∘·)/Σm on rows padded with ``valid`` (n,) False, the
+    Lanczos start zero on the padding rows.
+
+    :func:`path_scan`'s own default draws the start over the padded shape; zeroing its padding gives
+    the unpadded draw on the real rows (the PRNG's values do not depend on the total size), so τ — and
+    the whole path — does not depend on the padding (row buckets, rows spread over processes).
+
+    Args:
+      op: Gram operator on (n, d) coefficients; Y: (n, d) outputs (their shape and dtype);
+      train: (n,) boolean training mask (False on the padding); valid: (n,) boolean, the real rows.
+
+    Example:
+        >>> from jaxmtl.operators import SeparableOperator
+        >>> K = jnp.diag(jnp.array([3.0, 1.0, 0.0])); pad = jnp.array([True, True, False])
+        >>> 0.3 < float(step_size(SeparableOperator(K, jnp.eye(1)), jnp.ones((3, 1)), pad, pad)) < 0.7
+        True
+    """
+    dtype = Y.dtype
+    m = train.astype(dtype)[:, None]
+    n = jnp.sum(m)
+    start = jax.random.normal(jax.random.PRNGKey(0), (Y.size,), dtype).reshape(Y.shape) * valid[:, None]
+    return 1.0 / max_eigenvalue(lambda C: m * op.mv(m * C) / n, Y.shape, dtype, start=start)
+
+
 @partial(jit, static_argnames=("filt", "n_steps", "loss", "progress"))
 @full_precision
 def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, eval_op: GramOperator | None = None,
               Y_eval: Array | None = None, w_eval: Array | None = None, tau: ArrayLike | None = None,
               mask: Array | None = None, loss: Callable = mse_loss, report: Array | None = None,
-              progress: bool = False) -> PathResult:
+              progress: bool = False, stop: ArrayLike | None = None) -> PathResult:
     """The compiled path (no input checks; see :func:`iterative_path`).
 
     Args:
@@ -103,6 +130,9 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
         product with ``eval_op`` in a ``lax.cond`` on the unbatched step flag and report +inf).
       progress: static; True draws the steps done on the active stage of a ``verbose`` fit
         (:func:`jaxmtl._progress.report_step`, one host callback per 5 % of the path).
+      stop: optional traced step ≤ n_steps after which the iterates stay as they are (the
+        coefficients of step ``stop`` from a program compiled for ``n_steps``: one program serves
+        every step count up to it).
     """
     dtype = Y.dtype
     if mask is None:
@@ -131,23 +161,25 @@ def path_scan(op: GramOperator, Y: Array, filt: IterativeFilter, n_steps: int, e
         if progress:
             report_step(i, n_steps)
         state, best, best_loss, best_i, last, bad = carry
+        active = jnp.asarray(True) if stop is None else i <= stop
         new_state, C = filt.update(state, i, rhs, matvec, tau)
         norm = jnp.linalg.norm(C)
         ok = jnp.isfinite(norm) & (norm <= 10.0 * bound0 * (i * i + i) + jnp.finfo(dtype).tiny)
-        bad = bad | ~ok
+        bad = bad | (~ok & active)
         if eval_op is None:
             val = jnp.asarray(jnp.nan, dtype)
-            better = ~bad
+            better = ~bad & active
         else:
             val = evaluate(C) if report is None else jax.lax.cond(
                 flag, evaluate, lambda C: jnp.asarray(jnp.inf, dtype), C)
             val = jnp.where(bad, jnp.inf, val)
-            better = (~bad) & (val < best_loss)
+            better = (~bad) & (val < best_loss) & active
         best = jnp.where(better, C, best)
         best_loss = jnp.where(better, val, best_loss)
         best_i = jnp.where(better, i, best_i)
-        last = jnp.where(bad, last, C)
-        state = jax.tree_util.tree_map(lambda new, old: jnp.where(bad, old, new), new_state, state)
+        keep = bad | ~active
+        last = jnp.where(keep, last, C)
+        state = jax.tree_util.tree_map(lambda new, old: jnp.where(keep, old, new), new_state, state)
         return (state, best, best_loss, best_i, last, bad), val
 
     carry0 = (filt.init(rhs), zero, jnp.asarray(jnp.inf, dtype), jnp.asarray(0), zero,
@@ -228,7 +260,7 @@ def nu_method_path(op: GramOperator, Y: ArrayLike, n_steps: int = 150, **kwargs:
 @full_precision
 def grid_path_losses(build: Callable, kernels: Kernel, params: Array, data: Any, Y: Array, masks: Array,
                      filt: IterativeFilter, n_steps: int, loss: Callable = mse_loss, report: Array | None = None,
-                     progress: bool = False) -> tuple[Array, Array]:
+                     progress: bool = False, valid: Array | None = None) -> tuple[Array, Array]:
     """Held-out losses of matrix-free paths over kernels × folds × operator parameters.
 
     ``build(kernel, param, data)`` returns the training operator (all rows); each fold's mask
@@ -241,6 +273,9 @@ def grid_path_losses(build: Callable, kernels: Kernel, params: Array, data: Any,
       Y: (n, d); masks: (k, n) training masks; filt, n_steps: the iterative filter and T;
       report: optional (T,) booleans, the steps to evaluate (+inf elsewhere; see :func:`path_scan`).
       progress: static; True draws the steps done (see :func:`path_scan`).
+      valid: optional (n,) booleans, False on rows that pad the data to a size bucket: they are
+        neither trained on nor scored, and the step size is :func:`step_size`'s, so the losses
+        equal those of the unpadded rows.
 
     Returns:
       (losses (W, k, P, T), diverged (W, k, P)).
@@ -248,12 +283,14 @@ def grid_path_losses(build: Callable, kernels: Kernel, params: Array, data: Any,
 
     def per_kernel(kern):
         def per_mask(m):
-            held = 1.0 - m.astype(Y.dtype)
+            train = m if valid is None else m & valid
+            held = 1.0 - m.astype(Y.dtype) if valid is None else (valid & ~m).astype(Y.dtype)
             w = held / jnp.sum(held)
 
             def per_param(p):
                 op = build(kern, p, data)
-                res = path_scan(op, Y, filt, n_steps, op, Y, w, None, m, loss, report, progress)
+                tau = None if valid is None else step_size(op, Y, train, valid)
+                res = path_scan(op, Y, filt, n_steps, op, Y, w, tau, train, loss, report, progress)
                 return res.losses, res.diverged
 
             return jax.vmap(per_param)(params)
