@@ -108,11 +108,13 @@ def _run(kind: str, job: str, sizes: list[int]) -> tuple[list[dict], float, int]
 
 
 def same_bucket(n: int) -> int:
-    """Another size of n's bucket (n itself where the bucket holds one size)."""
+    """Another size of n's bucket (n itself where the bucket holds one size): of its fine bucket, the
+    matrix-free route's, which lies inside its bucket of every other route."""
     sys.path.insert(0, str(ROOT))
-    from jaxmtl.models._buckets import size_bucket
+    from jaxmtl.models._buckets import FINE_BUCKET_BITS, size_bucket
 
-    others = [m for m in range(max(n - 8, 2), size_bucket(n) + 1) if m != n and size_bucket(m) == size_bucket(n)]
+    fine = size_bucket(n, FINE_BUCKET_BITS)
+    others = [m for m in range(max(n - 8, 2), fine + 1) if m != n and size_bucket(m, FINE_BUCKET_BITS) == fine]
     return others[0] if others else n
 
 

@@ -22,7 +22,7 @@ TOL = {"rtol": 1e-10, "atol": 1e-10} if X64 else {"rtol": FLOAT32_PROMISE["rtol"
 def _unpadded(monkeypatch):
     """Fits without padding: every bucket its own size."""
     for module in (_spectral, _per_task):
-        monkeypatch.setattr(module, "size_bucket", lambda n: int(n))
+        monkeypatch.setattr(module, "size_bucket", lambda n, bits=None: int(n))
     monkeypatch.setattr(_per_task, "task_block", lambda largest, rows, n_tasks: int(largest))
 
 

@@ -34,7 +34,7 @@ FAR_RTOL = 1e-7 if X64 else 1e-2
 def _unpadded(monkeypatch):
     """Fits without padding: every bucket its own size."""
     for module in (_spectral, _per_task, _matrix_free, multitask):
-        monkeypatch.setattr(module, "size_bucket", lambda n: int(n))
+        monkeypatch.setattr(module, "size_bucket", lambda n, bits=None: int(n))
     for module in (_per_task, multitask):
         monkeypatch.setattr(module, "task_block", lambda largest, rows, n_tasks: int(largest))
 
@@ -113,11 +113,12 @@ def test_multitask_default_fit_with_both_families_padded_equals_unpadded(monkeyp
 def test_multitask_matrix_free_fit_padded_equals_unpadded(monkeypatch, one_task):
     """The matrix-free route on bucket-padded rows: task blocks (three tasks and one of a single row,
     duplicate rows) or, with one task, the dense same-task mask."""
-    X, y, tasks = _tasks_data(41, seed=4)  # bucket 44
+    X, y, tasks = _tasks_data(129, seed=4)  # the matrix-free route's finer bucket: 132
+    assert _buckets.size_bucket(129, _buckets.FINE_BUCKET_BITS) == 132
     tasks = np.zeros_like(tasks) if one_task else tasks
     make = partial(MultiTaskRegressor, route="matrix_free", family="common_similarity")
     padded, plain, reference = _fits(monkeypatch, make, X, y, tasks)
-    assert padded.route_ == "matrix_free" and np.asarray(padded.coef_).shape == (41, 1)
+    assert padded.route_ == "matrix_free" and np.asarray(padded.coef_).shape == (129, 1)
     _compare_fits(padded, plain, reference, X, tasks, y)
 
 
@@ -304,19 +305,17 @@ def test_independent_family_on_shuffled_folds_compiles_only_in_the_first_fold(pr
 
 def test_a_matrix_free_fit_compiles_nothing_at_another_n_of_its_bucket(programs):
     """The matrix-free route's programs are the bucket's: the grid's paths and the refit, compiled for
-    the path's length and stopped at the selected step; where a path is continued (its best step
-    the grid's last: data-dependent) the continuation and its refit are two programs of their own."""
-    X, y, tasks = _multitask_rows(60, seed=8)
+    the path's length and stopped at the selected step. Where a path is continued (its best step the
+    grid's last: data-dependent) the continuation and its refit are two programs of their own, so a
+    fit compiles nothing once a fit of the bucket has continued its path, or not, as it does."""
+    X, y, tasks = _multitask_rows(150, seed=8)
     jax.clear_caches()
     make = partial(MultiTaskRegressor, route="matrix_free", family="common_similarity")
-    fits = [make().fit(X[:50], y[:50], tasks[:50])]  # bucket 52
-    first = programs.count
-    assert 0 < first <= 8
-    fits += [make().fit(X[:49], y[:49], tasks[:49]), make().fit(X[2:54], y[2:54], tasks[2:54])]
-    continued = {len(m.path_params_) > len(fits[-1].path_params_) for m in fits[:2]}
-    assert continued == {True}  # these data: the first two continued, the third did not
-    assert programs.count - first <= 1  # the refit of a path not continued
-    before = programs.count
-    for rows in (slice(0, 51), slice(5, 55), slice(1, 50)):  # other n of the bucket, other data
-        make().fit(X[rows], y[rows], tasks[rows])
-    assert programs.count == before
+    seen: set[int] = set()
+    # the finer bucket 132 (129 … 132 rows), other data
+    for rows in (slice(0, 130), slice(0, 129), slice(2, 134), slice(0, 131), slice(5, 135), slice(1, 130)):
+        before = programs.count
+        length = len(make().fit(X[rows], y[rows], tasks[rows]).path_params_)  # longer where continued
+        new = programs.count - before
+        assert 0 < new <= 8 if not seen else new == 0 if length in seen else new <= 2
+        seen.add(length)

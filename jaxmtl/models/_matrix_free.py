@@ -47,7 +47,7 @@ from ..paths.eigen import mse_loss
 from ..paths.scan import grid_path_losses, path_scan, raise_divergence, step_size
 from ..selection.criteria import fold_sizes
 from ._base import resolve_filter
-from ._buckets import pad_rows, padded_fold_indices, size_bucket
+from ._buckets import FINE_BUCKET_BITS, pad_rows, padded_fold_indices, size_bucket
 from ._grid_search import _score_kernels
 from ._spectral import (
     KERNEL_BATCH,
@@ -259,7 +259,7 @@ class _MatrixFreeEstimator(_GridSelection):
                 return build, data if rows is None else cast(Callable, subset)(rows), \
                     Yj if rows is None else Yj[rows], None
             r = n if rows is None else len(rows)
-            size = size_bucket(r)
+            size = size_bucket(r) if on == "exact" else size_bucket(r, FINE_BUCKET_BITS)
             return (buckets.build if on == "exact" else build), pad(rows, size), \
                 pad_rows(Yj if rows is None else Yj[rows], size), r
 
