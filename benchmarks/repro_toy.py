@@ -54,7 +54,7 @@ from jaxmtl import Gaussian, MultiTaskRegressor  # noqa: E402
 from jaxmtl.datasets import TOY_TASK_WEIGHTS, make_multitask_toy  # noqa: E402
 from jaxmtl.filters import Landweber, NuMethod  # noqa: E402
 from jaxmtl.models._grid_search import _stack  # noqa: E402
-from jaxmtl.models.multitask import _build, _predict, _same_task  # noqa: E402
+from jaxmtl.models.multitask import _build, _padded_task_data, _predict  # noqa: E402
 from jaxmtl.paths import grid_path_losses, path_scan  # noqa: E402
 
 OMEGAS = np.round(np.linspace(0, 1, 11), 2)
@@ -82,7 +82,7 @@ def train_only_predict(model, tr, te):
     kern, om, t = model.kernel_, model.best_params_["omega"], model.best_params_["param"]
     ym = float(tr.y.mean())
     Xtr = jnp.asarray(tr.x, float)
-    res = path_scan(_build(kern, jnp.asarray(om), (Xtr, *_same_task(tr.tasks, tr.tasks))),
+    res = path_scan(_build(kern, jnp.asarray(om), _padded_task_data(np.asarray(Xtr), tr.tasks)(None, len(tr.tasks))),
                     jnp.asarray(tr.y - ym)[:, None], NuMethod(), int(t))
     return np.asarray(_predict(kern, jnp.asarray(om), jnp.asarray(te.x, float), Xtr, te.tasks, tr.tasks,
                                res.coef)) + ym
@@ -111,7 +111,7 @@ def selection_times(n, rng, width, repeats):
     om = jnp.asarray(OMEGAS)
     out = {}
     for name, filt, T in (("nu_method", NuMethod(), 200), ("landweber", Landweber(), 1000)):
-        data = (X, *_same_task(t, t))  # the estimator's operator: same-task part as blocks
+        data = _padded_task_data(np.asarray(X), t)(None, len(t))  # the estimator's operator: task blocks
         run = lambda: jax.block_until_ready(grid_path_losses(_build, kern, om, data, y, mask, filt, T))
         run()
         out[name] = float(np.median([_t(run) for _ in range(repeats)]))
