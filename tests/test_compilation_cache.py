@@ -73,7 +73,7 @@ def _quick_run(script: str, tmp_path: Path) -> dict:
 
 
 @pytest.mark.scripts
-def test_compile_times_quick_mode_runs(tmp_path):
+def test_compile_times_quick_mode_runs_and_a_rerun_replaces_one_row(tmp_path):
     payload = _quick_run("compile_times", tmp_path)
     assert payload["dtype"] == "float32" and payload["machine"]["jax"]
     (row,) = [r for r in payload["rows"] if r["estimator"] == "VectorValuedRegressor"]
@@ -82,11 +82,7 @@ def test_compile_times_quick_mode_runs(tmp_path):
     # the first answer: imports, data and the first fit, so at least the fit and at most the process
     assert row["first"]["wall_s"] <= row["first_answer_s"] <= row["process_wall_s"]
     assert any(r["estimator"].startswith("GridSearchCV(KernelRidge") for r in payload["rows"])
-
-
-@pytest.mark.scripts
-def test_compile_times_rerun_replaces_one_row(tmp_path):
-    payload = _quick_run("compile_times", tmp_path)
+    # --rerun ESTIMATOR:N measures that row again and replaces it in compile_times.json
     (tmp_path / "compile_times.json").write_text(json.dumps(payload))
     env = {**os.environ, "JAXMTL_RESULTS_DIR": str(tmp_path)}
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "compile_times.py"), "--rerun",
