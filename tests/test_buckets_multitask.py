@@ -319,3 +319,26 @@ def test_a_matrix_free_fit_compiles_nothing_at_another_n_of_its_bucket(programs)
         new = programs.count - before
         assert 0 < new <= 8 if not seen else new == 0 if length in seen else new <= 2
         seen.add(length)
+
+
+def test_step_size_on_padded_rows_is_the_unpadded_one_eager_and_under_jit():
+    """``paths.step_size`` with the padding zeroed gives the τ of ``path_scan``'s own default on the
+    real rows (the same Lanczos start there), eagerly and inside ``jax.jit``."""
+    from jaxmtl.operators import SeparableOperator
+    from jaxmtl.paths import path_scan, step_size
+
+    rng = np.random.default_rng(5)
+    n, size, d = 13, 16, 2
+    X = rng.normal(size=(n, 2))
+    K = np.asarray(Gaussian(1.1)(jnp.asarray(X), jnp.asarray(X)))
+    dtype = jnp.float64 if X64 else jnp.float32
+    Kp = np.zeros((size, size))
+    Kp[:n, :n] = K
+    Y = rng.normal(size=(n, d))
+    A = jnp.eye(d, dtype=dtype)
+    plain = path_scan(SeparableOperator(jnp.asarray(K, dtype), A), jnp.asarray(Y, dtype), Landweber(), 1).tau
+    valid = jnp.arange(size) < n
+    op = SeparableOperator(jnp.asarray(Kp, dtype), A)
+    Yp = jnp.asarray(np.r_[Y, np.zeros((size - n, d))], dtype)
+    for fn in (step_size, jax.jit(step_size)):
+        np.testing.assert_allclose(float(fn(op, Yp, valid, valid)), float(plain), rtol=TOL["rtol"])
