@@ -168,3 +168,67 @@ def test_task_blocks_of_the_folds_of_one_data_set_are_one_size():
                 assert block >= largest
                 blocks.setdefault(_buckets.size_bucket(len(rows)), set()).add(block)
             assert all(len(b) == 1 for b in blocks.values()), (n, n_tasks, k, blocks)
+
+
+# ------------------------------------------------ a batch of kernels padded, its padding skipped
+def _widths_scorer(batch):
+    """``score(widths)``: (W, P, L) LOO losses of a multi-task operator's widths in batches of
+    ``batch`` (the last padded, its padding skipped) through the estimators' ``_score_kernels``."""
+    from jaxmtl.filters import Tikhonov
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.models._grid_search import _score_kernels
+    from jaxmtl.models.multitask import _build_dense
+    from jaxmtl.paths.dense import dense_grid_losses
+
+    X, y, tasks = _multitask_data()
+    dtype = jax.dtypes.canonicalize_dtype(np.float64)
+    data = (X.astype(dtype), tasks[:, None] == tasks[None, :])  # NumPy arguments: no conversion programs
+    omegas, lams = np.asarray([0.0, 0.5], dtype), np.asarray([1e-1, 1e-2, 1e-3], dtype)
+    Y = y[:, None].astype(dtype)
+
+    def score(widths):
+        return _score_kernels([Gaussian(float(w)) for w in widths], lambda stacked, active: dense_grid_losses(
+            _build_dense, stacked, omegas, data, Y, Tikhonov(), lams, "loo", None, None, active=active), batch)
+
+    return score
+
+
+def _multitask_data(n=30, seed=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    tasks = np.arange(n) % 3
+    return X, np.sin(X[:, 0]) + tasks + 0.1 * rng.normal(size=n), tasks
+
+
+def test_a_padded_batch_of_kernels_scores_as_one_kernel_at_a_time_in_one_program(programs):
+    """Batches of 3 widths (3, 2 and 1 given: the last padded, the padding skipped at run time)
+    give each width's losses as a call with that width alone, and compile one program."""
+    widths = [0.5, 1.0, 2.0, 0.7, 1.4, 1.2]
+    alone = np.concatenate([_widths_scorer(1)([w]) for w in widths])
+    score = _widths_scorer(3)
+    jax.clear_caches()
+    before = programs.count
+    got = [score(widths[:3]), score(widths[3:5]), score(widths[5:])]
+    assert programs.count - before == 1
+    np.testing.assert_allclose(np.concatenate(got), alone, **TOL)
+    assert np.isfinite(alone).all()
+
+
+def test_the_grid_scorer_skips_inactive_kernels():
+    """``_score_grid``'s padding (``active`` False) holds inf; the active kernels' losses are those
+    of the kernels scored without a mask."""
+    from jaxmtl.filters import Tikhonov
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.models._grid_search import _stack
+    from jaxmtl.paths.eigen import mse_loss
+
+    X, Y = _data(24, seed=4)
+    dtype = jax.dtypes.canonicalize_dtype(np.float64)
+    X, Y = X.astype(dtype), (Y - Y.mean(0)).astype(dtype)
+    kernels = _stack([Gaussian(0.6), Gaussian(1.5), Gaussian(1.5)])
+    args = (X, Y, np.ones((2, 2), dtype), np.eye(2, dtype=dtype), Tikhonov(),
+            np.asarray(LAMBDAS[::6], dtype), "gcv", None, mse_loss, np.zeros(2, dtype))
+    plain, _ = _spectral._score_grid(kernels, *args)
+    masked, ok = _spectral._score_grid(kernels, *args, active=np.array([True, True, False]))
+    assert bool(ok) and np.isinf(np.asarray(masked[2])).all()
+    np.testing.assert_allclose(np.asarray(masked[:2]), np.asarray(plain[:2]), **TOL)

@@ -22,13 +22,13 @@ def _stack(kernels: list[Kernel]) -> Kernel:
     return jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *kernels)
 
 
-def _score_kernels(kernels: list[Kernel], score_stacked, batch: int, shrink: bool = False) -> np.ndarray:
-    """``score_stacked(stacked kernels)`` for every kernel of a list, in its order.
+def _score_kernels(kernels: list[Kernel], score_stacked, batch: int) -> np.ndarray:
+    """``score_stacked(stacked kernels, active)`` for every kernel of a list, in its order.
 
-    Kernels of one class and leaf shapes (a pytree structure) are stacked in batches of ``batch``
-    (of at most their number with ``shrink``), the last batch padded by repeating its last kernel:
-    one compilation per structure and batch size. A kernel without array leaves (Linear) is
-    scored once per structure.
+    Kernels of one class and leaf shapes (a pytree structure) are stacked in batches of ``batch``,
+    the last batch padded by repeating its last kernel, ``active`` ((batch,) bool) False on the
+    padding, which the compiled call skips: one compilation per structure, whatever the number
+    of kernels. A kernel without array leaves (Linear) is scored once per structure.
     """
     groups: dict[Any, list[int]] = {}
     for i, k in enumerate(kernels):
@@ -37,9 +37,10 @@ def _score_kernels(kernels: list[Kernel], score_stacked, batch: int, shrink: boo
     out: list[Any] = [None] * len(kernels)
     for (treedef, shapes), members in groups.items():
         ks = [kernels[i] for i in members]
-        size = min(batch, len(ks)) if shrink else batch
-        ks = ks + ks[-1:] * (-len(ks) % size)
-        rows = np.concatenate([np.asarray(score_stacked(_stack(ks[j:j + size]))) for j in range(0, len(ks), size)])
+        ks = ks + ks[-1:] * (-len(ks) % batch)
+        active = np.arange(len(ks)) < len(members)
+        rows = np.concatenate([np.asarray(score_stacked(_stack(ks[j:j + batch]), active[j:j + batch]))
+                               for j in range(0, len(ks), batch)])
         rows = np.repeat(rows[:1], len(members), axis=0) if treedef.num_leaves == 0 else rows
         for i, row in zip(members, rows):
             out[i] = row

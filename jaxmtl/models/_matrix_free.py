@@ -137,11 +137,11 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
         mj = np.pad(mj, ((0, 0), (0, len(Yj) - mj.shape[1])))
         valid = np.arange(len(Yj)) < n
 
-    def score_batch(stacked, ps, full, report):
+    def score_batch(stacked, active, ps, full, report):
         if route == "exact":
             return np.asarray(dense_grid_losses(
                 build, stacked, ps, data, Yj, filt, np.asarray(full, np.int32 if filt.iterative else dtype),
-                mode, folds, sizes, mse_loss, report, real))
+                mode, folds, sizes, mse_loss, report, real, active))
         losses, _ = grid_path_losses(build, stacked, ps, data, Yj, mj, filt, int(full[-1]), mse_loss, report,
                                      reporting(), valid)
         return np.asarray(losses).mean(axis=1)  # (W, P, T)
@@ -149,12 +149,10 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
     def score(kerns, path_params, omega=None):
         full, report, index = _path_params(filt, path_params)
         ps = pj if omega is None else pj[omega:omega + 1]
-        # exact route: kernels in batches of KERNEL_BATCH, a shorter list padded to its own length
-        # (a compilation per batch size, at most KERNEL_BATCH, rather than an eigendecomposition of
-        # every operator parameter per padding kernel: one width on all rows pads to itself);
-        # matrix-free: one kernel per call (a padded batch would run whole duplicate paths)
-        out = _score_kernels(kerns, lambda stacked: score_batch(stacked, ps, full, report),
-                             KERNEL_BATCH if route == "exact" else 1, shrink=True)
+        # exact route: kernels in batches of KERNEL_BATCH, the last padded, its padding skipped at
+        # run time: one program for every call of a width search; matrix-free: one kernel per call
+        out = _score_kernels(kerns, lambda stacked, active: score_batch(stacked, active, ps, full, report),
+                             KERNEL_BATCH if route == "exact" else 1)
         out = np.where(np.isnan(out), np.inf, out)
         return out if index is None else out[:, :, index]
 

@@ -106,7 +106,7 @@ def _path_params(filt: SpectralFilter, params: np.ndarray):
 
 @partial(jit, static_argnames=("filt", "selection", "base_loss", "route"))
 def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, offset, report=None, route="eigen",
-                groups=None, n=None):
+                groups=None, n=None, active=None):
     """(per-fold validation losses (W, k, Ω, P + 1[, 2]) for every kernel × fold × output matrix ×
     filter parameter, ok): the last of the P + 1 columns is C = 0's (the null model, the path's point
     t = 0 / λ = ∞: ``offset`` predicted on every held-out row), so that the null model's paired
@@ -118,6 +118,8 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
     With the classifiers' code losses the last axis holds the squared loss and the
     misclassification rate. Leave-one-out and GCV have one "fold" (k = 1): their criterion on
     all rows. NaN losses are returned as they are (the caller maps the means to +inf).
+    ``active`` (W,) bool: the kernels to score (default all); the others, a batch's padding, are
+    skipped at run time (:func:`~jaxmtl.paths.dense.dense_grid_losses`'s ``active``) and hold inf.
 
     ``Y`` are the centred outputs and ``offset`` (d,) the intercept added back by ``predict``;
     the loss sees F + offset and Y + offset, so a decision rule is scored as it is deployed.
@@ -155,7 +157,16 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
                                   losses.shape[:2] + (1,) + losses.shape[3:])
         return jnp.concatenate([losses, column], axis=2), ok
 
-    if jax.tree_util.tree_leaves(kernels):
+    if jax.tree_util.tree_leaves(kernels) and active is not None:
+        skipped = jax.eval_shape(one_kernel, jax.tree_util.tree_map(lambda leaf: leaf[0], kernels))[0]
+
+        def one_active_kernel(args):
+            kern, on = args
+            return jax.lax.cond(on, one_kernel, lambda _: (jnp.full(skipped.shape, jnp.inf, skipped.dtype),
+                                                           jnp.asarray(True)), kern)
+
+        out, ok = jax.lax.map(one_active_kernel, (kernels, active))
+    elif jax.tree_util.tree_leaves(kernels):
         out, ok = jax.lax.map(one_kernel, kernels)
     else:  # a kernel without parameters (Linear): nothing to map over, one kernel
         out, ok = one_kernel(kernels)
@@ -422,12 +433,14 @@ class _SpectralEstimator(_GridSelection):
             route = grid_route(self.route, filt, mode, len(Xr), args[2], len(full), args[7], dtype)
             if rows is None:
                 self.route_ = route  # the route of the grid on all rows (the refit's too)
-            # kernels in batches of KERNEL_BATCH (the last padded by repeating): one compilation
-            # serves every call of a width search, whatever the number of widths it adds; a
+            # kernels in batches of KERNEL_BATCH (the last padded by repeating, the padding skipped at
+            # run time): one compilation serves every call of a width search, whatever the number
+            # of widths it adds; a
             # continuation (one kernel, one ω, a longer path) is a program of its own, compiled only
             # where the best step is the grid's last
             grid_fn = partial(_score_grid, n=np.int32(n if rows is None else len(rows))) if closed_form else _score_grid
-            out = _score_kernels(kerns, lambda stacked: on_route(grid_fn, stacked, args, route),
+            out = _score_kernels(kerns, lambda stacked, active: on_route(partial(grid_fn, active=active), stacked, args,
+                                                                         route),
                                  KERNEL_BATCH if omega is None else 1)
             per_fold = out[:, :, :, :-1] if index is None else out[:, :, :, index]  # (W, k, Ω, P[, 2])
             if rows is None:

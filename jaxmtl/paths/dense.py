@@ -117,7 +117,8 @@ def dense_coefficients(op: GramOperator, Y: Array, filt: SpectralFilter, param, 
 @partial(jit, static_argnames=("build", "filt", "selection", "loss", "sizes"))
 def dense_grid_losses(build: Callable, kernels, params, data, Y: Array, filt: SpectralFilter,
                       path_params: Array, selection: str, masks: Array | tuple | None, sizes: tuple[int, int] | None,
-                      loss: Callable = mse_loss, report: Array | None = None, n: Array | None = None) -> Array:
+                      loss: Callable = mse_loss, report: Array | None = None, n: Array | None = None,
+                      active: Array | None = None) -> Array:
     """Validation losses (W, P, L) over kernels × operator parameters × filter parameters.
 
     Every (kernel, parameter) pair builds its operator (``build(kernel, param, data)``),
@@ -139,9 +140,25 @@ def dense_grid_losses(build: Callable, kernels, params, data, Y: Array, filt: Sp
       loss: ``loss(F, Y, w)`` on the flattened (·, 1) outputs.
       n: the number of real inputs (default all; may be traced): the first n, the others zero
         padding — masked out of every Gram, in no fold (fold indices given) and no closed form.
+      active: (W,) bool, the kernels to score (default all): the others — a batch padded to a
+        fixed W, so that one compiled program serves every call — are skipped at run time (the
+        kernels are scored one after another, ``lax.map``, so a skipped one builds and
+        decomposes nothing) and hold inf.
 
     Returns:
       (W, P, L) losses, the mean over folds for k-fold.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from jaxmtl.filters import Tikhonov
+        >>> from jaxmtl.kernels import Gaussian
+        >>> from jaxmtl.operators import SeparableOperator
+        >>> X, Y = jnp.linspace(0.0, 1.0, 8)[:, None], jnp.sin(jnp.linspace(0.0, 3.0, 8))[:, None]
+        >>> build = lambda kern, a, X: SeparableOperator(kern(X, X), a[None, None])
+        >>> losses = dense_grid_losses(build, Gaussian(jnp.asarray([0.3, 0.5])), jnp.ones(1), X, Y, Tikhonov(),
+        ...                            jnp.asarray([1e-2, 1e-3]), "loo", None, None, active=jnp.asarray([True, False]))
+        >>> losses.shape, bool(jnp.isinf(losses[1]).all()), bool(jnp.isfinite(losses[0]).all())
+        ((2, 1, 2), True, True)
     """
     d = Y.shape[1]
     y = Y.reshape(-1, 1)
@@ -169,5 +186,14 @@ def dense_grid_losses(build: Callable, kernels, params, data, Y: Array, filt: Sp
     def per_kernel(kern):
         return jax.lax.map(lambda p: per_pair(kern, p), params)
 
-    scores = jax.lax.map(per_kernel, kernels)
+    if active is None:
+        scores = jax.lax.map(per_kernel, kernels)
+    else:
+        skipped = jax.eval_shape(per_kernel, jax.tree_util.tree_map(lambda leaf: leaf[0], kernels))
+
+        def per_active_kernel(args):
+            kern, on = args
+            return jax.lax.cond(on, per_kernel, lambda _: jnp.full(skipped.shape, jnp.inf, skipped.dtype), kern)
+
+        scores = jax.lax.map(per_active_kernel, (kernels, active))
     return jnp.where(jnp.isnan(scores), jnp.inf, scores)
