@@ -232,3 +232,49 @@ def test_the_grid_scorer_skips_inactive_kernels():
     masked, ok = _spectral._score_grid(kernels, *args, active=np.array([True, True, False]))
     assert bool(ok) and np.isinf(np.asarray(masked[2])).all()
     np.testing.assert_allclose(np.asarray(masked[:2]), np.asarray(plain[:2]), **TOL)
+
+
+# ------------------------------------------------ the approximate estimators' row blocks
+def test_feature_statistics_on_bucket_shaped_blocks_equal_the_groups_sums():
+    """``InMemoryRows.blocks``: rows padded to their bucket, a fixed block count (padding blocks
+    skipped) — ΦᵀΦ, ΦᵀY, YᵀY and the counts of each group are the sums over its rows."""
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.models._training_rows import InMemoryRows
+    from jaxmtl.operators.nystrom import NystromFeatures, accumulate_statistics
+
+    X, Y = _data(37, seed=6)
+    dtype = jax.dtypes.canonicalize_dtype(np.float64)
+    X, Y = X.astype(dtype), Y.astype(dtype)
+    groups = np.arange(37) % 4
+    fmap = NystromFeatures.fit(Gaussian(1.0), X, 9)
+    rows = InMemoryRows(X, Y, fit_intercept=False)
+    blocks = rows.blocks(groups, 4, 5)
+    assert blocks[0].shape == (_buckets.size_bucket(37), 2) and (np.asarray(blocks[2]) >= 0).sum() == 37
+    st = accumulate_statistics(fmap, *blocks, 4)
+    Phi = np.asarray(fmap(X))
+    for g in range(4):
+        R, Yg = Phi[groups == g], Y[groups == g]
+        np.testing.assert_allclose(np.asarray(st.G[g]), R.T @ R, **TOL)
+        np.testing.assert_allclose(np.asarray(st.B[g]), R.T @ Yg, **TOL)
+        np.testing.assert_allclose(np.asarray(st.S[g]), Yg.T @ Yg, **TOL)
+        assert float(st.counts[g]) == (groups == g).sum()
+
+
+def test_an_approximate_fit_compiles_nothing_at_another_n_of_its_bucket_and_equals_the_unpadded(monkeypatch, programs):
+    from jaxmtl import ApproximateKernelRegressor
+    from jaxmtl.models import _training_rows
+
+    X, Y = _data(480, seed=7)
+    make = lambda: ApproximateKernelRegressor(n_components=40, block_size=64)  # noqa: E731
+    jax.clear_caches()
+    padded = make().fit(X[:470], Y[:470])  # bucket 480; the width search on 400 of them
+    first = programs.count
+    make().fit(X[3:467], Y[3:467])  # 464 rows: the same bucket, other data
+    make().fit(X[:480], Y[:480])
+    assert programs.count == first
+    monkeypatch.setattr(_training_rows, "size_bucket", lambda n, bits=None: int(n))
+    plain = make().fit(X[:470], Y[:470])
+    np.testing.assert_allclose(padded.cv_scores_, plain.cv_scores_, **TOL)
+    if X64:
+        assert repr(padded.best_params_) == repr(plain.best_params_)
+        np.testing.assert_allclose(padded.predict(X[470:]), plain.predict(X[470:]), **TOL)

@@ -260,6 +260,20 @@ def test_a_default_multitask_fit_compiles_nothing_at_another_n_of_its_bucket(pro
     assert programs.count == first
 
 
+def test_the_families_comparison_is_one_program_whether_or_not_the_path_was_continued(programs):
+    """On the exact route the comparison's folds score the selected path at its continued length
+    either way: after a fit whose best step was the last (noiseless outputs: the path continued to
+    2400 steps), a fit of the bucket that stopped inside 300 steps compiles nothing."""
+    X, y, tasks = _multitask_rows()
+    smooth = np.sin(X[:, 0]) + tasks
+    jax.clear_caches()
+    continued = MultiTaskRegressor().fit(X[:50], smooth[:50], tasks[:50])
+    first = programs.count
+    inside = MultiTaskRegressor().fit(X[:49], y[:49], tasks[:49])
+    assert continued.path_params_[-1] == 2400 and inside.path_params_[-1] == 300
+    assert programs.count == first
+
+
 def test_multitask_cross_validation_folds_reuse_the_first_folds_programs(programs):
     from sklearn.model_selection import KFold
 

@@ -55,6 +55,7 @@ from ._spectral import (
     WIDTH_SUBSAMPLE,
     _best_index,
     _continue_path,
+    _continued_steps,
     _GridSelection,
     _path_params,
     _refine_widths,
@@ -288,6 +289,7 @@ class _MatrixFreeEstimator(_GridSelection):
         else:
             with report.stage(f"{len(kernels)} kernel(s) × {grid}"):
                 scores = score(kernels, path)
+        base_path = path
         if default_steps:
             with report.stage("continuing the path while its best step is the last"):
                 kernels, path, scores = _continue_path(kernels, path, scores, score)
@@ -319,9 +321,17 @@ class _MatrixFreeEstimator(_GridSelection):
         compared = None
         if compare_masks is not None:
             same = compare_masks.shape == masks.shape and np.array_equal(compare_masks, masks)
-            compared = float(np.min(scores[iw, ip])) if same else float(np.min(
-                _scorer(route, build_all, data_all, Y_all, compare_masks, filt, pj[ip:ip + 1], "kfold", real)(
-                    [self.kernel_], path)))
+            if same:
+                compared = float(np.min(scores[iw, ip]))
+            else:
+                # on the exact route a default path is scored at its continued length whether or not it
+                # was continued, and its loss read on the steps of the selection's path: one program
+                # whatever the data decided (the recurrence is elementwise there, the eigendecompositions
+                # the cost); matrix-free, every step is an operator product: the selection's path only
+                steps = _continued_steps(base_path) if default_steps and route == "exact" else path
+                losses = _scorer(route, build_all, data_all, Y_all, compare_masks, filt, pj[ip:ip + 1], "kfold",
+                                 real)([self.kernel_], steps)
+                compared = float(np.min(losses[..., np.isin(steps, path)]))
         self.cv_scores_ = scores
         self.path_params_ = np.asarray(path)
         self.kernel_widths_ = widths

@@ -185,6 +185,17 @@ def _predict(kern, X_new, X_fit, C, A):
     return kern(X_new, X_fit) @ C @ A
 
 
+def _continued_steps(steps: np.ndarray) -> np.ndarray:
+    """The steps of a default path continued to 2^STEP_DOUBLINGS times its length: its own and
+    the geometric grid of the longer path (:func:`_continue_path`).
+
+    Example:
+        >>> _continued_steps(_step_grid(20))[-3:].tolist()
+        [121, 139, 160]
+    """
+    return np.union1d(steps, _step_grid(2**STEP_DOUBLINGS * int(steps[-1])))
+
+
 def _continue_path(kernels, steps, scores, score):
     """Continue a default iterative path whose best step is its last to 2^STEP_DOUBLINGS times its
     length, in one call: a path cut short selects its last step, which is no selection at all.
@@ -196,7 +207,7 @@ def _continue_path(kernels, steps, scores, score):
     iw, io, ip = _best_index(scores)
     if ip != len(steps) - 1:
         return kernels, steps, scores
-    longer = np.union1d(steps, _step_grid(2**STEP_DOUBLINGS * int(steps[-1])))  # one path: one compilation
+    longer = _continued_steps(steps)  # one path: one compilation
     best_row = score([kernels[iw]], longer, omega=io)
     padded = np.full(scores.shape[:2] + (len(longer),) + scores.shape[3:], np.inf)
     padded[:, :, np.searchsorted(longer, steps)] = scores

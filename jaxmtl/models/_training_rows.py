@@ -14,12 +14,13 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol
 
-import jax.numpy as jnp
 import numpy as np
 
 from ..distributed.data import open_rows
 from ..kernels.scalar import Kernel
-from ..operators.nystrom import FeatureMap, FeatureStatistics, accumulate_statistics, group_blocks, nystrom_centres
+from ..operators.nystrom import (FeatureMap, FeatureStatistics, accumulate_statistics, group_blocks, nystrom_centres,
+                                 padded_block_count)
+from ._buckets import pad_rows, size_bucket
 
 __all__ = ["InMemoryRows", "TrainingRows", "memory_map"]
 
@@ -84,6 +85,23 @@ class InMemoryRows:
         return self.X[nystrom_centres(kernel, self.X, m, sampling, random_state=seed, block_size=block)]
 
     def statistics(self, fmap: FeatureMap, groups: np.ndarray, n_groups: int, block: int) -> FeatureStatistics:
-        rb, ib = group_blocks(groups, n_groups, self.n, block)
-        return accumulate_statistics(fmap, jnp.asarray(self.X), jnp.asarray(self.Y), jnp.asarray(rb), jnp.asarray(ib),
-                                     n_groups)
+        return accumulate_statistics(fmap, *self.blocks(groups, n_groups, block), n_groups)
+
+    def blocks(self, groups: np.ndarray, n_groups: int, block: int) -> tuple[np.ndarray, ...]:
+        """(X, Y, rows, ids) of :func:`~jaxmtl.operators.nystrom.accumulate_statistics`, shaped by
+        the size bucket of n (:mod:`._buckets`): X, Y padded to it with zero rows that no block
+        indexes, blocks of min(``block``, bucket) rows, their count that of any grouping of the
+        bucket's rows (the extra blocks padding only, skipped), so that every n of a bucket — the
+        folds of a cross-validation — runs one program. The statistics are those of the real rows.
+
+        Example:
+            >>> rows = InMemoryRows(np.ones((17, 2)), np.ones((17, 1)))
+            >>> X, Y, r, g = rows.blocks(np.arange(17) % 3, 3, 8)
+            >>> X.shape, r.shape, int((r >= 0).sum())
+            ((18, 2), (6, 8), 17)
+        """
+        size = size_bucket(self.n)
+        block = min(block, size)
+        padded = np.concatenate([groups, np.full(size - self.n, n_groups)])  # a group no block gathers
+        rb, ib = group_blocks(padded, n_groups, size, block, padded_block_count(size, n_groups, block))
+        return pad_rows(self.X, size), pad_rows(self.Y, size), rb, ib  # NumPy: converting them compiles nothing

@@ -54,7 +54,6 @@ from ..operators.nystrom import (
     FeatureMap,
     NystromFeatures,
     accumulate_statistics,
-    group_blocks,
 )
 from ..operators.random_features import RandomFourierFeatures, spectral_samples
 from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
@@ -71,6 +70,7 @@ from .predictors import Predictor, PredictorMixin
 from ._spectral import (
     _best_index,
     _continue_path,
+    _mean_diag,
     _path_params,
     _refine_widths,
     STEP_DOUBLINGS,
@@ -238,7 +238,7 @@ class ApproximationMixin(_MixinBase):
         if approx == "random_features":
             _unit_kernel(kernels[0])
         a, V, omegas = self._resolve_output(d)
-        scale = float(np.mean(np.asarray(kernels[0].diag(jnp.asarray(rows.take(np.arange(min(n, 100)))[0])))))
+        scale = float(_mean_diag(kernels[0], rows.take(np.arange(min(n, 100)))[0], np.int32(min(n, 100))))
         params = self._approximate_params(filt, scale if scale > 0 else 1.0, rows.dtype)
         if filt.iterative and self.n_steps is None:
             # the geometric grid of steps of the exact path, at the length to which the exact estimators
@@ -246,14 +246,15 @@ class ApproximationMixin(_MixinBase):
             # eigenvalues here, and a width scored on a path cut short loses to narrower ones
             params = _step_grid(2**STEP_DOUBLINGS * int(params[-1]))
         full, rep, index = _path_params(filt, params)
-        rep = None if rep is None else jnp.asarray(rep)
+        # the compiled calls' arguments stay NumPy arrays: converting and slicing them compiles nothing
+        rep = None if rep is None else np.asarray(rep)
         index = slice(None) if index is None else index
         groups, n_groups, scored = self._groups(n)
         seed = check_random_state(self.random_state)
         self.y_mean_ = rows.y_mean
         dtype = rows.dtype
-        aj, Vj = jnp.asarray(a, dtype), jnp.asarray(V, dtype)
-        pj = jnp.asarray(full, jnp.int32 if filt.iterative else dtype)
+        aj, Vj = np.asarray(a, dtype), np.asarray(V, dtype)
+        pj = np.asarray(full, np.int32 if filt.iterative else dtype)
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         grid = f"{len(a)} ω × {len(params)} {'steps' if filt.iterative else 'λ'} × {len(scored)} folds"
 
@@ -264,14 +265,12 @@ class ApproximationMixin(_MixinBase):
             cap = rows_sub.size if approx == "nystrom" else max(2, (rows_sub.size // 2) & ~1)
             m_sub = min(m, WIDTH_COMPONENTS, cap)
             sub = InMemoryRows(*rows.take(rows_sub), fit_intercept=False)  # centred on all rows' means
-            basis = jnp.asarray(self._basis(kernels[0], sub, approx, m_sub, "uniform", block, seed))
-            rb, ib = group_blocks(groups[rows_sub], n_groups, rows_sub.size, block)
-            Xs, Ys = jnp.asarray(sub.X), jnp.asarray(sub.Y)
+            basis = np.asarray(self._basis(kernels[0], sub, approx, m_sub, "uniform", block, seed))
+            blocks = sub.blocks(groups[rows_sub], n_groups, block)  # shaped by the subsample's size bucket
 
             def score(kerns):  # one kernel per call: one compilation whatever the number of widths
-                out = np.concatenate([np.asarray(_score_jit(_stack([k]), basis, Xs, Ys, jnp.asarray(rb),
-                                                            jnp.asarray(ib), n_groups, aj, Vj, filt, pj, approx,
-                                                            rep))[..., index]
+                out = np.concatenate([np.asarray(_score_jit(_stack([k]), basis, *blocks, n_groups, aj, Vj, filt, pj,
+                                                            approx, rep))[..., index]
                                       for k in kerns])
                 out = out[:, scored].mean(axis=1)
                 return np.where(np.isfinite(out), out, np.inf)
@@ -288,7 +287,7 @@ class ApproximationMixin(_MixinBase):
         kernel = kernels[0]
 
         with report.stage(f"{approx} with {m} components on {n} rows: statistics and {grid}"):
-            basis = jnp.asarray(self._basis(kernel, rows, approx, m, sampling, block, seed))
+            basis = np.asarray(self._basis(kernel, rows, approx, m, sampling, block, seed))
             fmap = _feature_map(kernel, basis, approx)
             stats = rows.statistics(fmap, groups, n_groups, block)
 
@@ -296,8 +295,8 @@ class ApproximationMixin(_MixinBase):
                 """(1, Ω or 1, P) mean fold losses on the selected kernel's statistics (its list ignored)."""
                 full_g, rep_g, index_g = _path_params(filt, steps_or_lambdas)
                 losses = np.asarray(_feature_kfold_losses(
-                    stats, aj if omega is None else aj[omega:omega + 1], Vj, filt, jnp.asarray(full_g, pj.dtype),
-                    None if rep_g is None else jnp.asarray(rep_g)))
+                    stats, aj if omega is None else aj[omega:omega + 1], Vj, filt, np.asarray(full_g, pj.dtype),
+                    None if rep_g is None else np.asarray(rep_g)))
                 out = (losses if index_g is None else losses[..., index_g])[scored].mean(axis=0)
                 return np.where(np.isfinite(out), out, np.inf)[None]
 
@@ -305,7 +304,7 @@ class ApproximationMixin(_MixinBase):
             if self._compares_per_output(filt, d):
                 # one call for both families: A = I appended as an extra output matrix (V diag(1) Vᵀ = I
                 # for any V) shares each fold's D × D eigendecomposition; per-output losses (P, d)
-                both = np.asarray(_feature_kfold_losses(stats, jnp.concatenate([aj, jnp.ones((1, d), dtype)]), Vj,
+                both = np.asarray(_feature_kfold_losses(stats, np.concatenate([aj, np.ones((1, d), dtype)]), Vj,
                                                         filt, pj, per_output=True))[scored].mean(axis=0)
                 per_output_losses = np.where(np.isfinite(both[-1]), both[-1], np.inf)
                 coupled = both[:-1].sum(axis=-1)
@@ -336,12 +335,12 @@ class ApproximationMixin(_MixinBase):
         self.kernel_ = kernel
         self.filter_ = filt
         if chosen is None:
-            self.output_matrix_ = jnp.asarray((V * a[io]) @ V.T, dtype)
-            self.coef_ = feature_coefficients(stats, aj[io], Vj, filt, jnp.asarray(params[ip], pj.dtype))
+            self.output_matrix_ = jax.device_put(np.asarray((V * a[io]) @ V.T, dtype))
+            self.coef_ = feature_coefficients(stats, aj[io], Vj, filt, np.asarray(params[ip], pj.dtype))
         else:
-            self.output_matrix_ = jnp.eye(d, dtype=dtype)
-            self.coef_ = feature_coefficients(stats, jnp.ones(d, dtype), jnp.eye(d, dtype=dtype), filt,
-                                              jnp.asarray(params[chosen], pj.dtype))
+            self.output_matrix_ = jax.device_put(np.eye(d, dtype=dtype))
+            self.coef_ = feature_coefficients(stats, np.ones(d, dtype), np.eye(d, dtype=dtype), filt,
+                                              np.asarray(params[chosen], pj.dtype))
         self.n_outputs_ = d
         self.cv_scores_ = scores
         self.path_params_ = params

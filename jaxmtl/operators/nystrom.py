@@ -61,12 +61,20 @@ __all__ = [
     "accumulate_statistics",
     "feature_statistics",
     "group_blocks",
+    "padded_block_count",
     "nystrom_centres",
     "ridge_leverage_scores",
 ]
 
 Array = jax.Array
 SAMPLINGS = ("uniform", "leverage")
+
+
+@filter_jit
+def _symmetric_gram(kernel: Kernel, Z: Array) -> Array:
+    """K(Z, Z) symmetrised, (K + Kᵀ)/2, in one compiled call (eagerly, one program per operation)."""
+    K = kernel(Z, Z)
+    return 0.5 * (K + K.T)
 
 
 class FeatureMap(eqx.Module):
@@ -129,9 +137,8 @@ class NystromFeatures(FeatureMap):
             m·eps of the decomposition's dtype, or eps of the working dtype when the decomposition
             is in float64 for a float32 map).
         """
-        Z = jnp.asarray(centres)
-        Kmm = kernel(Z, Z)
-        Kmm = 0.5 * (Kmm + Kmm.T)
+        Z = jax.device_put(centres) if isinstance(centres, np.ndarray) else jnp.asarray(centres)  # NumPy: no program
+        Kmm = _symmetric_gram(kernel, Z)
         if is_traced(Kmm) or jnp.finfo(Kmm.dtype).bits >= 64:
             e, Q = eigh(Kmm)
             cut = (Z.shape[0] * jnp.finfo(Kmm.dtype).eps if rcond is None else rcond) * e[-1]
@@ -144,7 +151,7 @@ class NystromFeatures(FeatureMap):
         cut = (float(jnp.finfo(Kmm.dtype).eps) if rcond is None else rcond) * e[-1]
         keep = e > cut
         scale = np.where(keep, 1.0 / np.sqrt(np.where(keep, e, 1.0)), 0.0)
-        return cls(kernel, Z, jnp.asarray(Q * scale[None, :], Kmm.dtype))
+        return cls(kernel, Z, jax.device_put(np.asarray(Q * scale[None, :], Kmm.dtype)))
 
     @classmethod
     @full_precision
@@ -258,16 +265,22 @@ def feature_statistics(fmap: FeatureMap, X: ArrayLike, Y: Array, groups: npt.Arr
                                  n_groups)
 
 
-def group_blocks(groups: npt.ArrayLike | None, n_groups: int, n: int, block_size: int) -> tuple[np.ndarray, np.ndarray]:
+def group_blocks(groups: npt.ArrayLike | None, n_groups: int, n: int, block_size: int,
+                 n_blocks: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Row-index blocks, each inside one group: (rows (B, block) with −1 padding, ids (B,)).
 
     Host-side bookkeeping for :func:`accumulate_statistics` (the index arrays are data, not
-    shapes, so one compilation serves every kernel of a grid).
+    shapes, so one compilation serves every kernel of a grid). ``n_blocks``: B fixed, the blocks
+    past the groups' own all −1 (group 0; :func:`accumulate_statistics` skips them), so that
+    splits of other sizes and group counts share a shape (:func:`padded_block_count`).
 
     Example:
         >>> r, g = group_blocks(np.array([0, 1, 0, 1, 1]), 2, 5, 2)
         >>> r.tolist(), g.tolist()
         ([[0, 2], [1, 3], [4, -1]], [0, 1, 1])
+        >>> r, g = group_blocks(np.array([0, 1, 0, 1, 1]), 2, 5, 2, n_blocks=4)
+        >>> r.tolist(), g.tolist()
+        ([[0, 2], [1, 3], [4, -1], [-1, -1]], [0, 1, 1, 0])
     """
     groups = np.zeros(n, int) if groups is None else np.asarray(groups)
     n_groups = check_int(n_groups, "n_groups", minimum=1)
@@ -280,7 +293,26 @@ def group_blocks(groups: npt.ArrayLike | None, n_groups: int, n: int, block_size
         nb = -(-idx.size // block)
         rows.append(np.concatenate([idx, np.full(nb * block - idx.size, -1)]).reshape(nb, block))
         ids.append(np.full(nb, g))
+    if n_blocks is not None:
+        count = sum(len(r) for r in rows)
+        if count > n_blocks:
+            raise ShapeError(f"n_blocks={n_blocks} cannot hold the {count} blocks of {n} rows in {n_groups} "
+                             f"group(s) of at most {block} rows; padded_block_count gives enough.")
+        rows.append(np.full((n_blocks - count, block), -1))
+        ids.append(np.zeros(n_blocks - count, int))
     return np.concatenate(rows).astype(np.int32), np.concatenate(ids).astype(np.int32)
+
+
+def padded_block_count(n: int, n_groups: int, block: int) -> int:
+    """Blocks enough for any grouping of up to ``n`` rows into ``n_groups`` groups, ``block`` rows
+    a block (⌈n/block⌉ + n_groups: each group wastes less than one block), for
+    :func:`group_blocks`' ``n_blocks``.
+
+    Example:
+        >>> padded_block_count(5, 2, 2)
+        5
+    """
+    return -(-int(n) // int(block)) + int(n_groups)
 
 
 @filter_jit
@@ -294,14 +326,16 @@ def accumulate_statistics(fmap: FeatureMap, X: Array, Y: Array, rows: Array, ids
     d, dtype = Y.shape[1], Y.dtype
     D = fmap.n_components
 
-    def body(acc, blk):
+    def add(acc, blk):
         idx, g = blk
         w = (idx >= 0).astype(dtype)[:, None]
         safe = jnp.maximum(idx, 0)
         R, Yb = fmap(X[safe]) * w, Y[safe] * w
         G, B, S, c = acc
-        return (G.at[g].add(R.T @ R), B.at[g].add(R.T @ Yb), S.at[g].add(Yb.T @ Yb),
-                c.at[g].add(jnp.sum(w))), None
+        return G.at[g].add(R.T @ R), B.at[g].add(R.T @ Yb), S.at[g].add(Yb.T @ Yb), c.at[g].add(jnp.sum(w))
+
+    def body(acc, blk):  # a block of padding only (group_blocks' n_blocks) adds nothing: skipped
+        return jax.lax.cond(jnp.any(blk[0] >= 0), add, lambda acc, _: acc, acc, blk), None
 
     acc0 = (jnp.zeros((n_groups, D, D), dtype), jnp.zeros((n_groups, D, d), dtype),
             jnp.zeros((n_groups, d, d), dtype), jnp.zeros((n_groups,), dtype))
