@@ -100,17 +100,19 @@ def _unit_kernel(kernel: Kernel) -> tuple[Kernel, str]:
                          f"received {type(kernel).__name__}.")
 
 
-def _feature_map(kernel: Kernel, basis: Array, approximation: str) -> FeatureMap:
+def _feature_map(kernel: Kernel, basis: Array | np.ndarray, approximation: str) -> FeatureMap:
     """Nyström map on centres ``basis``, or random features with unit frequencies ``basis`` / width."""
     if approximation == "nystrom":
         return NystromFeatures.from_centres(kernel, basis)
     width = getattr(kernel, _unit_kernel(kernel)[1])
+    if isinstance(basis, np.ndarray):  # NumPy frequencies divided on the host: eagerly, a program per operation
+        return RandomFourierFeatures(jax.device_put((basis / np.asarray(width)).astype(basis.dtype)))
     return RandomFourierFeatures(basis / width)
 
 
 @jit
-def _predict_block(fmap: FeatureMap, X: Array, W: Array) -> Array:
-    return fmap(X) @ W
+def _predict_block(fmap: FeatureMap, X: Array, coef: Array, A: Array) -> Array:
+    return fmap(X) @ (coef @ A)
 
 
 def _score(kernels, basis, X, Y, rows, ids, n_groups, a, V, filt, params, approximation, report=None):
@@ -397,8 +399,9 @@ class ApproximationMixin(_MixinBase):
 
     def _decision_approximate(self, X) -> np.ndarray:
         X = self._validate_predict_inputs(X)
-        W = self.coef_ @ self.output_matrix_
-        F = in_row_blocks(lambda B: _predict_block(self.feature_map_, jnp.asarray(B, W.dtype), W), X)
+        dtype = self.coef_.dtype
+        F = in_row_blocks(lambda B: _predict_block(self.feature_map_, jnp.asarray(B, dtype), self.coef_,
+                                                   self.output_matrix_), X)
         return F + self.y_mean_
 
 

@@ -61,7 +61,6 @@ __all__ = [
     "accumulate_statistics",
     "feature_statistics",
     "group_blocks",
-    "padded_block_count",
     "nystrom_centres",
     "ridge_leverage_scores",
 ]
@@ -297,7 +296,7 @@ def group_blocks(groups: npt.ArrayLike | None, n_groups: int, n: int, block_size
         count = sum(len(r) for r in rows)
         if count > n_blocks:
             raise ShapeError(f"n_blocks={n_blocks} cannot hold the {count} blocks of {n} rows in {n_groups} "
-                             f"group(s) of at most {block} rows; padded_block_count gives enough.")
+                             f"group(s) of at most {block} rows; ⌈n/block⌉ + n_groups blocks hold any grouping.")
         rows.append(np.full((n_blocks - count, block), -1))
         ids.append(np.zeros(n_blocks - count, int))
     return np.concatenate(rows).astype(np.int32), np.concatenate(ids).astype(np.int32)
