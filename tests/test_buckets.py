@@ -11,7 +11,7 @@ import pytest
 from conftest import FLOAT32_PROMISE, X64
 
 from jaxmtl import MultiClassClassifier, MultiTaskRegressor, VectorValuedRegressor
-from jaxmtl.models import _buckets, _per_task, _spectral
+from jaxmtl.models import _buckets, _grid_routes, _per_task, _spectral
 from jaxmtl.models._per_task import select_independent
 from jaxmtl.models._task_folds import task_kfold_masks
 
@@ -228,8 +228,8 @@ def test_the_grid_scorer_skips_inactive_kernels():
     kernels = _stack([Gaussian(0.6), Gaussian(1.5), Gaussian(1.5)])
     args = (X, Y, np.ones((2, 2), dtype), np.eye(2, dtype=dtype), Tikhonov(),
             np.asarray(LAMBDAS[::6], dtype), "gcv", None, mse_loss, np.zeros(2, dtype))
-    plain, _ = _spectral._score_grid(kernels, *args)
-    masked, ok = _spectral._score_grid(kernels, *args, active=np.array([True, True, False]))
+    plain, _ = _grid_routes._score_grid(kernels, *args)
+    masked, ok = _grid_routes._score_grid(kernels, *args, active=np.array([True, True, False]))
     assert bool(ok) and np.isinf(np.asarray(masked[2])).all()
     np.testing.assert_allclose(np.asarray(masked[:2]), np.asarray(plain[:2]), **TOL)
 

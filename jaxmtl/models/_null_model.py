@@ -10,7 +10,7 @@ simplest model and the selected one): the best of a grid of hundreds of points i
 a lead smaller than its own noise is no evidence of signal (:func:`within_one_se`; the per-output
 family of a vector-valued regressor applies the same rule to each output on the parts of its
 held-out rows, see :mod:`._per_task`). The grid's scoring program returns its per-fold losses,
-C = 0's as one more column (``_spectral._score_grid``), so the paired comparison costs no program
+C = 0's as one more column (``_grid_routes._score_grid``), so the paired comparison costs no program
 of its own; it decides only where C = 0 is within ``NULL_MARGIN`` (relative) of the selected
 point's mean loss — a larger lead is taken as signal.
 """

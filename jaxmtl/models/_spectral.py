@@ -41,16 +41,14 @@ from ..filters.spectral import SpectralFilter
 from ..kernels import outputs as _outputs
 from ..kernels.families import family_eigh, family_names, output_family
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
-from ..linalg import clip_psd, eigh
-from ..operators.base import SeparableEigh
 from ..paths.eigen import mse_loss
-from ..selection.criteria import fold_indices, gcv_path, kfold_masks, kfold_path, loo_path
+from ..selection.criteria import fold_indices, kfold_masks
 from ._base import BaseEstimator, resolve_filter
 from ._buckets import fold_targets, pad_folds, pad_rows, size_bucket
 from ._gradient_search import check_search, fit_gradient
-from ._grid_routes import direct_scores, grid_route, on_route, refit
+from ._grid_routes import _score_grid, grid_route, on_route, refit
 from ._grid_search import _best_index, _refine_widths, _score_kernels, _warn_on_edges, fold_means
-from ._null_model import null_losses, null_wins
+from ._null_model import null_wins
 from ._precision import in_working_precision
 from ._row_blocks import in_row_blocks
 
@@ -102,76 +100,6 @@ def _path_params(filt: SpectralFilter, params: np.ndarray):
         return params, None, None
     full = np.arange(1, int(params[-1]) + 1)
     return full, np.isin(full, params), params - 1
-
-
-@partial(jit, static_argnames=("filt", "selection", "base_loss", "route"))
-def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, offset, report=None, route="eigen",
-                groups=None, n=None, active=None):
-    """(per-fold validation losses (W, k, Ω, P + 1[, 2]) for every kernel × fold × output matrix ×
-    filter parameter, ok): the last of the P + 1 columns is C = 0's (the null model, the path's point
-    t = 0 / λ = ∞: ``offset`` predicted on every held-out row), so that the null model's paired
-    comparison (:mod:`._null_model`) needs no program of its own.
-
-    ``route``: 'eigen' or 'direct' (``groups``: :func:`output_groups` of ``a``; see ._grid_routes);
-    ``ok`` is False where a direct factor failed (the caller falls back to the eigen route).
-
-    With the classifiers' code losses the last axis holds the squared loss and the
-    misclassification rate. Leave-one-out and GCV have one "fold" (k = 1): their criterion on
-    all rows. NaN losses are returned as they are (the caller maps the means to +inf).
-    ``active`` (W,) bool: the kernels to score (default all); the others, a batch's padding, are
-    skipped at run time (:func:`~jaxmtl.paths.dense.dense_grid_losses`'s ``active``) and hold inf.
-
-    ``Y`` are the centred outputs and ``offset`` (d,) the intercept added back by ``predict``;
-    the loss sees F + offset and Y + offset, so a decision rule is scored as it is deployed.
-    ``folds``: the :func:`~jaxmtl.selection.criteria.fold_indices` of the training masks (k-fold,
-    hold-out and given masks; None for 'loo' / 'gcv'). ``report`` (iterative filters): the steps to evaluate, zeros
-    elsewhere (see :func:`_path_params`). ``n`` ('loo' / 'gcv'): the real rows, the first n (None: all).
-    """
-
-    def loss(F, Yv, w):
-        return base_loss(F + offset, Yv + offset, w)
-
-    on_folds = selection in ("kfold", "holdout", "masks")
-    real = jnp.arange(Y.shape[0]) < (Y.shape[0] if n is None else n)
-    if not on_folds:  # leave-one-out, GCV: the null model's loss on every real row
-        held, vh = jnp.arange(Y.shape[0])[None], real[None]
-    else:
-        held, vh = folds[1], folds[3]
-    null = null_losses(Y, offset, held, vh, base_loss)  # (k,) or (k, 2)
-
-    def one_kernel(kern):
-        K, ok = kern(X, X), jnp.asarray(True)
-        if not on_folds and n is not None:  # the padded block of the Gram zero (docs/design.md, "Size buckets")
-            K = K * (real[:, None] & real[None, :]).astype(K.dtype)
-        if route == "direct":
-            losses, ok = direct_scores(K, Y, a, V, filt, params, selection, folds, loss, groups, n)
-            losses = losses if on_folds else losses[None]
-        elif on_folds:  # hold-out is one masked fold
-            losses = kfold_path(K, Y, a, V, filt, params, folds, loss=loss, report=report)
-        else:
-            s, U = eigh(K)
-            eig = SeparableEigh(clip_psd(s), U, a, V)
-            losses = (loo_path(eig, Y, filt, params, loss=loss, report=report, n=n) if selection == "loo" else
-                      gcv_path(eig, Y, filt, params, report=report, n=n))[None]
-        column = jnp.broadcast_to(null[:, None, None].astype(losses.dtype),
-                                  losses.shape[:2] + (1,) + losses.shape[3:])
-        return jnp.concatenate([losses, column], axis=2), ok
-
-    if jax.tree_util.tree_leaves(kernels) and active is not None:
-        skipped = jax.eval_shape(one_kernel, jax.tree_util.tree_map(lambda leaf: leaf[0], kernels))[0]
-
-        def one_active_kernel(args):
-            kern, on = args
-            return jax.lax.cond(on, one_kernel, lambda _: (jnp.full(skipped.shape, jnp.inf, skipped.dtype),
-                                                           jnp.asarray(True)), kern)
-
-        out, ok = jax.lax.map(one_active_kernel, (kernels, active))
-    elif jax.tree_util.tree_leaves(kernels):
-        out, ok = jax.lax.map(one_kernel, kernels)
-    else:  # a kernel without parameters (Linear): nothing to map over, one kernel
-        out, ok = one_kernel(kernels)
-        out = out[None]
-    return out, jnp.all(ok)
 
 
 @jit

@@ -49,12 +49,7 @@ from .._progress import StageReporter
 from ..errors import DivergenceError, ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter, get_filter
 from ..kernels.scalar import Gaussian, Kernel, Laplacian, Matern, median_heuristic_rows
-from ..operators.nystrom import (
-    SAMPLINGS,
-    FeatureMap,
-    NystromFeatures,
-    accumulate_statistics,
-)
+from ..operators.nystrom import SAMPLINGS, FeatureMap, NystromFeatures, accumulate_statistics
 from ..operators.random_features import RandomFourierFeatures, spectral_samples
 from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
 from ..distributed.data import open_rows
