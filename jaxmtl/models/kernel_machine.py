@@ -158,9 +158,8 @@ class _KernelMachineBase(BaseEstimator):
         A = self._resolve_output(Y.shape[1]).astype(X.dtype)
         single, path, kw = self._solver_kwargs(A)
         self.kernel_ = self._resolve_kernel(X)
-        Xj = jnp.asarray(X)
-        K = _gram(self.kernel_, Xj)
-        op = SeparableOperator(K, jnp.asarray(A))
+        K = _gram(self.kernel_, X)  # NumPy arguments: converting them is no compiled call
+        op = SeparableOperator(K, jax.device_put(A))
         if self.C is None:
             self.C_ = self._select_C(op, Y, path, kw)
         else:

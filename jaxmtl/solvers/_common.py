@@ -178,3 +178,19 @@ def check_C(C: Any, name: str = "C") -> np.ndarray:
     if np.any(arr <= 0):
         raise ParameterError(f"{name} must be positive (the weight of the loss); received {arr.tolist()}.")
     return arr
+
+
+def in_given_order(r: SolverResult, order: np.ndarray) -> SolverResult:
+    """A path's results (leading axes (k, n_C), solved for the Cs in ascending ``order``) put back
+    in the order the Cs were given; an ascending grid as it is (indexing compiles a program per
+    field).
+
+    Example:
+        >>> r = SolverResult(*(np.arange(3.0)[None] for _ in range(7)))
+        >>> in_given_order(r, np.array([2, 0, 1])).coef.tolist()
+        [[1.0, 2.0, 0.0]]
+    """
+    if np.array_equal(order, np.arange(len(order))):
+        return r
+    inverse = np.argsort(order)
+    return jax.tree_util.tree_map(lambda x: x[:, inverse], r)

@@ -59,6 +59,7 @@ from ._common import (
     check_weights,
     duality_gap,
     fixed_point_residual,
+    in_given_order,
 )
 from .fixed_point import _squeeze, step_size
 from .losses import Loss, resolvent
@@ -270,7 +271,7 @@ def _prepare(op, Y, loss, epsilon, tol, max_iter, fit_intercept, random_state):
     seed = check_int(random_state, "random_state", minimum=0)
     # α of the reported residual of (2.7): 1/‖Γ‖₂, or 1/tr Γ ([Din11] §2.2.1) for a bare ColumnAccess
     alpha = step_size(op) if isinstance(op, GramOperator) else 1.0 / jnp.sum(cols.diag())
-    return cols, loss, eps, tol, max_iter, jnp.asarray(Yc, dtype), jax.random.PRNGKey(seed), alpha, was_1d
+    return cols, loss, eps, tol, max_iter, np.asarray(Yc, dtype), jax.random.PRNGKey(seed), alpha, was_1d
 
 
 @full_precision
@@ -296,9 +297,9 @@ def coordinate_descent(op: Any, Y: Any, C: Any = 1.0, *, loss: str | Loss = "hin
     if Cv.size != 1:
         raise ParameterError(f"C must be one number here (use coordinate_descent_path); received {Cv.tolist()}.")
     W = check_weights(weights, Yj.shape)
-    Cw = float(Cv[0]) * (jnp.ones_like(Yj) if W is None else jnp.asarray(W, Yj.dtype))
-    c0 = jnp.zeros_like(Yj) if coef_init is None else jnp.asarray(as_float_array(coef_init, "coef_init"),
-                                                                  Yj.dtype).reshape(Yj.shape)
+    Cw = float(Cv[0]) * (np.ones_like(Yj) if W is None else np.asarray(W, Yj.dtype))  # NumPy: no program
+    c0 = np.zeros_like(Yj) if coef_init is None else np.asarray(as_float_array(coef_init, "coef_init"),
+                                                                Yj.dtype).reshape(Yj.shape)
     r = _cd_jit(cols, Yj, Cw, eps, key, c0, alpha, tol, max_iter, loss=loss)
     return _squeeze(r) if was_1d else r
 
@@ -317,6 +318,6 @@ def coordinate_descent_path(op: Any, Y: Any, Cs: Any, *, loss: str | Loss = "hin
     Cs = check_C(Cs, "Cs")
     M = check_masks(masks, Yj.shape[0])
     order = np.argsort(Cs)
-    W = jnp.broadcast_to(jnp.asarray(M, Yj.dtype)[:, :, None], (M.shape[0],) + Yj.shape)
-    r = _cd_path_jit(cols, Yj, jnp.asarray(Cs[order], Yj.dtype), W, eps, key, alpha, tol, max_iter, loss=loss)
-    return jax.tree_util.tree_map(lambda x: x[:, np.argsort(order)], r)
+    W = np.broadcast_to(M.astype(Yj.dtype)[:, :, None], (M.shape[0],) + Yj.shape)
+    r = _cd_path_jit(cols, Yj, np.asarray(Cs[order], Yj.dtype), W, eps, key, alpha, tol, max_iter, loss=loss)
+    return in_given_order(r, order)

@@ -54,6 +54,7 @@ from ._common import (
     check_weights,
     duality_gap,
     fixed_point_residual,
+    in_given_order,
     solve_intercept,
 )
 from .losses import Loss, resolvent
@@ -136,12 +137,10 @@ def _prepare(op, Y, loss, epsilon, tol, max_iter, weights, alpha, accelerate, fi
     check_bool(accelerate, "accelerate")
     check_bool(fit_intercept, "fit_intercept")
     dtype = op.dtype
-    if alpha is None:
-        alpha = step_size(op)
-    else:
-        alpha = check_positive(alpha, "alpha")
+    # NumPy arguments (converting them is no compiled call; eager JAX operations each compile one)
+    alpha = step_size(op) if alpha is None else np.asarray(check_positive(alpha, "alpha"), dtype)
     W = np.ones(Yc.shape, dtype) if W is None else W.astype(dtype)
-    return op, loss, eps, tol, max_iter, jnp.asarray(Yc, dtype), jnp.asarray(W), jnp.asarray(alpha, dtype), was_1d
+    return op, loss, eps, tol, max_iter, np.asarray(Yc, dtype), W, alpha, was_1d
 
 
 @full_precision
@@ -177,12 +176,12 @@ def fixed_point(op: Any, Y: Any, C: Any = 1.0, *, loss: str | Loss = "hinge", ep
     Cv = check_C(C)
     if Cv.size != 1:
         raise ParameterError(f"C must be one number here (use fixed_point_path for a grid); received {Cv.tolist()}.")
-    c0 = jnp.zeros_like(Yj) if coef_init is None else jnp.asarray(coef_init, Yj.dtype).reshape(Yj.shape)
-    b0 = jnp.zeros(Yj.shape[1], Yj.dtype) if intercept_init is None else \
-        jnp.asarray(intercept_init, Yj.dtype).reshape(Yj.shape[1])
+    c0 = np.zeros_like(Yj) if coef_init is None else np.asarray(coef_init, Yj.dtype).reshape(Yj.shape)
+    b0 = np.zeros(Yj.shape[1], Yj.dtype) if intercept_init is None else \
+        np.asarray(intercept_init, Yj.dtype).reshape(Yj.shape[1])
     r = _fixed_point_jit(op, Yj, float(Cv[0]) * W, eps, alpha, c0, b0, tol, max_iter, accelerate, loss=loss,
                          fit_intercept=fit_intercept)
-    if not (bool(jnp.all(jnp.isfinite(r.coef))) and bool(jnp.isfinite(r.primal))):
+    if not (np.isfinite(np.asarray(r.coef)).all() and np.isfinite(float(r.primal))):
         raise DivergenceError(f"the fixed-point iteration diverged (step alpha={float(alpha):.3g}): its iterates "
                               "became non-finite (or overflowed). Leave alpha=None (1/‖Γ‖₂) or pass a smaller one.")
     return _squeeze(r) if was_1d else r
@@ -210,11 +209,10 @@ def fixed_point_path(op: Any, Y: Any, Cs: Any, *, loss: str | Loss = "hinge", ep
     Cs = check_C(Cs, "Cs")
     M = check_masks(masks, Yj.shape[0])
     order = np.argsort(Cs)
-    Wk = jnp.asarray(M, Yj.dtype)[:, :, None] * W[None]
-    r = _path_jit(op, Yj, jnp.asarray(Cs[order], Yj.dtype), Wk, eps, alpha, tol, max_iter, accelerate, loss=loss,
+    Wk = M.astype(Yj.dtype)[:, :, None] * W[None]
+    r = _path_jit(op, Yj, np.asarray(Cs[order], Yj.dtype), Wk, eps, alpha, tol, max_iter, accelerate, loss=loss,
                   fit_intercept=fit_intercept)
-    inverse = np.argsort(order)
-    return jax.tree_util.tree_map(lambda x: x[:, inverse], r)
+    return in_given_order(r, order)
 
 
 def _squeeze(r: SolverResult) -> SolverResult:

@@ -62,6 +62,7 @@ from ._common import (
     check_weights,
     duality_gap,
     fixed_point_residual,
+    in_given_order,
 )
 from .fixed_point import _squeeze
 from .losses import Loss
@@ -270,7 +271,7 @@ def _prepare(op, Y, loss, epsilon, tol, max_iter, fit_intercept, dtype):
     Yc, was_1d = check_targets((K.shape[0], scale.shape[0]), Y, loss)
     n = K.shape[0]
     max_iter = max(100_000, 100 * n) if max_iter is None else check_int(max_iter, "max_iter", minimum=1)
-    return K, scale.astype(dtype), loss, eps, tol, max_iter, bias, jnp.asarray(Yc, dtype), was_1d
+    return K, scale.astype(dtype), loss, eps, tol, max_iter, bias, np.asarray(Yc, dtype), was_1d  # NumPy: no program
 
 
 @full_precision
@@ -304,7 +305,7 @@ def smo(op: Any, Y: Any, C: Any = 1.0, *, loss: str | Loss = "hinge", epsilon: f
     if Cv.size != 1:
         raise ParameterError(f"C must be one number here (use smo_path for a grid); received {Cv.tolist()}.")
     W = check_weights(weights, Yj.shape)
-    Cw = float(Cv[0]) * (jnp.ones_like(Yj) if W is None else jnp.asarray(W, Yj.dtype))
+    Cw = float(Cv[0]) * (np.ones_like(Yj) if W is None else np.asarray(W, Yj.dtype))
     r = _smo_jit(K, scale, Yj, Cw, eps, tol, max_iter, loss=loss, bias=bias)
     return _squeeze(r) if was_1d else r
 
@@ -331,6 +332,6 @@ def smo_path(op: Any, Y: Any, Cs: Any, *, loss: str | Loss = "hinge", epsilon: f
     Cs = check_C(Cs, "Cs")
     M = check_masks(masks, Yj.shape[0])
     order = np.argsort(Cs)
-    W = jnp.broadcast_to(jnp.asarray(M, Yj.dtype)[:, :, None], (M.shape[0],) + Yj.shape)
-    r = _smo_path_jit(K, scale, Yj, jnp.asarray(Cs[order], Yj.dtype), W, eps, tol, max_iter, loss=loss, bias=bias)
-    return jax.tree_util.tree_map(lambda x: x[:, np.argsort(order)], r)
+    W = np.broadcast_to(M.astype(Yj.dtype)[:, :, None], (M.shape[0],) + Yj.shape)
+    r = _smo_path_jit(K, scale, Yj, np.asarray(Cs[order], Yj.dtype), W, eps, tol, max_iter, loss=loss, bias=bias)
+    return in_given_order(r, order)
