@@ -350,7 +350,8 @@ class KernelDictionary:
             raise ParameterError(f"scale must hold {m} positive numbers (one per basis kernel); received "
                                  f"shape {scale.shape}.")
         groups, order = self._groups(X1.dtype)
-        parts = (groups, jnp.asarray(X1), jnp.asarray(X2), jnp.asarray(scale, X1.dtype))
+        # on the device without a compiled conversion (jnp.asarray of a NumPy array compiles one per shape)
+        parts = (groups, jax.device_put(X1), jax.device_put(X2), jax.device_put(np.asarray(scale, X1.dtype)))
         st = GramStack(*parts, None, order)
         return GramStack(*parts, _materialise(st), order) if store == "dense" else st
 
@@ -386,7 +387,7 @@ class KernelDictionary:
             return np.ones(m)
         st = self.stack(X, store="lazy")
         if rule == "trace":
-            value = jnp.sum(self.diagonal(X), axis=1)
+            value = np.sum(np.asarray(self.diagonal(X)), axis=1)
         elif rule == "centered_trace":
             value = st._per_kernel(lambda K: jnp.trace(K) - jnp.mean(K) * K.shape[0])
         else:

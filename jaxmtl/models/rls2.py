@@ -196,8 +196,9 @@ class _RLS2Base(BaseEstimator):
         self.scale_ = self.dictionary_.scaling(Xs, self.scaling, y=labels)
         self.kernel_names_ = self.dictionary_.names()
         stack = self._stack(Xs)
-        Yj = jnp.asarray(Y)  # in JAX's precision (float32 unless x64 is on)
-        Aj, grid = jnp.asarray(A, Yj.dtype), jnp.asarray(opts["grid"], Yj.dtype)
+        # NumPy arguments in JAX's precision (float32 unless x64 is on): converting them is no compiled call
+        Yj = np.asarray(Y, jax.dtypes.canonicalize_dtype(np.asarray(Y).dtype))
+        Aj, grid = np.asarray(A, Yj.dtype), np.asarray(opts["grid"], Yj.dtype)
         args = (float(self.tol), int(self.max_iter), opts["solver"], 1e-8, 100_000)
 
         # the k fold paths (each on its own rows), then the path on all rows
@@ -205,13 +206,13 @@ class _RLS2Base(BaseEstimator):
         mus = self._means(masks, Yj)
         cv_scores = None
         if opts["folds"] is not None:
-            _, F = _fold_paths(stack, Yj, grid, Aj, jnp.asarray(masks, Yj.dtype), jnp.asarray(_row_sets(masks)),
+            _, F = _fold_paths(stack, Yj, grid, Aj, np.asarray(masks, Yj.dtype), np.asarray(_row_sets(masks)),
                                mus[:-1], *args, self._one_vs_all)
             cv_scores = self._loss(np.asarray(F), Y, 1.0 - masks)
-        paths, _ = _fold_paths(stack, Yj, grid, Aj, jnp.ones((1, n), Yj.dtype), None, mus[-1:], *args,
+        paths, _ = _fold_paths(stack, Yj, grid, Aj, np.ones((1, n), Yj.dtype), None, mus[-1:], *args,
                                self._one_vs_all)
         best = int(np.argmin(cv_scores)) if cv_scores is not None else 0
-        full = jax.tree.map(lambda x: x[0], paths)
+        full = jax.tree.map(lambda x: np.asarray(x)[0], paths)
         self._store(full, best, mus[-1], A, Xs, cv_scores, opts["grid"])
         self.selected_kernel_, self.single_kernel_cv_ = None, None
         self.single_kernel_screen_cv_, self.single_kernel_screen_rows_ = None, None
@@ -223,15 +224,15 @@ class _RLS2Base(BaseEstimator):
 
     def _means(self, masks, Yj):
         """(S + 1, T) the mean output of each mask's rows (S, n), then of all rows; zeros without intercept."""
-        W = jnp.asarray(np.vstack([masks, np.ones((1, masks.shape[1]))]), Yj.dtype)
-        return (W @ Yj) / jnp.sum(W, 1, keepdims=True) if self.fit_intercept else jnp.zeros((W.shape[0], Yj.shape[1]),
-                                                                                            Yj.dtype)
+        W = np.vstack([masks, np.ones((1, masks.shape[1]))]).astype(Yj.dtype)
+        return (W @ Yj) / np.sum(W, 1, keepdims=True) if self.fit_intercept else np.zeros((W.shape[0], Yj.shape[1]),
+                                                                                          Yj.dtype)
 
     def _single_kernel_cv(self, stack, idx, Y, Yj, grid, Aj, masks):
         """(len(idx), L) mean held-out errors of kernel ridge with each basis kernel ``idx[j]`` alone on
         the folds ``masks`` (k, n) of the rows of ``stack``, along the λ grid."""
-        F = _single_kernel_paths(stack, jnp.asarray(idx), Yj, grid, Aj, jnp.asarray(masks, Yj.dtype),
-                                 jnp.asarray(_row_sets(masks)), self._means(masks, Yj)[:-1])
+        F = _single_kernel_paths(stack, np.asarray(idx), Yj, grid, Aj, np.asarray(masks, Yj.dtype),
+                                 np.asarray(_row_sets(masks)), self._means(masks, Yj)[:-1])
         return self._loss(np.asarray(F), Y, 1.0 - masks)
 
     def _select_single_kernel(self, stack, candidates, Y, Yj, grid, Aj, mus, masks, labels, opts):
@@ -262,7 +263,7 @@ class _RLS2Base(BaseEstimator):
         k = candidates[j]
         d = np.eye(len(self.dictionary_))[k]
         lam = float(grid[i])
-        C = np.asarray(_refit(stack, jnp.asarray(d, Yj.dtype), Yj - mus[-1], Aj, jnp.asarray(lam, Yj.dtype),
+        C = np.asarray(_refit(stack, np.asarray(d, Yj.dtype), Yj - mus[-1], Aj, np.asarray(lam, Yj.dtype),
                               opts["solver"]))
         if self._one_vs_all:  # the same kernel for every class: weights (classes, m), coefficients (classes, n, 1)
             self.d_, self.dual_coef_ = np.tile(d, (C.shape[1], 1)), C.T[:, :, None]
