@@ -215,7 +215,8 @@ def prepare(X_unique: np.ndarray, inverse: np.ndarray, w: np.ndarray, layout: La
       X_unique: (n, p) distinct inputs; inverse: (ℓ,) example → distinct input;
       w: (ℓ,) positive weights; layout: from :func:`task_layout`; kernel: K̄.
     """
-    Xu = jnp.asarray(X_unique)
+    # NumPy converted on the host first: jnp.asarray narrowing a float64 array compiles a program per shape
+    Xu = jax.device_put(np.asarray(X_unique, jax.dtypes.canonicalize_dtype(np.asarray(X_unique).dtype)))
     N = len(inverse)
     buckets = []
     for rows, k in layout.buckets:
@@ -308,7 +309,9 @@ def build_query(Xq: np.ndarray, slots: np.ndarray, X_unique: np.ndarray, X_fit: 
         r = rows[slots[sel, 1]]
         rows_q[sel, : r.shape[1]] = np.where(r >= 0, r, N)
         Kt[sel, : r.shape[1]] = np.asarray(_query_rows(k, Xq[sel], X_fit[np.maximum(r, 0)], r >= 0))
-    return Query(_cross_gram(kernel, Xq, X_unique), jnp.asarray(rows_q), jnp.asarray(Kt, X_fit.dtype))
+    index = jax.dtypes.canonicalize_dtype(np.int64)  # converted on the host: no compiled conversion
+    return Query(_cross_gram(kernel, Xq, X_unique), jax.device_put(rows_q.astype(index)),
+                 jax.device_put(np.asarray(Kt, X_fit.dtype)))
 
 
 @jit

@@ -218,12 +218,13 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         Xu, layout, prep, inverse = self._prepare(Xt, ct, 1.0 / st, labels)
         query = build_query(X[val], layout.slot[codes[val]], Xu, Xt, layout, self.kernel_)
         grid = np.array([(a, lam) for a in alphas for lam in lams])
-        Y, y_val, s_val = self._rhs(yt, fi, prep), jnp.asarray(y[val]), jnp.asarray(s[val])
+        # NumPy arguments in the working dtype: converting them is no compiled call
+        Y, y_val, s_val = self._rhs(yt, fi, prep), np.asarray(y[val], prep.C.dtype), np.asarray(s[val], prep.C.dtype)
         if _path_pays_off(prep, len(yt), len(lams)):
-            a, b = (jnp.asarray(v, prep.C.dtype) for v in (alphas, lams))
+            a, b = (np.asarray(v, prep.C.dtype) for v in (alphas, lams))
             losses = _path_losses(prep, Y, query, y_val, s_val, a, b, fi)
         else:
-            losses = _grid_losses(prep, Y, query, y_val, s_val, jnp.asarray(grid), fi, min(len(grid), 15))
+            losses = _grid_losses(prep, Y, query, y_val, s_val, np.asarray(grid, prep.C.dtype), fi, min(len(grid), 15))
         losses = np.asarray(losses, np.float64).reshape(-1)
         unresolved = self._float32_error(prep, inverse, 1.0 / st, grid[:, 0], grid[:, 1]) > FLOAT32_LIMIT
         if unresolved.all():
@@ -239,7 +240,7 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
     @staticmethod
     def _rhs(y, fi, prep):
         Y = np.c_[y, np.ones_like(y)] if fi else y[:, None]
-        return jnp.asarray(Y, prep.C.dtype)
+        return np.asarray(Y, prep.C.dtype)
 
     # ------------------------------------------------------------------ API
     def fit(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike, sample_weight: ArrayLike | None = None) -> "MixedEffectRegressor":
