@@ -113,6 +113,12 @@ def _predict(kern, X_new, X_fit, C, A):
     return kern(X_new, X_fit) @ C @ A
 
 
+@jit
+def _gram(kern, X):
+    """K(X, X) as one compiled call (eagerly, distances and kernel compile a program per operation)."""
+    return kern(X, X)
+
+
 def _continued_steps(steps: np.ndarray) -> np.ndarray:
     """The steps of a default path continued to 2^STEP_DOUBLINGS times its length: its own and
     the geometric grid of the longer path (:func:`_continue_path`).

@@ -55,6 +55,7 @@ from ._precision import in_working_precision, kernel_trace
 from ._row_blocks import in_row_blocks
 from .multiclass import MultiClassClassifier, _check_two_classes, _encode_labels
 from .predictors import SeparablePredictor, _cast, input_shift
+from ._spectral import _gram
 from .vector_valued import VectorValuedRegressor
 
 __all__ = ["KernelMachine", "KernelMachineClassifier"]
@@ -67,12 +68,6 @@ try:
 except ImportError:  # pragma: no cover - exercised only without scikit-learn
     class ConvergenceWarning(UserWarning):  # type: ignore[no-redef]
         pass
-
-
-@jit
-def _gram(kern, X):
-    """K(X, X) as one compiled call (distances and kernel fused; op by op it costs more than the solver)."""
-    return kern(X, X)
 
 
 @jit

@@ -80,7 +80,7 @@ from ._base import ClassifierMixin, RegressorMixin
 from ._precision import kernel_trace
 from ._row_blocks import in_row_blocks
 from ._grid_search import _stack
-from ._spectral import WIDTH_SUBSAMPLE, _best_index, _GridSelection
+from ._spectral import WIDTH_SUBSAMPLE, _best_index, _gram, _GridSelection
 from .multiclass import (
     MultiClassClassifier,
     _fit_softmax_scale,
@@ -202,12 +202,13 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         self.y_mean_ = Y.mean(axis=0) if fit_intercept else np.zeros(d, Y.dtype)
         dtype = Y.dtype
-        Yc = jnp.asarray(Y - self.y_mean_, dtype)
-        Xj = jnp.asarray(X, dtype)
+        # NumPy arguments in the working dtype: converting and slicing them compiles nothing
+        Yc = np.asarray(Y - self.y_mean_, dtype)
+        Xj = np.asarray(X, dtype)
 
         def score(kerns, rows=slice(None), fold_masks=masks):
-            scores, lams = _score_grid(_stack(kerns), Xj[rows], Yc[rows], jnp.asarray(lambdas, dtype),
-                                       jnp.asarray(fold_masks), jnp.asarray(self.y_mean_, dtype), max_iter, tol, rank,
+            scores, lams = _score_grid(_stack(kerns), Xj[rows], Yc[rows], np.asarray(lambdas, dtype),
+                                       np.asarray(fold_masks), np.asarray(self.y_mean_, dtype), max_iter, tol, rank,
                                        type(self)._loss, relative, fold_sizes(fold_masks))
             return np.asarray(scores), np.asarray(lams)  # waits for the compiled call
 
@@ -226,7 +227,7 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
         self._warn_on_edges(None if widths is None else widths[iw], search_grid, len(lambdas), ip)
         lam = float(lams[iw, ip])
         with report.stage(f"refit at λ = {lam:.3g} on {n} rows"):
-            res = jax.block_until_ready(output_kernel_learning(kernels[iw](Xj, Xj), Yc, lam,
+            res = jax.block_until_ready(output_kernel_learning(_gram(kernels[iw], Xj), Yc, lam,
                                                                max_iter=max_iter, tol=tol, rank=rank))
         self.kernel_ = kernels[iw]
         self.coef_ = res.coef
@@ -237,7 +238,7 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
         self.n_iter_ = int(res.n_iter)
         self.converged_ = bool(res.converged)
         self.objective_ = np.asarray(res.objective)[: self.n_iter_]
-        self.X_fit_ = Xj
+        self.X_fit_ = jax.device_put(Xj)
         self.n_outputs_ = d
         self.cv_scores_ = scores[..., 0] if scores.ndim == 3 else scores
         if scores.ndim == 3:
