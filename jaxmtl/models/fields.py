@@ -243,12 +243,11 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         X = X.astype(dtype)
         gammas = check_unit_interval(grid, "gammas").astype(dtype)
         build = _build_independent if kind == "independent" else _build_div_curl
-        Xj = jnp.asarray(X)
-        V = V.astype(dtype)
-        stage: dict[str, Any] = {"build": build, "gammas": gammas, "data": Xj, "V": V, "searched": None}
+        V = V.astype(dtype)  # NumPy arguments: converting and slicing them compiles nothing
+        stage: dict[str, Any] = {"build": build, "gammas": gammas, "data": X, "V": V, "searched": None}
         self._width_stage = stage
         try:
-            self._select_and_fit(X, V, build, gammas, Xj, lambda rows: Xj[rows])
+            self._select_and_fit(X, V, build, gammas, X, lambda rows: X[rows])
         finally:
             del self._width_stage
         searched = stage["searched"]
@@ -261,7 +260,7 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         self.kind_ = kind
         self.gamma_ = None if kind == "independent" else self._op_param
         self.best_params_["gamma"] = self.gamma_
-        self.X_fit_ = Xj
+        self.X_fit_ = jax.device_put(X)
         return self
 
     def _family_filter(self, unknowns: int) -> SpectralFilter:
@@ -331,9 +330,9 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         if filt.iterative and self.n_steps is None:
             path = _step_grid(MATRIX_FREE_STEPS.get(filt.name, int(path[-1])) if route == "matrix_free"
                               else int(path[-1]))
-        Yj = jnp.asarray(V[rows])
+        Yj = V[rows]
         coarse = _coarse(np.asarray(stage["gammas"]))
-        score = _scorer(route, stage["build"], stage["data"][rows], Yj, masks, filt, jnp.asarray(coarse, Yj.dtype),
+        score = _scorer(route, stage["build"], stage["data"][rows], Yj, masks, filt, np.asarray(coarse, Yj.dtype),
                         mode)
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         with report.stage(f"width stage on {m} of {n} rows: {len(widths)}+ widths × {coarse.size} γ × "
