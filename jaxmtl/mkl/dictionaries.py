@@ -60,7 +60,7 @@ import jax.numpy as jnp
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import as_float_array, check_inputs
+from .._checks import as_float_array, check_inputs, is_traced
 from .._jit import filter_jit, jit
 from ..errors import ParameterError, ShapeError
 from ..kernels import Gaussian, Kernel, Linear, Polynomial
@@ -105,7 +105,7 @@ class _Group(eqx.Module):
     """Basis kernels of one type, static settings and columns, with stacked array leaves."""
 
     kernel: Kernel  # leaves batched along axis 0
-    ids: Array  # (m_g,) positions in the dictionary, so that kernels without array leaves can be mapped
+    ids: Array | np.ndarray  # (m_g,) positions in the dictionary, so that kernels without array leaves can be mapped
     columns: tuple[int, ...] | None = eqx.field(static=True)
     index: tuple[int, ...] = eqx.field(static=True)  # positions in the dictionary
 
@@ -239,9 +239,8 @@ class GramStack(eqx.Module):
             A, B = _select(self.X1, g.columns), _select(self.X2, g.columns)
             wg = w[jnp.asarray(g.index)]
             total = total + jax.lax.fori_loop(
-                0, len(g.index),
-                lambda i, acc, g=g, A=A, B=B, wg=wg: acc + wg[i] * jax.tree.map(lambda x: x[i], g.kernel)(A, B),
-                jnp.zeros_like(total))
+                0, len(g.index), lambda i, acc, g=g, A=A, B=B, wg=wg: acc + wg[i] * jax.tree.map(
+                    lambda x: jnp.asarray(x)[i], g.kernel)(A, B), jnp.zeros_like(total))
         return total
 
 
@@ -317,9 +316,10 @@ class KernelDictionary:
             keyed.setdefault((treedef, b.columns), []).append(k)
         groups = []
         for (_, columns), idx in keyed.items():
-            kernels = [jax.tree.map(lambda x: jnp.asarray(x, dtype), self.entries[k].kernel) for k in idx]
-            stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *kernels)
-            groups.append(_Group(stacked, jnp.asarray(idx), columns, tuple(idx)))
+            kernels = [jax.tree.map(lambda x: jnp.asarray(x, dtype) if is_traced(x) else np.asarray(x, dtype),
+                                    self.entries[k].kernel) for k in idx]  # NumPy leaves: no compiled call
+            stacked = jax.tree.map(lambda *xs: jnp.stack(xs) if any(map(is_traced, xs)) else np.stack(xs), *kernels)
+            groups.append(_Group(stacked, np.asarray(idx, np.int32), columns, tuple(idx)))
         flat = [k for g in groups for k in g.index]
         order = tuple(int(i) for i in np.argsort(flat))
         return tuple(groups), order

@@ -36,6 +36,7 @@ Example:
 from __future__ import annotations
 
 import abc
+from functools import partial
 
 import equinox as eqx
 import jax
@@ -45,7 +46,7 @@ import numpy.typing as npt
 from jax.typing import ArrayLike
 
 from .._checks import check_inputs, check_int, check_positive, check_random_state, is_traced
-from .._jit import filter_jit
+from .._jit import filter_jit, jit
 from ..errors import ParameterError, ShapeError
 from ..kernels.scalar import GRAM_PRECISION, Kernel
 from ..linalg import clip_psd, eigh
@@ -74,6 +75,16 @@ def _symmetric_gram(kernel: Kernel, Z: Array) -> Array:
     """K(Z, Z) symmetrised, (K + Kᵀ)/2, in one compiled call (eagerly, one program per operation)."""
     K = kernel(Z, Z)
     return 0.5 * (K + K.T)
+
+
+@partial(jit, static_argnames="in_float64")
+def _whitening(Kmm: Array, ratio: ArrayLike, in_float64: bool = False) -> Array:
+    """Q diag(e^−½) over the eigenvalues e > ratio·e_max of K(Z, Z) = Q diag(e) Qᵀ (the other
+    directions 0), in Kmm's dtype, decomposed in float64 when ``in_float64``: one compiled call."""
+    e, Q = jnp.linalg.eigh(Kmm.astype(jnp.float64)) if in_float64 else eigh(Kmm)
+    cut = ratio * e[-1]
+    scale = jnp.where(e > cut, 1.0 / jnp.sqrt(jnp.where(e > cut, e, 1.0)), 0.0)
+    return (Q * scale[None, :]).astype(Kmm.dtype)
 
 
 class FeatureMap(eqx.Module):
@@ -139,15 +150,13 @@ class NystromFeatures(FeatureMap):
         Z = jax.device_put(centres) if isinstance(centres, np.ndarray) else jnp.asarray(centres)  # NumPy: no program
         Kmm = _symmetric_gram(kernel, Z)
         if is_traced(Kmm) or jnp.finfo(Kmm.dtype).bits >= 64:
-            e, Q = eigh(Kmm)
-            cut = (Z.shape[0] * jnp.finfo(Kmm.dtype).eps if rcond is None else rcond) * e[-1]
-            scale = jnp.where(e > cut, 1.0 / jnp.sqrt(jnp.where(e > cut, e, 1.0)), 0.0)
-            return cls(kernel, Z, Q * scale[None, :])
+            ratio = Z.shape[0] * float(jnp.finfo(Kmm.dtype).eps) if rcond is None else rcond
+            return cls(kernel, Z, _whitening(Kmm, ratio))
+        ratio = float(jnp.finfo(Kmm.dtype).eps) if rcond is None else rcond
         if jax.config.read("jax_enable_x64"):
-            e, Q = jnp.linalg.eigh(Kmm.astype(jnp.float64))
-        else:
-            e, Q = np.linalg.eigh(np.asarray(Kmm, np.float64))
-        cut = (float(jnp.finfo(Kmm.dtype).eps) if rcond is None else rcond) * e[-1]
+            return cls(kernel, Z, _whitening(Kmm, ratio, in_float64=True))
+        e, Q = np.linalg.eigh(np.asarray(Kmm, np.float64))
+        cut = ratio * e[-1]
         keep = e > cut
         scale = np.where(keep, 1.0 / np.sqrt(np.where(keep, e, 1.0)), 0.0)
         return cls(kernel, Z, jax.device_put(np.asarray(Q * scale[None, :], Kmm.dtype)))
