@@ -52,9 +52,9 @@ else:
     import jaxmtl
     make = getattr(jaxmtl, kind)
     def fit(X, Y, tasks):
-        if kind == "MultiClassClassifier":
+        if kind.endswith("Classifier"):
             return make().fit(X, (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5))
-        if kind == "MultiTaskRegressor":
+        if kind in ("MultiTaskRegressor", "MixedEffectRegressor"):
             return make().fit(X, Y[:, 0] + tasks, tasks)
         return make().fit(X, Y)
 """

@@ -28,7 +28,11 @@ Usage::
 
     python benchmarks/compile_times.py [--quick] [--sizes 100 200 500 1000 5000] [--shared]
     python benchmarks/compile_times.py --rerun MultiTaskRegressor:5000
+    python benchmarks/compile_times.py --others
 
+``--others``: the other estimators with their defaults (classifiers on the 3-class labels, the
+mixed effect on the tasks), each in a fresh process, first fit at 200 rows and a fit at another n
+of its bucket: their programs and wall times (``results/compile_times_others.json``).
 ``--quick``: n = 100 only (``results/compile_times_quick.json``). ``--rerun ESTIMATOR:N`` measures that
 row again and replaces it in ``results/compile_times.json`` (its ratio against the recorded grid
 search at N). ``--shared`` records that the
@@ -47,6 +51,8 @@ import time
 from _bench import COMPILE_COUNTER, FIRST_ANSWER_FIT, ROOT, first_answer_header, table, write
 
 ESTIMATORS = ("VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor")
+OTHERS = ("KernelMachine", "KernelMachineClassifier", "RLS2Regressor", "RLS2Classifier", "MixedEffectRegressor",
+          "OutputKernelRegressor", "OutputKernelClassifier", "VectorFieldRegressor", "ApproximateKernelRegressor")
 CV_FOLDS = (3, 5, 10)
 # XLA's warning when constant folding is slow (data closed over as constants instead of arguments)
 CONSTANT_FOLDING = "constant folding"
@@ -156,6 +162,21 @@ def rerun(cell: str, shared: bool) -> None:
     print(f"wrote {path}")
 
 
+def others(n: int, shared: bool) -> None:
+    """``--others``: each of ``OTHERS`` fits n rows, then another n of its bucket, in a fresh process."""
+    other, rows = same_bucket(n), []
+    for name in OTHERS:
+        (first, then), wall, warned = _run(name, "fits", [n, other])
+        rows.append({"estimator": name, "n": n, "first_programs": first["programs"], "first_wall_s": first["wall_s"],
+                     "first_compile_s": first["compile_s"], "other_n": other, "other_n_programs": then["programs"],
+                     "other_n_wall_s": then["wall_s"], "process_wall_s": wall, "constant_folding_warnings": warned})
+        print(f"{name}: {first['programs']} programs at n={n} ({first['wall_s']:.2f} s), "
+              f"{then['programs']} at n={other} ({then['wall_s']:.2f} s)", flush=True)
+    path = write("compile_times_others", {**first_answer_header(shared), "rows": rows,
+                                          "cache": "none (JAX's persistent compilation cache off, its default)"})
+    print(f"wrote {path}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 100 only")
@@ -164,7 +185,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rerun", default=None, metavar="ESTIMATOR:N",
                         help="measure one estimator's row at n = N again (a fresh process, the grid search's time "
                              "of the recorded run) and replace it in results/compile_times.json")
+    parser.add_argument("--others", action="store_true",
+                        help="the other estimators' programs at 200 rows and at another n of the bucket")
     args = parser.parse_args(argv)
+    if args.others:
+        return others(200, args.shared)
     if args.rerun:
         return rerun(args.rerun, args.shared)
     sizes = [100] if args.quick else args.sizes
