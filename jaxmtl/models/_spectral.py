@@ -125,7 +125,7 @@ def _continued_steps(steps: np.ndarray) -> np.ndarray:
 
     Example:
         >>> _continued_steps(_step_grid(20))[-3:].tolist()
-        [121, 139, 160]
+        [122, 139, 160]
     """
     return np.union1d(steps, _step_grid(2**STEP_DOUBLINGS * int(steps[-1])))
 
