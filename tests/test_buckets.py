@@ -278,3 +278,11 @@ def test_an_approximate_fit_compiles_nothing_at_another_n_of_its_bucket_and_equa
     if X64:
         assert repr(padded.best_params_) == repr(plain.best_params_)
         np.testing.assert_allclose(padded.predict(X[470:]), plain.predict(X[470:]), **TOL)
+
+
+def test_group_blocks_refuses_a_block_count_that_cannot_hold_the_groups():
+    from jaxmtl.errors import ShapeError
+    from jaxmtl.operators.nystrom import group_blocks
+
+    with pytest.raises(ShapeError, match=r"n_blocks=2 cannot hold the 3 blocks"):
+        group_blocks(np.array([0, 1, 0, 1, 1]), 2, 5, 2, n_blocks=2)

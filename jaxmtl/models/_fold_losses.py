@@ -28,6 +28,7 @@ from .._jit import jit
 from ..kernels.scalar import Gaussian
 from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
+from ..paths.dense import map_active
 from ..paths.eigen import spectral_path
 from ._buckets import fold_mode, fold_targets
 
@@ -131,11 +132,5 @@ def task_fold_losses(widths, active, X, y, folds, filt, params, report=None):
     def one_width(w):
         return jax.vmap(one_task)(w, X, y, *(jnp.swapaxes(f, 0, 1) for f in folds))
 
-    skipped = jax.eval_shape(one_width, widths[0])
-
-    def one_active_width(args):
-        w, on = args
-        return jax.lax.cond(on, one_width, lambda _: jnp.full(skipped.shape, jnp.inf, skipped.dtype), w)
-
-    out = jax.lax.map(one_active_width, (widths, active))
+    out = map_active(one_width, widths, active)
     return jnp.where(jnp.isnan(out), jnp.inf, out)

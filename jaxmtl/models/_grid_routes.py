@@ -20,6 +20,7 @@ from ..linalg import clip_psd, eigh
 from ..operators.base import SeparableEigh
 from ..paths.direct import (direct_coefficients, direct_kfold_losses, direct_losses, direct_order, distinct_count,
                             output_groups)
+from ..paths.dense import map_active
 from ..paths.eigen import filtered_coefficients
 from ..paths.routes import Problem, choose_route
 from ..selection.criteria import gcv_path, kfold_path, loo_path
@@ -129,17 +130,8 @@ def _score_grid(kernels, X, Y, a, V, filt, params, selection, folds, base_loss, 
                                   losses.shape[:2] + (1,) + losses.shape[3:])
         return jnp.concatenate([losses, column], axis=2), ok
 
-    if jax.tree_util.tree_leaves(kernels) and active is not None:
-        skipped = jax.eval_shape(one_kernel, jax.tree_util.tree_map(lambda leaf: leaf[0], kernels))[0]
-
-        def one_active_kernel(args):
-            kern, on = args
-            return jax.lax.cond(on, one_kernel, lambda _: (jnp.full(skipped.shape, jnp.inf, skipped.dtype),
-                                                           jnp.asarray(True)), kern)
-
-        out, ok = jax.lax.map(one_active_kernel, (kernels, active))
-    elif jax.tree_util.tree_leaves(kernels):
-        out, ok = jax.lax.map(one_kernel, kernels)
+    if jax.tree_util.tree_leaves(kernels):
+        out, ok = map_active(one_kernel, kernels, active)
     else:  # a kernel without parameters (Linear): nothing to map over, one kernel
         out, ok = one_kernel(kernels)
         out = out[None]

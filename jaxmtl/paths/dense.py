@@ -186,14 +186,26 @@ def dense_grid_losses(build: Callable, kernels, params, data, Y: Array, filt: Sp
     def per_kernel(kern):
         return jax.lax.map(lambda p: per_pair(kern, p), params)
 
-    if active is None:
-        scores = jax.lax.map(per_kernel, kernels)
-    else:
-        skipped = jax.eval_shape(per_kernel, jax.tree_util.tree_map(lambda leaf: leaf[0], kernels))
-
-        def per_active_kernel(args):
-            kern, on = args
-            return jax.lax.cond(on, per_kernel, lambda _: jnp.full(skipped.shape, jnp.inf, skipped.dtype), kern)
-
-        scores = jax.lax.map(per_active_kernel, (kernels, active))
+    scores = map_active(per_kernel, kernels, active)
     return jnp.where(jnp.isnan(scores), jnp.inf, scores)
+
+
+def map_active(f: Callable, xs, active: Array | None):
+    """``lax.map(f, xs)`` computing only the items ``active`` ((W,) bool; None: all) marks: the
+    others — a batch padded to a fixed W, so that one compiled program serves every call — are
+    skipped at run time (``lax.cond``: one item after another, a skipped one costs nothing) and
+    hold inf in their floating leaves, True in their boolean ones.
+
+    Example:
+        >>> map_active(lambda x: 2.0 * x, jnp.arange(3.0), jnp.asarray([True, False, True])).tolist()
+        [0.0, inf, 4.0]
+    """
+    if active is None:
+        return jax.lax.map(f, xs)
+    shapes = jax.eval_shape(f, jax.tree_util.tree_map(lambda leaf: leaf[0], xs))
+
+    def skipped(_):
+        return jax.tree_util.tree_map(lambda s: jnp.full(s.shape, jnp.inf if jnp.issubdtype(s.dtype, jnp.floating)
+                                                         else True, s.dtype), shapes)
+
+    return jax.lax.map(lambda item: jax.lax.cond(item[1], f, skipped, item[0]), (xs, active))
