@@ -5,7 +5,8 @@ persistent compilation cache off, empty and filled (``jaxmtl.enable_compilation_
 of the statement alone (measured inside the process, interpreter start excluded) is recorded:
 ``import jax``, ``import jaxmtl``, the functional core (``from jaxmtl import Gaussian,
 regularization_path``), the estimators (``from jaxmtl import VectorValuedRegressor``) and
-``import sklearn.base`` (what the estimators' base classes cost by themselves).
+``import sklearn.base`` (what scikit-learn's tools add: the estimators implement its protocol
+without importing it; the grid search's process pays it).
 
 **First fit.** ``VectorValuedRegressor().fit`` in a fresh process, import included (the wall time of
 the whole process, as the user waits for it), JAX's default configuration (float32), in three

@@ -100,24 +100,41 @@ class LabelError(JaxmtlError, ValueError):
 if TYPE_CHECKING:
     class NotFittedError(JaxmtlError, ValueError, AttributeError):
         """An estimator was used before ``fit`` was called."""
+
+    class ConvergenceWarning(UserWarning):
+        """An iterative solver stopped at its iteration limit (scikit-learn's class when installed)."""
+
+    class DataConversionWarning(UserWarning):
+        """Targets were given in another shape than expected (scikit-learn's class when installed)."""
 else:
-    _NOT_FITTED_LOCK = threading.Lock()
+    _LAZY_LOCK = threading.Lock()
+    _SKLEARN_WARNINGS = ("ConvergenceWarning", "DataConversionWarning")
 
     def __getattr__(name: str) -> type:
-        """``NotFittedError``, made on first use (PEP 562): it derives from scikit-learn's own
-        ``NotFittedError`` when scikit-learn is installed, so that scikit-learn's tools recognise
-        it, and scikit-learn (about a second to import) loads only with the estimators that need it."""
-        if name != "NotFittedError":
+        """Classes shared with scikit-learn, made on first use (PEP 562), so that scikit-learn
+        (about a second to import) loads only when one is raised or asked for:
+
+        * ``NotFittedError`` derives from scikit-learn's own ``NotFittedError`` when scikit-learn
+          is installed, so that scikit-learn's tools recognise it;
+        * ``ConvergenceWarning`` and ``DataConversionWarning`` are scikit-learn's classes when it
+          is installed (its estimator checks expect them), else ``UserWarning`` subclasses.
+        """
+        if name != "NotFittedError" and name not in _SKLEARN_WARNINGS:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        with _NOT_FITTED_LOCK:
-            if "NotFittedError" not in globals():
+        with _LAZY_LOCK:
+            if name not in globals():
                 try:
-                    from sklearn.exceptions import NotFittedError as base
+                    import sklearn.exceptions as sk
                 except ImportError:  # pragma: no cover - exercised only without scikit-learn
-                    base = type("_NotFittedBase", (ValueError, AttributeError), {})
-                globals()["NotFittedError"] = type("NotFittedError", (JaxmtlError, base), {
-                    "__doc__": "An estimator was used before ``fit`` was called.", "__module__": __name__})
-        return globals()["NotFittedError"]
+                    sk = None
+                if name in _SKLEARN_WARNINGS:
+                    made = getattr(sk, name) if sk is not None else type(name, (UserWarning,), {"__module__": __name__})
+                else:
+                    base = sk.NotFittedError if sk is not None else type("_NotFittedBase", (ValueError, AttributeError), {})
+                    made = type("NotFittedError", (JaxmtlError, base), {
+                        "__doc__": "An estimator was used before ``fit`` was called.", "__module__": __name__})
+                globals()[name] = made
+        return globals()[name]
 
 
 class DivergenceError(JaxmtlError, ArithmeticError):

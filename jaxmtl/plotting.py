@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import NotFittedError, ShapeError
+from . import errors
+from .errors import ShapeError
 
 __all__ = ["plot_output_kernel"]
 
@@ -32,7 +33,7 @@ def plot_output_kernel(model_or_matrix, class_names=None, ax=None, cmap="viridis
         'learned output kernel'
     """
     if hasattr(model_or_matrix, "get_params") and not hasattr(model_or_matrix, "output_kernel_"):
-        raise NotFittedError(f"This {type(model_or_matrix).__name__} is not fitted yet (no output_kernel_); "
+        raise errors.NotFittedError(f"This {type(model_or_matrix).__name__} is not fitted yet (no output_kernel_); "
                              "call fit(...) first.")
     L = np.asarray(getattr(model_or_matrix, "output_kernel_", model_or_matrix), dtype=float)
     if L.ndim != 2 or L.shape[0] != L.shape[1]:

@@ -2,6 +2,8 @@
 run's precision: float64, or float32 in the default configuration), clone, Pipeline, GridSearchCV,
 cross_val_score (stratified folds for classifiers), DataFrames with feature names."""
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -167,3 +169,53 @@ def test_multitask_regressor_with_metadata_routing_equals_manual_folds():
     manual = [MultiTaskRegressor(n_steps=30).fit(X[tr], toy.y[tr], toy.tasks[tr]).score(X[te], toy.y[te], toy.tasks[te])
               for tr, te in cv.split(X)]
     np.testing.assert_allclose(scores, manual)
+
+
+def _sklearn_twin(cls):
+    """A class deriving from scikit-learn's own base classes with ``cls``'s routed methods and tag
+    changes: what ``cls`` was before the estimators implemented scikit-learn's protocol themselves."""
+    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+
+    from jaxmtl.models._base import ROUTED_METHODS
+    from jaxmtl.models._base import ClassifierMixin as OwnClassifier
+
+    classifier = issubclass(cls, OwnClassifier)
+
+    def tags(self):
+        t = super(twin, self).__sklearn_tags__()
+        t.input_tags.allow_nan, t.target_tags.required = False, True
+        if not classifier:
+            t.target_tags.single_output = t.target_tags.multi_output = True
+        return t
+
+    methods = {m: getattr(cls, m) for m in ROUTED_METHODS if hasattr(cls, m)}
+    twin = type(cls.__name__, (ClassifierMixin if classifier else RegressorMixin, BaseEstimator),
+                {**methods, "__sklearn_tags__": tags, "__init__": lambda self: None})
+    return twin
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_tags_and_metadata_requests_equal_scikit_learns_own_classes(name):
+    import jaxmtl.models as M
+    from sklearn.utils import get_tags
+    from sklearn.utils.metadata_routing import get_routing_for_object
+
+    cls = getattr(M, name)
+    ours, twin = cls(), _sklearn_twin(cls)()
+    assert get_tags(ours) == get_tags(twin)
+    assert is_classifier(ours) == is_classifier(twin) and is_regressor(ours) == is_regressor(twin)
+    setters = sorted(n for n in dir(twin) if n.startswith("set_") and n.endswith("_request"))
+    assert sorted(n for n in dir(ours) if n.startswith("set_") and n.endswith("_request")) == setters
+    with sklearn.config_context(enable_metadata_routing=True):
+        assert repr(get_routing_for_object(ours)) == repr(get_routing_for_object(twin))
+        for setter in setters:  # request every metadata argument of the method, then alias the first
+            arguments = [p.name for p in inspect.signature(getattr(twin, setter)).parameters.values()
+                         if p.kind == p.KEYWORD_ONLY]
+            for est in (ours, twin):
+                getattr(est, setter)(**{a: True for a in arguments})
+                getattr(est, setter)(**{arguments[0]: "alias"})
+        assert repr(get_routing_for_object(ours)) == repr(get_routing_for_object(twin))
+        assert repr(get_routing_for_object(clone(ours))) == repr(get_routing_for_object(ours))
+    for setter in setters:  # outside routing, as scikit-learn's own
+        with pytest.raises(RuntimeError, match="metadata routing is enabled"):
+            getattr(ours, setter)()

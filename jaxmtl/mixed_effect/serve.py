@@ -41,7 +41,8 @@ from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
 
 from .. import errors
-from ..errors import NotFittedError, ParameterError, PersistenceError
+from .. import errors
+from ..errors import ParameterError, PersistenceError
 from ..io.persistence import kernel_spec
 from .server import Server, check_task_label
 
@@ -95,7 +96,7 @@ class _Refused(Exception):
 
 
 def _status(exc: Exception) -> int:
-    if isinstance(exc, NotFittedError):
+    if isinstance(exc, errors.NotFittedError):
         return 409
     if isinstance(exc, PersistenceError):
         return 503

@@ -74,7 +74,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .._checks import as_float_array, check_bool, check_inputs
-from ..errors import NotFittedError, ParameterError, ShapeError, TaskError
+from .. import errors
+from ..errors import ParameterError, ShapeError, TaskError
 from ..kernels.scalar import Kernel
 from .centralized import check_weights
 from .kernel import check_alpha, check_kernel, check_lam, check_scaled_weight, resolve_task_kernel
@@ -384,7 +385,7 @@ class Client(_Predicting):
         with s._lock:                               # a consistent state: between two sends
             Xq = self._query(X)
             if s.n_inputs == 0:
-                raise NotFittedError("the server has received no examples yet: nothing to predict from.")
+                raise errors.NotFittedError("the server has received no examples yet: nothing to predict from.")
             own = s._records.get(self._task)
             if own is not None:                     # R, Y, w are replaced by a send, h is appended to
                 own = TaskRecord(own.kernel, list(own.h), own.Y, own.w, own.R)

@@ -1,11 +1,15 @@
-"""The estimators' base class: scikit-learn's conventions, and scikit-learn's own classes when installed.
+"""The estimators' base classes: scikit-learn's estimator protocol, without importing scikit-learn.
 
-When scikit-learn is importable, :class:`BaseEstimator` derives from ``sklearn.base.BaseEstimator``
-and the regressors / classifiers mix in ``RegressorMixin`` / ``ClassifierMixin``, so that
-``clone``, ``Pipeline``, ``GridSearchCV``, ``cross_val_score`` (stratified folds for classifiers,
-through ``is_classifier``) and ``check_estimator`` recognise them. Without scikit-learn the same
-interface (``get_params``, ``set_params``, ``score``) is provided here, and jaxmtl has no hard
-dependency on it.
+scikit-learn's tools recognise an estimator by its protocol, not by its base class: ``clone``
+reads ``get_params``; ``Pipeline``, ``GridSearchCV`` and ``cross_val_score`` (stratified folds for
+classifiers) read ``__sklearn_tags__``; metadata routing reads ``get_metadata_routing`` and the
+``set_{method}_request`` methods. :class:`BaseEstimator`, :class:`RegressorMixin` and
+:class:`ClassifierMixin` implement that protocol here, so that importing the estimators does not
+import scikit-learn (about a second: its base module brings scipy.stats, joblib and, where
+installed, pandas). The objects only scikit-learn's tools ask for — its tags, its metadata
+requests, the metrics of ``score`` — are built from scikit-learn when they are asked for, by
+which time the caller has imported it. ``check_estimator`` passes on every estimator
+(tests/test_sklearn_compat.py).
 
 Input handling shared by every estimator:
 
@@ -34,34 +38,25 @@ import inspect
 import os
 import threading
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
 
 from .._checks import check_inputs, narrow
-from ..errors import NotFittedError, ParameterError, RangeError, ShapeError
+from .. import errors
+from ..errors import ParameterError, RangeError, ShapeError
 from ..filters.spectral import SpectralFilter, get_filter
 from ._precision import PrecisionMixin
 
-try:  # scikit-learn is optional: use its base classes when it is installed
-    from sklearn.base import BaseEstimator as _SklearnBase
-    from sklearn.base import ClassifierMixin as _SklearnClassifierMixin
-    from sklearn.base import RegressorMixin as _SklearnRegressorMixin
+__all__ = ["BaseEstimator", "RegressorMixin", "ClassifierMixin", "resolve_filter"]
 
-    HAVE_SKLEARN = True
-except ImportError:  # pragma: no cover - exercised only without scikit-learn
-    HAVE_SKLEARN = False
-    _SklearnBase = object
-
-    class _SklearnRegressorMixin:  # type: ignore[no-redef]
-        _estimator_type = "regressor"
-
-    class _SklearnClassifierMixin:  # type: ignore[no-redef]
-        _estimator_type = "classifier"
-
-
-__all__ = ["BaseEstimator", "RegressorMixin", "ClassifierMixin", "HAVE_SKLEARN", "resolve_filter"]
+# scikit-learn's metadata-routed methods (sklearn.utils.metadata_routing.SIMPLE_METHODS) and the
+# arguments that are data, not metadata
+ROUTED_METHODS = ("fit", "partial_fit", "predict", "predict_proba", "predict_log_proba", "decision_function", "score",
+                  "split", "transform", "inverse_transform")
+_DATA_ARGUMENTS = frozenset({"X", "y", "Y", "Xt", "yt"})
+_UNCHANGED = "$UNCHANGED$"  # sklearn.utils.metadata_routing.UNCHANGED: leave a request as it is
 
 
 def _feature_names(X: Any) -> np.ndarray | None:
@@ -203,17 +198,93 @@ def _atomic_fit(fit):
     return atomic
 
 
-class BaseEstimator(PrecisionMixin, _SklearnBase):
-    """Stores ``__init__`` keyword arguments unchanged; ``get_params`` / ``set_params`` read
-    and write them, as scikit-learn's ``BaseEstimator`` does (and is, when installed).
+def _metadata_arguments(cls: type, method: str) -> list[str]:
+    """The metadata arguments of ``cls.<method>`` as scikit-learn's routing reads them: its
+    arguments after ``self`` other than the data (X, y, Y) and ``*args`` / ``**kwargs``.
 
-    Every subclass's ``fit`` is made atomic (:func:`_atomic_fit`)."""
+    Example:
+        >>> class Model:
+        ...     def fit(self, X, y, tasks=None, **kwargs): ...
+        >>> _metadata_arguments(Model, "fit"), _metadata_arguments(Model, "predict")
+        (['tasks'], [])
+    """
+    method_fn = getattr(cls, method, None)
+    if not inspect.isfunction(method_fn):
+        return []
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return [p.name for p in list(inspect.signature(method_fn).parameters.values())[1:]
+            if p.name not in _DATA_ARGUMENTS and p.kind not in variadic]
+
+
+def _request_setter(method: str, arguments: list[str]):
+    """``set_{method}_request(**aliases)``, as scikit-learn's ``RequestMethod`` makes it: records,
+    for metadata routing, whether each metadata argument of ``method`` is requested (True, False,
+    None or an alias); only while routing is enabled (``sklearn.set_config(enable_metadata_routing=True)``)."""
+
+    def set_request(self, **aliases):
+        import sklearn
+        from sklearn.utils.metadata_routing import UNCHANGED
+
+        if not sklearn.get_config().get("enable_metadata_routing", False):
+            raise RuntimeError("This method is only available when metadata routing is enabled. You can enable it "
+                               "using sklearn.set_config(enable_metadata_routing=True).")
+        unknown = set(aliases) - set(arguments)
+        if unknown:
+            raise TypeError(f"Unexpected args: {unknown} in {method}. Accepted arguments are: {set(arguments)}")
+        requests = self._get_metadata_request()
+        for name, alias in aliases.items():
+            if alias is not UNCHANGED:
+                getattr(requests, method).add_request(param=name, alias=alias)
+        self._metadata_request = requests
+        return self
+
+    set_request.__name__ = set_request.__qualname__ = f"set_{method}_request"
+    set_request.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY, default=_UNCHANGED, annotation="bool | str | None")
+           for a in arguments], return_annotation="BaseEstimator")
+    set_request.__doc__ = (f"Request metadata passed to ``{method}`` (scikit-learn's metadata routing): "
+                           f"each of {', '.join(arguments)} True, False, None or an alias. Returns self.")
+    return set_request
+
+
+class BaseEstimator(PrecisionMixin):
+    """Stores ``__init__`` keyword arguments unchanged; ``get_params`` / ``set_params`` read
+    and write them, as scikit-learn's ``BaseEstimator`` does; ``__sklearn_tags__`` and metadata
+    routing as scikit-learn's tools read them (module docstring).
+
+    Every subclass's ``fit`` is made atomic (:func:`_atomic_fit`), and every method with metadata
+    arguments gets its ``set_{method}_request`` (``MultiTaskRegressor().set_fit_request(tasks=True)``)."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         fit = getattr(cls, "fit", None)
         if callable(fit) and not getattr(fit, "_jaxmtl_atomic", False):
-            cls.fit = _atomic_fit(fit)
+            setattr(cls, "fit", _atomic_fit(fit))
+        for method in ROUTED_METHODS:
+            arguments = _metadata_arguments(cls, method)
+            if arguments:
+                setattr(cls, f"set_{method}_request", _request_setter(method, arguments))
+
+    if TYPE_CHECKING:  # parameters are set by each subclass's __init__, which the shared code reads
+        def __getattr__(self, name: str) -> Any: ...
+
+    def _get_metadata_request(self) -> Any:
+        """scikit-learn's ``MetadataRequest`` of this instance: the requests set so far, else each
+        routed method's metadata arguments unrequested (None)."""
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        if hasattr(self, "_metadata_request"):
+            return copy.deepcopy(self._metadata_request)
+        requests = MetadataRequest(owner=type(self).__name__)
+        for method in ROUTED_METHODS:
+            for name in _metadata_arguments(type(self), method):
+                getattr(requests, method).add_request(param=name, alias=None)
+        return requests
+
+    def get_metadata_routing(self) -> Any:
+        """The metadata this estimator requests, for scikit-learn's metadata routing."""
+        return self._get_metadata_request()
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -243,14 +314,13 @@ class BaseEstimator(PrecisionMixin, _SklearnBase):
         return hasattr(self, "n_features_in_")
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        tags.target_tags.required = True
-        return tags
+        from sklearn.utils import InputTags, Tags, TargetTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=True), input_tags=InputTags(allow_nan=False))
 
     def _check_fitted(self, attribute: str = "coef_") -> None:
         if not hasattr(self, attribute):
-            raise NotFittedError(
+            raise errors.NotFittedError(
                 f"This {type(self).__name__} is not fitted yet; call fit(...) before using it."
             )
 
@@ -331,23 +401,46 @@ class BaseEstimator(PrecisionMixin, _SklearnBase):
         save(self, path)
 
 
-class RegressorMixin(_SklearnRegressorMixin):
-    """Marks a regressor (scikit-learn's ``RegressorMixin`` when installed)."""
+class RegressorMixin:
+    """Marks a regressor (scikit-learn's tags) and scores it by R², as ``sklearn.base.RegressorMixin``."""
+
+    _estimator_type = "regressor"
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
+        from sklearn.utils import RegressorTags
+
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.estimator_type = "regressor"
+        tags.regressor_tags = RegressorTags()
         tags.target_tags.single_output = True
         tags.target_tags.multi_output = True
         return tags
 
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """R² of ``self.predict(X)`` against y (averaged over outputs), as ``sklearn.metrics.r2_score``."""
+        from sklearn.metrics import r2_score
 
-class ClassifierMixin(_SklearnClassifierMixin):
-    """Marks a classifier (scikit-learn's ``ClassifierMixin`` when installed)."""
+        return float(r2_score(y, self.predict(X), sample_weight=sample_weight))  # type: ignore[attr-defined]
+
+
+class ClassifierMixin:
+    """Marks a classifier (scikit-learn's tags) and scores it by accuracy, as ``sklearn.base.ClassifierMixin``."""
+
+    _estimator_type = "classifier"
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = True
+        from sklearn.utils import ClassifierTags
+
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.estimator_type = "classifier"
+        tags.classifier_tags = ClassifierTags(multi_class=True)
         return tags
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Accuracy of ``self.predict(X)`` against y, as ``sklearn.metrics.accuracy_score``."""
+        from sklearn.metrics import accuracy_score
+
+        return float(accuracy_score(y, self.predict(X), sample_weight=sample_weight))  # type: ignore[attr-defined]
 
 
 def resolve_filter(spec: Any, independent: bool = False) -> SpectralFilter:

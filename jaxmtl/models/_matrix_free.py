@@ -196,7 +196,7 @@ class _MatrixFreeEstimator(_GridSelection):
     def _filter_params(self, filt: SpectralFilter) -> np.ndarray:
         """The filter parameters a path scores: steps 1 … ``n_steps`` or the λ grid (relative to the
         Gram's mean diagonal), as the eigen-path estimators' (``_SpectralEstimator._resolve_params``)."""
-        return _SpectralEstimator._resolve_params(self, filt, 1.0)
+        return _SpectralEstimator._resolve_params(self, filt, 1.0)  # type: ignore[arg-type]  # borrowed: reads parameters only
 
     def _lambda_edge_hint(self, filt: SpectralFilter) -> str | None:
         """What the GridEdgeWarning of a λ on the grid's small end advises (None: a larger range)."""

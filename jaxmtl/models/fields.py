@@ -374,6 +374,6 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         sigma, gamma = cast(Gaussian, self.kernel_).sigma, jnp.asarray(self.gamma_, dtype)
         return in_row_blocks(lambda B: _parts(sigma, gamma, jnp.asarray(B, dtype), self.X_fit_, self.coef_), X)
 
-    def score(self, X: ArrayLike, V: ArrayLike) -> float:
+    def score(self, X: ArrayLike, V: ArrayLike) -> float:  # type: ignore[override]  # a field V, no weights
         """Negative mean angular error (higher is better)."""
         return -angular_error(V, self.predict(X))

@@ -43,6 +43,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import check_bool, check_int, check_n_folds, check_output_matrix, check_outputs, check_random_state
 from .._jit import jit
+from .. import errors
 from ..errors import LabelError, ParameterError, ShapeError
 from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..operators import SeparableOperator
@@ -62,13 +63,6 @@ __all__ = ["KernelMachine", "KernelMachineClassifier"]
 
 DEFAULT_CS = tuple(np.logspace(-2, 2, 9))
 SOLVERS = ("auto", "smo", "fixed_point", "coordinate_descent")
-
-try:
-    from sklearn.exceptions import ConvergenceWarning
-except ImportError:  # pragma: no cover - exercised only without scikit-learn
-    class ConvergenceWarning(UserWarning):  # type: ignore[no-redef]
-        pass
-
 
 @jit
 def _predict(kern, X_new, X_fit, coef, A, b):
@@ -167,7 +161,7 @@ class _KernelMachineBase(BaseEstimator):
             criterion = "KKT violation" if single is smo else \
                 f"relative duality gap {float(r.gap / abs(r.primal)):.2g}"
             warnings.warn(f"{type(self).__name__} did not converge in {int(r.n_iter)} iterations ({criterion} > "
-                          f"tol={self.tol}); increase max_iter.", ConvergenceWarning, stacklevel=3)
+                          f"tol={self.tol}); increase max_iter.", errors.ConvergenceWarning, stacklevel=3)
         self.coef_ = np.asarray(r.coef)
         self.intercept_ = np.asarray(r.intercept)
         self.n_iter_ = int(r.n_iter)

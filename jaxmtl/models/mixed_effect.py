@@ -356,7 +356,8 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         g_bar, g_tilde = self.predict_parts(X, tasks)
         return g_bar + g_tilde
 
-    def score(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike,  # type: ignore[override]  # + tasks
+              sample_weight: ArrayLike | None = None) -> float:
         """R² = 1 − Σ s(y − ŷ)² / Σ s(y − ȳ)² of ``predict(X, tasks)`` (scikit-learn's ``r2_score``)."""
         pred = self.predict(X, tasks)
         y = as_float_array(y, "y", ndim=1)

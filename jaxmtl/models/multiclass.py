@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
+from .. import errors
 from ..errors import LabelError, ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter
 from ..kernels import outputs as _outputs
@@ -20,12 +21,6 @@ from .predictors import PredictorMixin
 
 __all__ = ["MultiClassClassifier"]
 
-try:
-    from sklearn.exceptions import DataConversionWarning as _DataConversionWarning
-except ImportError:  # pragma: no cover - exercised only without scikit-learn
-    _DataConversionWarning = UserWarning
-
-
 def _encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
     """(classes in y's dtype, sorted when sortable, else by first appearance; integer codes).
 
@@ -36,7 +31,7 @@ def _encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
     arr = y if isinstance(y, np.ndarray) else np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         warnings.warn("A column-vector y was passed when a 1d array was expected; y is read as y.ravel().",
-                      _DataConversionWarning, stacklevel=3)
+                      errors.DataConversionWarning, stacklevel=3)
         arr = arr[:, 0]
     if arr.ndim != 1:
         raise ShapeError(f"y must be 1-D (one label per sample); received shape {arr.shape}.")

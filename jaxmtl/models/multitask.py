@@ -359,7 +359,7 @@ class MultiTaskRegressor(RegressorMixin, _MatrixFreeEstimator):
         return TaskPredictor(kernel, kernel, self.X_fit_, jnp.asarray(self.coef_, dtype)[:, 0], self.task_codes_,
                              float(self._op_param), np.full(T, self.y_mean_), "nan", input_shift(self, dtype))
 
-    def score(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, tasks: ArrayLike) -> float:  # type: ignore[override]  # + tasks
         """Explained variance 1 − MSE / Var(y) over all tasks (the School score)."""
         pred = self.predict(X, tasks)
         y, _ = check_outputs(y, pred.shape[0], "y")

@@ -370,7 +370,7 @@ class OutputKernelClassifier(ClassifierMixin, _OutputKernelBase):
     def fit(self, X: ArrayLike, y: ArrayLike) -> OutputKernelClassifier:
         """Fit on (n, p) inputs and n labels of any hashable type (at least two classes)."""
         X = self._validate_fit_inputs(X)
-        codes, Y, (a, b) = self._coded_targets(X, y)
+        codes, Y, (a, b) = self._coded_targets(X, y)  # type: ignore[misc]  # borrowed from MultiClassClassifier
         self._fit_outputs(X, Y)
         self.proba_scale_ = _fit_softmax_scale(self._decision(X), codes, a - b)
         return self

@@ -249,7 +249,7 @@ class _RLS2Base(BaseEstimator):
         scores = np.full((len(candidates), len(grid)), np.nan)
         finalists = np.arange(len(candidates))
         if n > SINGLE_KERNEL_SUBSAMPLE >= 2 * opts["folds"] and len(candidates) > SINGLE_KERNEL_FINALISTS:
-            rows = _GridSelection._subsample_rows(self, n, SINGLE_KERNEL_SUBSAMPLE)
+            rows = _GridSelection._subsample_rows(self, n, SINGLE_KERNEL_SUBSAMPLE)  # type: ignore[arg-type]  # borrowed
             sub_masks = self._fold_masks(rows.size, opts["folds"], None if labels is None else labels[rows])
             screen = self._single_kernel_cv(stack.take(rows, rows), candidates, Y[rows], Yj[rows], grid, Aj,
                                             sub_masks)
