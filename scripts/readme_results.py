@@ -524,8 +524,28 @@ def summary(docs: str = "docs/") -> str:
                         f"{bp['seconds']:.1f} s at n = {bp['n']}, d = {bp['d']} | `python benchmarks/perf_scale.py --gpu` | "
                         f"{', '.join(g['machine'].get('devices', []))} ({_short_machine(g)} host), float64 | "
                         f"[{pages['scale']}]({pages['scale']}) |")
+    rows += first_answer_rows(pages["perf"])
     rows += summary_rows(pages["scale"], pages["perf"])
     return "\n".join(rows) + "\n\nRegenerate with `python scripts/readme_results.py` after any of these commands.\n"
+
+
+def first_answer_rows(page: str) -> list[str]:
+    """The README summary's row for the first answer: the default estimators' fresh-process first fit
+    (import and compilation included) over scikit-learn's grid search in its own, by row count
+    (``compile_times.json``)."""
+    path = RESULTS / "compile_times.json"
+    if not path.exists():
+        return []
+    res = json.loads(path.read_text())
+    ratios: dict[int, list[float]] = {}
+    for r in res["rows"]:
+        if "first_answer_vs_grid_search" in r:
+            ratios.setdefault(r["n"], []).append(r["first_answer_vs_grid_search"])
+    names = sorted({r["estimator"] for r in res["rows"] if "first_answer_vs_grid_search" in r})
+    cells = "; ".join(f"{min(v):.2f}–{max(v):.2f}× at n = {n}" for n, v in sorted(ratios.items()))
+    return [f"| First answer in a fresh process (import, compilation and fit of {', '.join(names)} with their "
+            f"defaults) vs `GridSearchCV(KernelRidge)` over 180 points in its own | {cells} | "
+            f"`python benchmarks/compile_times.py` | {_short_machine(res)}, float32 | [{page}]({page}) |"]
 
 
 def fit_cost() -> str:
