@@ -34,7 +34,7 @@ def plot_output_kernel(model_or_matrix, class_names=None, ax=None, cmap="viridis
     """
     if hasattr(model_or_matrix, "get_params") and not hasattr(model_or_matrix, "output_kernel_"):
         raise errors.NotFittedError(f"This {type(model_or_matrix).__name__} is not fitted yet (no output_kernel_); "
-                             "call fit(...) first.")
+                                    "call fit(...) first.")
     L = np.asarray(getattr(model_or_matrix, "output_kernel_", model_or_matrix), dtype=float)
     if L.ndim != 2 or L.shape[0] != L.shape[1]:
         raise ShapeError(f"the output kernel must be a square matrix; received shape {L.shape}.")

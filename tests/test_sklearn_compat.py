@@ -3,6 +3,7 @@ run's precision: float64, or float32 in the default configuration), clone, Pipel
 cross_val_score (stratified folds for classifiers), DataFrames with feature names."""
 
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -216,6 +217,11 @@ def test_tags_and_metadata_requests_equal_scikit_learns_own_classes(name):
                 getattr(est, setter)(**{arguments[0]: "alias"})
         assert repr(get_routing_for_object(ours)) == repr(get_routing_for_object(twin))
         assert repr(get_routing_for_object(clone(ours))) == repr(get_routing_for_object(ours))
+        for setter in setters:  # an argument the method does not take is refused by name, as scikit-learn does
+            for est in (ours, twin):
+                with pytest.raises(TypeError, match=re.escape("Unexpected args: {'not_an_argument'}")):
+                    getattr(est, setter)(not_an_argument=True)
+        assert repr(get_routing_for_object(ours)) == repr(get_routing_for_object(twin))  # nothing changed by it
     for setter in setters:  # outside routing, as scikit-learn's own
         with pytest.raises(RuntimeError, match="metadata routing is enabled"):
             getattr(ours, setter)()

@@ -41,7 +41,6 @@ from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
 
 from .. import errors
-from .. import errors
 from ..errors import ParameterError, PersistenceError
 from ..io.persistence import kernel_spec
 from .server import Server, check_task_label
