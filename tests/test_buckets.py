@@ -122,6 +122,20 @@ def test_a_default_fit_compiles_a_few_programs_and_none_at_another_n_of_its_buck
     assert programs.count == first
 
 
+def test_a_continued_path_compiles_nothing_after_a_fit_whose_path_was_not(programs):
+    """The continuation of a default path whose best step is its last (noiseless data) is the
+    grid's own program, compiled for the continued length: a fit of the same bucket that needs
+    it compiles nothing after one that did not."""
+    X, Y = _data(40, seed=1)
+    jax.clear_caches()
+    first = VectorValuedRegressor().fit(X[:35], Y[:35])  # bucket 36: its best step is not the last
+    before = programs.count
+    Y_exact = np.c_[np.sin(2 * X[:, 0]) + X[:, 1], np.cos(X[:, 1])]
+    second = VectorValuedRegressor().fit(X[1:34], Y_exact[1:34])
+    assert len(second.path_params_) > len(first.path_params_)  # continued
+    assert programs.count == before
+
+
 def test_cross_validation_folds_reuse_the_first_folds_programs(programs):
     from sklearn.model_selection import KFold, cross_val_score
 
@@ -134,9 +148,8 @@ def test_cross_validation_folds_reuse_the_first_folds_programs(programs):
         model.fit(X[train], Y[train])
         counts.append(programs.count - before)
         model.predict(X[test])  # a family the first fold did not select compiles its predictions once
-    # a later fold compiles at most the continuation of its path (a longer path, compiled only
-    # where that fold's best step is the grid's last; docs/design.md, "Size buckets")
-    assert counts[0] > 0 and all(c <= 1 for c in counts[1:])
+    # a later fold compiles nothing, its path's continuation included (the grid's own program)
+    assert counts[0] > 0 and counts[1:] == [0, 0]
     before = programs.count
     cross_val_score(model, X, Y, cv=3)
     assert programs.count == before

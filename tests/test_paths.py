@@ -164,3 +164,32 @@ def test_path_map_reporting_a_few_steps_equals_the_explicit_recurrence(filt, T):
     loss = lambda s: jnp.sum(path_map(filt, s, steps, 1.0, lambda g: jnp.sum(g**2), jnp.asarray(report)))  # noqa: E731
     full = lambda s: jnp.sum(jnp.where(jnp.asarray(report), path_map(filt, s, steps, 1.0, lambda g: jnp.sum(g**2)), 0.0))  # noqa: E731
     np.testing.assert_allclose(np.asarray(jax.grad(loss)(sigma)), np.asarray(jax.grad(full)(sigma)), rtol=1e-10)
+
+
+@pytest.mark.parametrize("filt", [NuMethod(), Landweber()])
+def test_a_path_compiled_longer_than_its_report_stops_after_the_last_reported_step(filt):
+    """A path of 8T steps reporting steps ≤ T only (its segments after the last reported step
+    skipped) emits what the T-step path emits, zeros after, with the same gradients; reporting
+    later steps runs them (one program for both, as a default path and its continuation)."""
+    T = 12
+    rng = np.random.default_rng(5)
+    sigma = jnp.asarray(rng.uniform(0.0, 1.0, (20, 2)))
+    short = np.zeros(T, bool)
+    short[[0, 4, T - 1]] = True
+    report = np.concatenate([short, np.zeros(7 * T, bool)])
+    emit = lambda g: jnp.sum(g**2, axis=0)  # noqa: E731
+    run = jax.jit(lambda s, r: path_map(filt, s, jnp.arange(1, 8 * T + 1), 1.0, emit, r))
+    got = run(sigma, report)
+    ref = path_map(filt, sigma, jnp.arange(1, T + 1), 1.0, emit, jnp.asarray(short))
+    np.testing.assert_allclose(np.asarray(got[:T]), np.asarray(ref), rtol=1e-12)
+    assert not np.asarray(got[T:]).any()
+    longer = report.copy()
+    longer[[5 * T, 8 * T - 1]] = True
+    state = filt.init(jnp.ones_like(sigma))
+    for i in range(1, 8 * T + 1):  # the reference: the recurrence as a Python loop
+        state, g = filt.update(state, i, jnp.ones_like(sigma), lambda v: sigma * v, 1.0)
+    np.testing.assert_allclose(np.asarray(run(sigma, longer)[-1]), np.asarray(emit(g)), rtol=1e-10)
+    assert run._cache_size() == 1
+    grad_long = jax.grad(lambda s: jnp.sum(run(s, report)))(sigma)
+    grad_short = jax.grad(lambda s: jnp.sum(path_map(filt, s, jnp.arange(1, T + 1), 1.0, emit, jnp.asarray(short))))
+    np.testing.assert_allclose(np.asarray(grad_long), np.asarray(grad_short(sigma)), rtol=1e-10)

@@ -119,13 +119,16 @@ class Buckets(NamedTuple):
 
 
 def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, mode: str,
-            n: int | None = None) -> Callable:
+            n: int | None = None, path_length: int | None = None) -> Callable:
     """``score(kernels, path_params, omega=None)`` → (W, P, L) validation losses of kernels ×
     operator parameters ``pj`` (or only ``pj[omega]``) × filter parameters, on one route.
 
     ``n``: the real rows of ``data`` and ``Yj`` (the first n, the others zero padding; ``masks``
     (k, n) over the real rows), scored as :func:`dense_grid_losses` with ``n`` (exact route) or
-    :func:`grid_path_losses` with the real rows ``valid`` (matrix-free)."""
+    :func:`grid_path_losses` with the real rows ``valid`` (matrix-free). ``path_length`` (exact
+    route, iterative filters): the paths are compiled for that many steps and stop after the last
+    listed one, and ``omega`` scores every parameter and keeps its own: a default path's
+    continuation is the grid's program (:func:`~._spectral._path_params`)."""
     mj = np.asarray(masks)  # NumPy arguments: converting them is no compiled call of its own
     dtype = Yj.dtype
     valid = None
@@ -148,13 +151,15 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
         return np.asarray(losses).mean(axis=1)  # (W, P, T)
 
     def score(kerns, path_params, omega=None):
-        full, report, index = _path_params(filt, path_params)
-        ps = pj if omega is None else pj[omega:omega + 1]
+        full, report, index = _path_params(filt, path_params, path_length)
+        one = omega is not None and path_length is None  # score pj[omega] alone (matrix-free: a product each)
+        ps = pj[omega:omega + 1] if one else pj
         # exact route: kernels in batches of KERNEL_BATCH, the last padded, its padding skipped at
         # run time: one program for every call of a width search; matrix-free: one kernel per call
         out = _score_kernels(kerns, lambda stacked, active: score_batch(stacked, active, ps, full, report),
                              KERNEL_BATCH if route == "exact" else 1)
         out = np.where(np.isnan(out), np.inf, out)
+        out = out if omega is None or one else out[:, omega:omega + 1]
         return out if index is None else out[:, :, index]
 
     return score
@@ -263,7 +268,8 @@ class _MatrixFreeEstimator(_GridSelection):
                 pad_rows(Yj if rows is None else Yj[rows], size), r
 
         build_all, data_all, Y_all, real = on_rows(None, route)
-        score = _scorer(route, build_all, data_all, Y_all, masks, filt, pj, mode, real)
+        score = _scorer(route, build_all, data_all, Y_all, masks, filt, pj, mode, real,
+                        int(_continued_steps(path)[-1]) if default_steps and route == "exact" else None)
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         grid = (f"{len(params)} parameter(s) × {f'{int(path[-1])} steps' if filt.iterative else f'{len(path)} λ'} × "
                 f"{len(masks)} fold(s), {route}")

@@ -91,14 +91,25 @@ def _step_grid(T: int) -> np.ndarray:
     return np.unique(np.round(np.geomspace(1, T, n_points)).astype(np.int64))
 
 
-def _path_params(filt: SpectralFilter, params: np.ndarray):
+def _path_params(filt: SpectralFilter, params: np.ndarray, length: int | None = None):
     """(params, report, index) of a compiled path evaluating ``params``: an iterative filter runs
     steps 1 … T (T the last listed step), evaluates the listed ones (``report``) and ``index``
-    picks them out of the (…, T) scores; other filters evaluate ``params`` as they are."""
+    picks them out of the (…, T) scores; other filters evaluate ``params`` as they are.
+
+    ``length`` (≥ the last step): the path is compiled for steps 1 … length and stops after the
+    last listed step (:func:`~jaxmtl.paths.eigen.path_map`'s segments), so that a default path and
+    its continuation (:func:`_continue_path`) are one program.
+
+    Example:
+        >>> from jaxmtl.filters import NuMethod
+        >>> full, report, index = _path_params(NuMethod(), np.array([1, 2, 4]), length=8)
+        >>> full.tolist(), report.tolist(), index.tolist()
+        ([1, 2, 3, 4, 5, 6, 7, 8], [True, True, False, True, False, False, False, False], [0, 1, 3])
+    """
     params = np.asarray(params)
-    if not filt.iterative or np.array_equal(params, np.arange(1, params.size + 1)):
+    if not filt.iterative or (length is None and np.array_equal(params, np.arange(1, params.size + 1))):
         return params, None, None
-    full = np.arange(1, int(params[-1]) + 1)
+    full = np.arange(1, max(int(params[-1]), length or 0) + 1)
     return full, np.isin(full, params), params - 1
 
 
@@ -346,8 +357,10 @@ class _SpectralEstimator(_GridSelection):
         if not filt.iterative and self.lambdas is None:  # λ relative to the mean of the kernel's diagonal
             scale = max(float(_mean_diag(k, Xj, np.int32(n))) for k in kernels)
         params = self._resolve_params(filt, scale if scale > 0 else 1.0)
+        path_length = None  # a default iterative path: compiled for its continued length
         if filt.iterative and self.n_steps is None:
             params = _step_grid(int(params[-1]))
+            path_length = int(_continued_steps(params)[-1])
         masks = self._masks(n)
         self.y_mean_ = Y.mean(axis=0) if check_bool(self.fit_intercept, "fit_intercept") \
             else np.zeros(d, Y.dtype)
@@ -369,25 +382,24 @@ class _SpectralEstimator(_GridSelection):
         null_folds: list[np.ndarray] = []
 
         def score(kerns, steps_or_lambdas, rows=None, fold_masks=masks, omega=None):
-            full, rep, index = _path_params(filt, steps_or_lambdas)
+            full, rep, index = _path_params(filt, steps_or_lambdas, path_length)
             Xr, Yr = (Xj, Yc) if rows is None else \
                 (pad_rows(Xj[rows], size_bucket(len(rows))), pad_rows(Yc[rows], size_bucket(len(rows))))
-            args = (Xr, Yr, aj if omega is None else aj[omega:omega + 1], Vj, filt,
-                    np.asarray(full, param_dtype), mode, folds(fold_masks, len(Xr)), type(self)._loss,
-                    np.asarray(self.y_mean_, dtype), rep)
+            args = (Xr, Yr, aj, Vj, filt, np.asarray(full, param_dtype), mode, folds(fold_masks, len(Xr)),
+                    type(self)._loss, np.asarray(self.y_mean_, dtype), rep)
             route = grid_route(self.route, filt, mode, len(Xr), args[2], len(full), args[7], dtype)
             if rows is None:
                 self.route_ = route  # the route of the grid on all rows (the refit's too)
             # kernels in batches of KERNEL_BATCH (the last padded by repeating, the padding skipped at
             # run time): one compilation serves every call of a width search, whatever the number
-            # of widths it adds; a
-            # continuation (one kernel, one ω, a longer path) is a program of its own, compiled only
-            # where the best step is the grid's last
+            # of widths it adds; a default iterative path is compiled for its continued length and
+            # stops after its last listed step, so that its continuation (one kernel, a longer
+            # path; every ω scored, output matrix ``omega`` kept) is the same program
             grid_fn = partial(_score_grid, n=np.int32(n if rows is None else len(rows))) if closed_form else _score_grid
             out = _score_kernels(kerns, lambda stacked, active: on_route(partial(grid_fn, active=active), stacked, args,
-                                                                         route),
-                                 KERNEL_BATCH if omega is None else 1)
+                                                                         route), KERNEL_BATCH)
             per_fold = out[:, :, :, :-1] if index is None else out[:, :, :, index]  # (W, k, Ω, P[, 2])
+            per_fold = per_fold if omega is None else per_fold[:, :, omega:omega + 1]
             if rows is None:
                 null_folds[:] = [out[0, :, 0, -1]]
                 fold_record.update({id(k): (k, omega, f) for k, f in zip(kerns, per_fold)})

@@ -80,7 +80,8 @@ from ._base import RegressorMixin
 from ._row_blocks import in_row_blocks
 from .predictor_kinds import FieldPredictor
 from .predictors import Predictor, SeparablePredictor, _cast, input_shift
-from ._matrix_free import MATRIX_FREE_STEPS, _MatrixFreeEstimator, _scorer, _search_widths
+from ._buckets import FINE_BUCKET_BITS, pad_rows, size_bucket
+from ._matrix_free import MATRIX_FREE_STEPS, Buckets, _MatrixFreeEstimator, _scorer, _search_widths
 from ._grid_search import default_lambdas, float32_lambda_hint
 from ._spectral import WIDTH_SUBSAMPLE, _best_index, _step_grid, _warn_on_edges
 
@@ -244,10 +245,13 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         gammas = check_unit_interval(grid, "gammas").astype(dtype)
         build = _build_independent if kind == "independent" else _build_div_curl
         V = V.astype(dtype)  # NumPy arguments: converting and slicing them compiles nothing
-        stage: dict[str, Any] = {"build": build, "gammas": gammas, "data": X, "V": V, "searched": None}
+        def padded(rows, size):  # the inputs of ``rows`` (None: all), zero-padded to ``size`` rows
+            return pad_rows(X if rows is None else X[rows], size)
+
+        stage: dict[str, Any] = {"build": build, "gammas": gammas, "padded": padded, "V": V, "searched": None}
         self._width_stage = stage
-        try:
-            self._select_and_fit(X, V, build, gammas, X, lambda rows: X[rows])
+        try:  # every route on rows padded to their size bucket (docs/design.md, "Size buckets")
+            self._select_and_fit(X, V, build, gammas, X, buckets=Buckets(build, stage["padded"], stage["padded"]))
         finally:
             del self._width_stage
         searched = stage["searched"]
@@ -330,10 +334,11 @@ class VectorFieldRegressor(RegressorMixin, _MatrixFreeEstimator):
         if filt.iterative and self.n_steps is None:
             path = _step_grid(MATRIX_FREE_STEPS.get(filt.name, int(path[-1])) if route == "matrix_free"
                               else int(path[-1]))
-        Yj = V[rows]
+        size = size_bucket(m) if route == "exact" else size_bucket(m, FINE_BUCKET_BITS)  # as the path stage's
+        Yj = pad_rows(V[rows], size)
         coarse = _coarse(np.asarray(stage["gammas"]))
-        score = _scorer(route, stage["build"], stage["data"][rows], Yj, masks, filt, np.asarray(coarse, Yj.dtype),
-                        mode)
+        score = _scorer(route, stage["build"], stage["padded"](rows, size), Yj, masks, filt,
+                        np.asarray(coarse, Yj.dtype), mode, m)
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         with report.stage(f"width stage on {m} of {n} rows: {len(widths)}+ widths × {coarse.size} γ × "
                           f"{len(masks)} fold(s), {route}"):

@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from functools import partial, wraps
 from typing import Any, Callable, cast
 
@@ -50,6 +51,9 @@ __all__ = [
 ]
 
 Array = jax.Array
+# An iterative path with a ``report`` runs as up to this many segments of steps (T's largest
+# divisor among 1, 2, 4, 8), those after the last reported step skipped (:func:`path_map`).
+PATH_SEGMENTS = 8
 
 
 def mse_loss(F: Array, Y: Array, w: Array) -> Array:
@@ -135,8 +139,31 @@ def path_map(filt: SpectralFilter, sigma: Array, params: Array, tau: ArrayLike, 
         return state, jax.lax.cond(flag, emit, skip, g)
 
     flags = jnp.ones(params.shape, bool) if report is None else jnp.asarray(report, bool)
-    _, out = jax.lax.scan(scan_body, it.init(ones), (params, flags))
-    return out
+    T = params.shape[0]
+    segments = math.gcd(T, PATH_SEGMENTS) if report is not None else 1
+    if segments == 1:
+        _, out = jax.lax.scan(scan_body, it.init(ones), (params, flags))
+        return out
+    # the steps after the last reported one emit nothing and need not run: the path runs as
+    # `segments` scans of T / segments steps, and a segment that starts after the last reported
+    # step is skipped (a lax.cond on the report, unbatched): a path compiled for T steps costs
+    # what the reported ones need (a default path and its continuation share one program)
+    length = T // segments
+    last = jnp.max(jnp.where(flags, jnp.arange(T), -1))
+
+    def run(state, steps, marks):
+        return jax.lax.scan(scan_body, state, (steps, marks))
+
+    def segment(state, x):
+        start, steps, marks = x
+        shapes = jax.eval_shape(run, state, steps, marks)[1]
+        skip = lambda state, *_: (state, jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype),  # noqa: E731
+                                                                 shapes))
+        return jax.lax.cond(start <= last, run, skip, state, steps, marks)
+
+    _, out = jax.lax.scan(segment, it.init(ones), (jnp.arange(0, T, length), params.reshape(segments, length),
+                                                   flags.reshape(segments, length)))
+    return jax.tree_util.tree_map(lambda o: o.reshape((T,) + o.shape[2:]), out)
 
 
 @full_precision
