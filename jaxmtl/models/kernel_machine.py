@@ -52,11 +52,11 @@ from ..solvers import (SMO_LOSSES, Loss, coordinate_descent, coordinate_descent_
                        fixed_point_path, get_loss, smo, smo_path)
 from ..solvers._common import check_C
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from ._buckets import pad_rows, size_bucket
 from ._precision import in_working_precision, kernel_trace
 from ._row_blocks import in_row_blocks
 from .multiclass import MultiClassClassifier, _check_two_classes, _encode_labels
 from .predictors import SeparablePredictor, _cast, input_shift
-from ._spectral import _gram
 from .vector_valued import VectorValuedRegressor
 
 __all__ = ["KernelMachine", "KernelMachineClassifier"]
@@ -67,6 +67,13 @@ SOLVERS = ("auto", "smo", "fixed_point", "coordinate_descent")
 @jit
 def _predict(kern, X_new, X_fit, coef, A, b):
     return kern(X_new, X_fit) @ coef @ A + b
+
+
+@jit
+def _masked_gram(kern, X, n):
+    """K(X, X) with the rows and columns past the first ``n`` (the padding) zero."""
+    real = jnp.arange(X.shape[0]) < n
+    return kern(X, X) * (real[:, None] & real[None, :]).astype(X.dtype)
 
 
 @jit
@@ -143,26 +150,36 @@ class _KernelMachineBase(BaseEstimator):
 
     # ---- fitting -----------------------------------------------------------------------------
     def _fit_targets(self, X, Y):
-        """Fit on (n, p) inputs and (n, d) float targets (validated)."""
-        A = self._resolve_output(Y.shape[1]).astype(X.dtype)
+        """Fit on (n, p) inputs and (n, d) float targets (validated).
+
+        The solvers see the rows padded to their size bucket (docs/design.md, "Size buckets"):
+        the padded rows' and columns of the Gram zero, their weights 0 (their coefficients 0),
+        in no fold; every n of a bucket runs the same programs."""
+        n, d = Y.shape
+        A = self._resolve_output(d).astype(X.dtype)
         single, path, kw = self._solver_kwargs(A)
         self.kernel_ = self._resolve_kernel(X)
-        K = _gram(self.kernel_, X)  # NumPy arguments: converting them is no compiled call
+        N = size_bucket(n)
+        K = _masked_gram(self.kernel_, pad_rows(X, N), np.int32(n))  # NumPy arguments: no conversion program
         op = SeparableOperator(K, jax.device_put(A))
+        # padded targets: a label where the loss needs ±1 (weight 0: it costs nothing)
+        Yp = np.concatenate([Y, np.full((N - n, d), 1.0 if get_loss(self.loss).labels or self._classifier else 0.0,
+                                        Y.dtype)])
+        valid = np.arange(N) < n
         if self.C is None:
-            self.C_ = self._select_C(op, Y, path, kw)
+            self.C_ = self._select_C(op, Yp, path, kw, valid)
         else:
             C = check_C(self.C)
             if C.size != 1:
                 raise ParameterError(f"C must be one number or None (selected on Cs); received {self.C!r}.")
             self.C_ = float(C[0])
-        r = single(op, Y, self.C_, **kw)
+        r = single(op, Yp, self.C_, weights=valid.astype(Y.dtype), **kw)
         if not bool(r.converged):
             criterion = "KKT violation" if single is smo else \
                 f"relative duality gap {float(r.gap / abs(r.primal)):.2g}"
             warnings.warn(f"{type(self).__name__} did not converge in {int(r.n_iter)} iterations ({criterion} > "
                           f"tol={self.tol}); increase max_iter.", errors.ConvergenceWarning, stacklevel=3)
-        self.coef_ = np.asarray(r.coef)
+        self.coef_ = np.asarray(r.coef)[:n]
         self.intercept_ = np.asarray(r.intercept)
         self.n_iter_ = int(r.n_iter)
         self.converged_ = bool(r.converged)
@@ -171,14 +188,16 @@ class _KernelMachineBase(BaseEstimator):
         self.X_fit_ = X
         return self
 
-    def _select_C(self, op, Y, path, kw):
+    def _select_C(self, op, Y, path, kw, valid):
+        """C of least k-fold validation error on the grid ``Cs``; Y (N, d) the padded targets,
+        ``valid`` (N,) the real rows (the folds split those only)."""
         grid = np.sort(check_C(DEFAULT_CS if self.Cs is None else self.Cs, "Cs"))
-        n = Y.shape[0]
+        n = int(valid.sum())
         k = check_n_folds(self.n_folds, n)
-        masks = kfold_masks(n, k, check_random_state(self.random_state))
+        masks = np.pad(kfold_masks(n, k, check_random_state(self.random_state)), ((0, 0), (0, len(valid) - n)))
         r = path(op, Y, grid, masks=masks, **kw)
         F = np.asarray(_held_out_predictions(op.K, r.coef, op.A, r.intercept))
-        held = ~masks
+        held = ~masks & valid
         errors = np.array([[self._validation_error(F[f, c][held[f]], Y[held[f]]) for c in range(len(grid))]
                            for f in range(k)])
         self.Cs_ = grid
