@@ -359,7 +359,8 @@ class KernelDictionary:
         """(m, n) the values s_k K̃_k(xᵢ, xᵢ), without forming any Gram (default s_k = 1)."""
         return _diagonal(self.stack(X, scale=scale, store="lazy"))
 
-    def scaling(self, X: npt.ArrayLike, rule: str | Any = "trace", y: npt.ArrayLike | None = None) -> np.ndarray:
+    def scaling(self, X: npt.ArrayLike, rule: str | Any = "trace", y: npt.ArrayLike | None = None,
+                weights: npt.ArrayLike | None = None) -> np.ndarray:
         """The scalings s_k of [Din11] §4.4, computed on the inputs X (n, p).
 
         Args:
@@ -369,12 +370,18 @@ class KernelDictionary:
             normalisation in feature space: trace minus the mean of all entries),
             ``"fisher"`` (the kernel form of 4.13: 1/(σ₊² + σ₋²), needs labels ``y`` of ±1 on X),
             ``"none"`` (ones) or an array of m positive numbers.
+          weights: optional (n,) weights in {0, 1}: the rule is evaluated on the rows of weight 1
+            alone (the others, such as a size bucket's padding, are ignored; default all rows).
 
         Returns:
           (m,) float64 array of positive scalings.
         """
         X = check_inputs(X, "X")
         self.check_features(X.shape[1])
+        w = np.ones(X.shape[0]) if weights is None else as_float_array(weights, "weights", ndim=1)
+        if w.shape != (X.shape[0],) or not set(np.unique(w)) <= {0.0, 1.0} or not w.any():
+            raise ParameterError(f"weights must hold {X.shape[0]} values in {{0, 1}}, not all 0; received shape "
+                                 f"{w.shape}.")
         m = len(self)
         if not isinstance(rule, str):
             s = as_float_array(rule, "scaling", ndim=1).astype(np.float64)
@@ -386,18 +393,20 @@ class KernelDictionary:
         if rule == "none":
             return np.ones(m)
         st = self.stack(X, store="lazy")
+        wj = jax.device_put(w.astype(X.dtype))  # no compiled conversion
         if rule == "trace":
-            value = np.sum(np.asarray(self.diagonal(X)), axis=1)
-        elif rule == "centered_trace":
-            value = st._per_kernel(lambda K: jnp.trace(K) - jnp.mean(K) * K.shape[0])
+            diag = np.asarray(self.diagonal(X))
+            value = np.sum(diag * w.astype(diag.dtype), axis=1)
+        elif rule == "centered_trace":  # Σᵢ K_ii − Σᵢⱼ K_ij / n over the rows of weight 1
+            value = st._per_kernel(lambda K: jnp.sum(wj * jnp.diag(K)) - wj @ K @ wj / jnp.sum(wj))
         else:
             if y is None:
                 raise ParameterError("scaling='fisher' needs the labels y (±1) of X.")
             yv = np.asarray(y, dtype=float).ravel()
             if yv.shape != (X.shape[0],) or not set(np.unique(yv)) <= {-1.0, 1.0} or len(np.unique(yv)) < 2:
                 raise ParameterError(f"scaling='fisher' needs y of {X.shape[0]} labels holding both -1 and +1.")
-            pos = jnp.asarray(yv > 0, X.dtype)
-            neg = 1.0 - pos
+            pos = wj * jax.device_put((yv > 0).astype(X.dtype))
+            neg = wj - pos
 
             def within(K, w):  # (1/ℓ±) Σ_{i∈±} (K_ii − (1/ℓ±) Σ_{j∈±} K_ij)
                 nw = jnp.sum(w)

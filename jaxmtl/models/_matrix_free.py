@@ -127,7 +127,7 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
     (k, n) over the real rows), scored as :func:`dense_grid_losses` with ``n`` (exact route) or
     :func:`grid_path_losses` with the real rows ``valid`` (matrix-free). ``path_length`` (exact
     route, iterative filters): the paths are compiled for that many steps and stop after the last
-    listed one, and ``omega`` scores every parameter and keeps its own: a default path's
+    listed one, and ``omega`` skips the other parameters at run time: a default path's
     continuation is the grid's program (:func:`~._spectral._path_params`)."""
     mj = np.asarray(masks)  # NumPy arguments: converting them is no compiled call of its own
     dtype = Yj.dtype
@@ -141,22 +141,27 @@ def _scorer(route: str, build: Callable, data, Yj, masks: np.ndarray, filt, pj, 
         mj = np.pad(mj, ((0, 0), (0, len(Yj) - mj.shape[1])))
         valid = np.arange(len(Yj)) < n
 
-    def score_batch(stacked, active, ps, full, report):
+    def score_batch(stacked, active, ps, full, report, param_active):
         if route == "exact":
             return np.asarray(dense_grid_losses(
                 build, stacked, ps, data, Yj, filt, np.asarray(full, np.int32 if filt.iterative else dtype),
-                mode, folds, sizes, mse_loss, report, real, active))
+                mode, folds, sizes, mse_loss, report, real, active, param_active))
         losses, _ = grid_path_losses(build, stacked, ps, data, Yj, mj, filt, int(full[-1]), mse_loss, report,
                                      reporting(), valid)
         return np.asarray(losses).mean(axis=1)  # (W, P, T)
 
     def score(kerns, path_params, omega=None):
         full, report, index = _path_params(filt, path_params, path_length)
-        one = omega is not None and path_length is None  # score pj[omega] alone (matrix-free: a product each)
+        one = omega is not None and path_length is None  # score pj[omega] alone, a program of its own
         ps = pj[omega:omega + 1] if one else pj
+        # with path_length every parameter is in the program and those not scored are skipped at run
+        # time (each builds and decomposes its own operator): the continuation runs the grid's program
+        param_active = None if path_length is None else np.arange(len(pj)) == omega if omega is not None \
+            else np.ones(len(pj), bool)
         # exact route: kernels in batches of KERNEL_BATCH, the last padded, its padding skipped at
         # run time: one program for every call of a width search; matrix-free: one kernel per call
-        out = _score_kernels(kerns, lambda stacked, active: score_batch(stacked, active, ps, full, report),
+        out = _score_kernels(kerns, lambda stacked, active: score_batch(stacked, active, ps, full, report,
+                                                                        param_active),
                              KERNEL_BATCH if route == "exact" else 1)
         out = np.where(np.isnan(out), np.inf, out)
         out = out if omega is None or one else out[:, omega:omega + 1]

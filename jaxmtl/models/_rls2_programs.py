@@ -39,10 +39,16 @@ def _fold_paths(stack, Y, grid, A, W, R, mus, tol, max_iter, solver, smo_tol, sm
     return jax.lax.map(one, (mus, W, R))
 
 
-def _row_sets(masks: np.ndarray) -> np.ndarray:
-    """(S, r) the rows of weight 1 of each mask (S, n) in {0, 1}, padded to the largest count with a row
-    of weight 0 of that mask (so the padding carries weight 0 through ``w[rows]``)."""
-    r = int(masks.sum(1).max())
+def _row_sets(masks: np.ndarray, length: int = 0) -> np.ndarray:
+    """(S, r) the rows of weight 1 of each mask (S, n) in {0, 1}, padded with a row of weight 0 of that
+    mask (so the padding carries weight 0 through ``w[rows]``) to r = the largest count or ``length``,
+    whichever is larger (a size bucket's: every n of the bucket the same shape).
+
+    Example:
+        >>> _row_sets(np.array([[1, 0, 1, 0], [0, 1, 1, 0]]), length=3).tolist()
+        [[0, 2, 1], [1, 2, 0]]
+    """
+    r = max(int(masks.sum(1).max()), length)
     out = np.empty((masks.shape[0], r), np.int32)
     for i, m in enumerate(masks):
         on, off = np.flatnonzero(m > 0), np.flatnonzero(m <= 0)
@@ -80,9 +86,10 @@ def _single_kernel_paths(stack, idx, Y, grid, A, W, R, mus):
 
 
 @partial(jit, static_argnames=("solver",))
-def _refit(stack, d, Y, A, lam, solver):
-    """(n, T) coefficients c*(d) of (4.2) on all rows."""
-    return _c_step(stack, d, Y, A, lam, jnp.ones(Y.shape[0], Y.dtype), jnp.zeros_like(Y), solver)
+def _refit(stack, d, Y, A, lam, w, solver):
+    """(n, T) coefficients c*(d) of (4.2) on the rows of weight 1 of ``w`` (n,) (the others, a size
+    bucket's padding, coefficient 0)."""
+    return _c_step(stack, d, Y, A, lam, w, jnp.zeros_like(Y), solver)
 
 
 @partial(jit, static_argnames=("one_vs_all",))

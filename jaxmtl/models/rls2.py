@@ -46,6 +46,7 @@ from ..mkl.bayes import Predictive, predictive
 from ..mkl.dictionaries import BasisKernel, KernelDictionary, dictionary, linear_dictionary, standard_dictionary
 from ..mkl.rls2 import _resolve_solver
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from ._buckets import pad_rows, size_bucket
 from ._row_blocks import in_row_blocks
 from ._rls2_programs import _fold_paths, _predict, _refit, _row_sets, _single_kernel_paths
 from ._spectral import WIDTH_SUBSAMPLE, _GridSelection
@@ -193,49 +194,59 @@ class _RLS2Base(BaseEstimator):
             _warn_if_outliers_dominate(X, sd)
         Xs = self._prepare_X(X)
         self.dictionary_ = self._dictionary(X.shape[1])
-        self.scale_ = self.dictionary_.scaling(Xs, self.scaling, y=labels)
+        # the paths run on the rows padded to their size bucket (docs/design.md, "Size buckets"):
+        # the padded rows' weight is 0 in every path, fold, scaling and loss, so their coefficients are 0
+        N = size_bucket(n)
+        Xp = pad_rows(Xs, N)
+        valid = (np.arange(N) < n).astype(np.float64)
+        self.scale_ = self.dictionary_.scaling(Xp, self.scaling, weights=valid,
+                                               y=None if labels is None else np.r_[labels, np.ones(N - n)])
         self.kernel_names_ = self.dictionary_.names()
-        stack = self._stack(Xs)
+        stack = self._stack(Xp)
         # NumPy arguments in JAX's precision (float32 unless x64 is on): converting them is no compiled call
-        Yj = np.asarray(Y, jax.dtypes.canonicalize_dtype(np.asarray(Y).dtype))
+        Yj = pad_rows(np.asarray(Y, jax.dtypes.canonicalize_dtype(np.asarray(Y).dtype)), N)
         Aj, grid = np.asarray(A, Yj.dtype), np.asarray(opts["grid"], Yj.dtype)
         args = (float(self.tol), int(self.max_iter), opts["solver"], 1e-8, 100_000)
+        valid = valid.astype(Yj.dtype)
 
         # the k fold paths (each on its own rows), then the path on all rows
-        masks = self._fold_masks(n, opts["folds"], labels) if opts["folds"] is not None else np.zeros((0, n))
-        mus = self._means(masks, Yj)
+        k = opts["folds"]
+        masks = np.pad(self._fold_masks(n, k, labels) if k is not None else np.zeros((0, n)), ((0, 0), (0, N - n)))
+        mus = self._means(masks, Yj, valid)
         cv_scores = None
-        if opts["folds"] is not None:
-            _, F = _fold_paths(stack, Yj, grid, Aj, np.asarray(masks, Yj.dtype), np.asarray(_row_sets(masks)),
-                               mus[:-1], *args, self._one_vs_all)
-            cv_scores = self._loss(np.asarray(F), Y, 1.0 - masks)
-        paths, _ = _fold_paths(stack, Yj, grid, Aj, np.ones((1, n), Yj.dtype), None, mus[-1:], *args,
-                               self._one_vs_all)
+        if k is not None:
+            _, F = _fold_paths(stack, Yj, grid, Aj, np.asarray(masks, Yj.dtype),
+                               np.asarray(_row_sets(masks, N - N // k)), mus[:-1], *args, self._one_vs_all)
+            cv_scores = self._loss(np.asarray(F), pad_rows(Y, N), (1.0 - masks) * valid)
+        paths, _ = _fold_paths(stack, Yj, grid, Aj, valid[None], None, mus[-1:], *args, self._one_vs_all)
         best = int(np.argmin(cv_scores)) if cv_scores is not None else 0
         full = jax.tree.map(lambda x: np.asarray(x)[0], paths)
         self._store(full, best, mus[-1], A, Xs, cv_scores, opts["grid"])
         self.selected_kernel_, self.single_kernel_cv_ = None, None
         self.single_kernel_screen_cv_, self.single_kernel_screen_rows_ = None, None
-        candidates = [k for k, b in enumerate(self.dictionary_) if b.columns is None]
+        candidates = [j for j, b in enumerate(self.dictionary_) if b.columns is None]
         if self.single_kernels and cv_scores is not None and candidates:
-            self._select_single_kernel(stack, candidates, Y, Yj, grid, Aj, mus, masks, labels, opts)
-        self.y_fit_ = np.asarray(Yj - mus[-1])
+            self._select_single_kernel(stack, candidates, Y, Yj, grid, Aj, mus, masks, labels, opts, valid)
+        self.y_fit_ = np.asarray(Yj[:n] - mus[-1])
         return self
 
-    def _means(self, masks, Yj):
-        """(S + 1, T) the mean output of each mask's rows (S, n), then of all rows; zeros without intercept."""
-        W = np.vstack([masks, np.ones((1, masks.shape[1]))]).astype(Yj.dtype)
+    def _means(self, masks, Yj, valid):
+        """(S + 1, T) the mean output of each mask's rows (S, N), then of the real rows (``valid``
+        (N,)); zeros without intercept."""
+        W = np.vstack([masks, valid[None]]).astype(Yj.dtype)
         return (W @ Yj) / np.sum(W, 1, keepdims=True) if self.fit_intercept else np.zeros((W.shape[0], Yj.shape[1]),
                                                                                           Yj.dtype)
 
-    def _single_kernel_cv(self, stack, idx, Y, Yj, grid, Aj, masks):
+    def _single_kernel_cv(self, stack, idx, Y, Yj, grid, Aj, masks, valid):
         """(len(idx), L) mean held-out errors of kernel ridge with each basis kernel ``idx[j]`` alone on
-        the folds ``masks`` (k, n) of the rows of ``stack``, along the λ grid."""
+        the folds ``masks`` (k, N) of the rows of ``stack`` (the real ones ``valid`` (N,); Y (N, T) and
+        Yj their outputs, zero on the padding), along the λ grid."""
+        N, k = len(valid), len(masks)
         F = _single_kernel_paths(stack, np.asarray(idx), Yj, grid, Aj, np.asarray(masks, Yj.dtype),
-                                 np.asarray(_row_sets(masks)), self._means(masks, Yj)[:-1])
-        return self._loss(np.asarray(F), Y, 1.0 - masks)
+                                 np.asarray(_row_sets(masks, N - N // k)), self._means(masks, Yj, valid)[:-1])
+        return self._loss(np.asarray(F), Y, (1.0 - masks) * valid)
 
-    def _select_single_kernel(self, stack, candidates, Y, Yj, grid, Aj, mus, masks, labels, opts):
+    def _select_single_kernel(self, stack, candidates, Y, Yj, grid, Aj, mus, masks, labels, opts, valid):
         """Cross-validate each basis kernel on all features alone (kernel ridge on the same folds and λ
         grid) and keep the best of them in place of the RLS2 path when its CV error is lower: the kernel
         weights d are fitted on the training objective, so the CV error is what can tell whether learning
@@ -252,10 +263,11 @@ class _RLS2Base(BaseEstimator):
             rows = _GridSelection._subsample_rows(self, n, SINGLE_KERNEL_SUBSAMPLE)  # type: ignore[arg-type]  # borrowed
             sub_masks = self._fold_masks(rows.size, opts["folds"], None if labels is None else labels[rows])
             screen = self._single_kernel_cv(stack.take(rows, rows), candidates, Y[rows], Yj[rows], grid, Aj,
-                                            sub_masks)
+                                            sub_masks, np.ones(rows.size, Yj.dtype))
             self.single_kernel_screen_cv_, self.single_kernel_screen_rows_ = screen, rows
             finalists = np.sort(np.argsort(screen.min(1), kind="stable")[:SINGLE_KERNEL_FINALISTS])
-        scores[finalists] = self._single_kernel_cv(stack, [candidates[j] for j in finalists], Y, Yj, grid, Aj, masks)
+        scores[finalists] = self._single_kernel_cv(stack, [candidates[j] for j in finalists], pad_rows(Y, len(valid)),
+                                                   Yj, grid, Aj, masks, valid)
         self.single_kernel_cv_ = scores
         j, i = np.unravel_index(int(np.nanargmin(scores)), scores.shape)
         if scores[j, i] >= np.min(self.path_["cv_score"]):
@@ -263,8 +275,8 @@ class _RLS2Base(BaseEstimator):
         k = candidates[j]
         d = np.eye(len(self.dictionary_))[k]
         lam = float(grid[i])
-        C = np.asarray(_refit(stack, np.asarray(d, Yj.dtype), Yj - mus[-1], Aj, np.asarray(lam, Yj.dtype),
-                              opts["solver"]))
+        C = np.asarray(_refit(stack, np.asarray(d, Yj.dtype), (Yj - mus[-1]) * valid[:, None], Aj,
+                              np.asarray(lam, Yj.dtype), valid, opts["solver"]))[:n]
         if self._one_vs_all:  # the same kernel for every class: weights (classes, m), coefficients (classes, n, 1)
             self.d_, self.dual_coef_ = np.tile(d, (C.shape[1], 1)), C.T[:, :, None]
         else:
@@ -295,7 +307,7 @@ class _RLS2Base(BaseEstimator):
         take = (lambda x: x[:, best]) if self._one_vs_all else (lambda x: x[best])
         d = np.asarray(take(full.d))
         self.d_ = np.where(d > 0, d, 0.0)
-        self.dual_coef_ = np.asarray(take(full.C))
+        self.dual_coef_ = np.asarray(take(full.C))[..., :Xs.shape[0], :]  # the real rows (the padding's are 0)
         self.lambda_ = float(grid[best])
         self.intercept_ = np.asarray(mu)
         self.output_matrix_ = np.asarray(A)

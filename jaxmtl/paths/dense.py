@@ -118,7 +118,7 @@ def dense_coefficients(op: GramOperator, Y: Array, filt: SpectralFilter, param, 
 def dense_grid_losses(build: Callable, kernels, params, data, Y: Array, filt: SpectralFilter,
                       path_params: Array, selection: str, masks: Array | tuple | None, sizes: tuple[int, int] | None,
                       loss: Callable = mse_loss, report: Array | None = None, n: Array | None = None,
-                      active: Array | None = None) -> Array:
+                      active: Array | None = None, param_active: Array | None = None) -> Array:
     """Validation losses (W, P, L) over kernels × operator parameters × filter parameters.
 
     Every (kernel, parameter) pair builds its operator (``build(kernel, param, data)``),
@@ -144,6 +144,8 @@ def dense_grid_losses(build: Callable, kernels, params, data, Y: Array, filt: Sp
         fixed W, so that one compiled program serves every call — are skipped at run time (the
         kernels are scored one after another, ``lax.map``, so a skipped one builds and
         decomposes nothing) and hold inf.
+      param_active: (P,) bool, the operator parameters to score (default all), the others skipped
+        at run time in the same way and inf: a call scoring one parameter runs the grid's program.
 
     Returns:
       (W, P, L) losses, the mean over folds for k-fold.
@@ -184,7 +186,7 @@ def dense_grid_losses(build: Callable, kernels, params, data, Y: Array, filt: Sp
         return gcv_path(eig, y, filt, path_params, report=report, n=flat_n)
 
     def per_kernel(kern):
-        return jax.lax.map(lambda p: per_pair(kern, p), params)
+        return map_active(lambda p: per_pair(kern, p), params, param_active)
 
     scores = map_active(per_kernel, kernels, active)
     return jnp.where(jnp.isnan(scores), jnp.inf, scores)
