@@ -26,17 +26,21 @@ data, timed the same way in its own process.
 
 Usage::
 
-    python benchmarks/compile_times.py [--quick] [--sizes 100 200 500 1000 5000] [--shared]
+    python benchmarks/compile_times.py [--quick] [--sizes 100 200 500 1000 5000] [--repeats 3] [--shared]
+    python benchmarks/compile_times.py --sizes 100 200 500 1000 --merge
     python benchmarks/compile_times.py --rerun MultiTaskRegressor:5000
     python benchmarks/compile_times.py --others
 
 ``--others``: the other estimators with their defaults (classifiers on the 3-class labels, the
 mixed effect on the tasks), each in a fresh process, first fit at 200 rows and a fit at another n
 of its bucket: their programs and wall times (``results/compile_times_others.json``).
-``--quick``: n = 100 only (``results/compile_times_quick.json``). ``--rerun ESTIMATOR:N`` measures that
-row again and replaces it in ``results/compile_times.json`` (its ratio against the recorded grid
-search at N). ``--shared`` records that the
-machine ran other work at the same time. Writes ``benchmarks/results/compile_times.json``.
+Below n = 5000 each cell — the grid search's and each estimator's — runs ``--repeats`` (3) fresh
+processes and keeps the one of median first answer (every run's first answer is recorded in
+``first_answer_runs_s``). ``--merge`` keeps the recorded rows at the sizes not measured (their run
+named in ``merged_runs``). ``--quick``: n = 100 only (``results/compile_times_quick.json``).
+``--rerun ESTIMATOR:N`` measures that row again and replaces it in ``results/compile_times.json``
+(its ratio against the recorded grid search at N). ``--shared`` records that the machine ran other
+work at the same time. Writes ``benchmarks/results/compile_times.json``.
 """
 
 from __future__ import annotations
@@ -54,6 +58,11 @@ ESTIMATORS = ("VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegress
 OTHERS = ("KernelMachine", "KernelMachineClassifier", "RLS2Regressor", "RLS2Classifier", "MixedEffectRegressor",
           "OutputKernelRegressor", "OutputKernelClassifier", "VectorFieldRegressor", "ApproximateKernelRegressor")
 CV_FOLDS = (3, 5, 10)
+# Below this n every cell runs --repeats fresh processes and keeps the median first answer: a
+# process's first answer varies by ±15 % run to run on the idle 2-core machine (the grid search at
+# 500 rows took 5.8 to 7.1 s in three runs). At and above it one process: the grid search alone
+# takes 11 minutes at 5000 rows, where the ratios are 0.1–0.3.
+REPEAT_BELOW = 5000
 # XLA's warning when constant folding is slow (data closed over as constants instead of arguments)
 CONSTANT_FOLDING = "constant folding"
 
@@ -124,18 +133,27 @@ def same_bucket(n: int) -> int:
     return others[0] if others else n
 
 
-def _estimator_row(name: str, n: int, base: dict) -> dict:
-    """One estimator's first, warm and same-bucket fits at n in a fresh process, beside ``base``
-    (the grid search's first record at n)."""
+def _median_run(kind: str, job: str, sizes: list[int], repeats: int) -> tuple[list[dict], float, int, list[float]]:
+    """``repeats`` fresh processes of one cell: the records and wall time of the one of median first
+    answer (its first record's ``since_start_s``), the warnings of all, and every run's first answer."""
+    runs = [_run(kind, job, sizes) for _ in range(repeats)]
+    answers = [records[0]["since_start_s"] for records, _, _ in runs]
+    median = sorted(range(repeats), key=answers.__getitem__)[repeats // 2]
+    return runs[median][0], runs[median][1], sum(warned for _, _, warned in runs), answers
+
+
+def _estimator_row(name: str, n: int, base: dict, repeats: int = 1) -> dict:
+    """One estimator's first, warm and same-bucket fits at n in a fresh process (the median of
+    ``repeats`` processes by first answer), beside ``base`` (the grid search's first record at n)."""
     other = same_bucket(n)
-    (first, warm, then), wall, warned = _run(name, "fits", [n, n, other])
+    (first, warm, then), wall, warned, answers = _median_run(name, "fits", [n, n, other], repeats)
     answer = first["since_start_s"] / base["since_start_s"]
     print(f"{name} n={n}: first answer {first['since_start_s']:.2f} s against {base['since_start_s']:.2f} s "
-          f"({answer:.2f} ×), first fit {first['programs']} "
+          f"({answer:.2f} ×; median of {repeats}), first fit {first['programs']} "
           f"programs, warm {warm['programs']}, n={other} {then['programs']}", flush=True)
     return {"estimator": name, "n": n, "process_wall_s": wall, "first": first, "warm": warm, "same_bucket": then,
             "first_answer_s": first["since_start_s"], "first_answer_vs_grid_search": answer,
-            "constant_folding_warnings": warned}
+            "first_answer_runs_s": answers, "constant_folding_warnings": warned}
 
 
 def rerun(cell: str, shared: bool) -> None:
@@ -187,6 +205,10 @@ def main(argv: list[str] | None = None) -> None:
                              "of the recorded run) and replace it in results/compile_times.json")
     parser.add_argument("--others", action="store_true",
                         help="the other estimators' programs at 200 rows and at another n of the bucket")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help=f"fresh processes per cell below n = {REPEAT_BELOW} (the median is kept; one above)")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the recorded rows at the sizes not measured (results/compile_times.json)")
     args = parser.parse_args(argv)
     if args.others:
         return others(200, args.shared)
@@ -195,12 +217,13 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [100] if args.quick else args.sizes
     rows, folding = [], 0
     for n in sizes:
-        (base, *_), base_wall, warned = _run("sklearn", "fits", [n])
+        repeats = args.repeats if n < REPEAT_BELOW else 1
+        (base, *_), base_wall, warned, answers = _median_run("sklearn", "fits", [n], repeats)
         folding += warned
         rows.append({"estimator": "GridSearchCV(KernelRidge, 6 α × 30 γ)", "n": n, "process_wall_s": base_wall,
-                     "first": base})
+                     "first": base, "first_answer_runs_s": answers})
         for name in ESTIMATORS:
-            rows.append(_estimator_row(name, n, base))
+            rows.append(_estimator_row(name, n, base, repeats))
             folding += rows[-1].pop("constant_folding_warnings")
     cv_n = sizes[0]
     cross = []
@@ -211,8 +234,20 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name} cross-validation on {cv_n} rows: " + ", ".join(
             f"cv={r['cv']}: first fold {r['first_fold_programs']}, later {r['later_folds_programs']}" for r in records),
             flush=True)
+    merged = []
+    if args.merge:  # the recorded rows at the other sizes, with the header of the run that measured them
+        import _bench
+
+        recorded = json.loads((_bench.RESULTS / "compile_times.json").read_text())
+        kept = [r for r in recorded["rows"] if r["n"] not in sizes]
+        rows = sorted(kept + rows, key=lambda r: r["n"])  # stable: the grid search first at each n
+        merged = [{"rows_at": sorted({r["n"] for r in kept}), "machine": recorded["machine"],
+                   "load_1min": recorded.get("load_1min"), "command": "python benchmarks/compile_times.py"},
+                  *recorded.get("merged_runs", [])]
     payload = {
         **first_answer_header(args.shared),
+        **({"merged_runs": merged} if merged else {}),
+        "repeats": f"{args.repeats} fresh processes per cell below n = {REPEAT_BELOW}, the median kept; 1 above",
         "rows": rows,
         "cross_validation": cross,
         "constant_folding_warnings": folding,

@@ -260,16 +260,17 @@ def test_a_default_multitask_fit_compiles_nothing_at_another_n_of_its_bucket(pro
     assert programs.count == first
 
 
-def test_the_families_comparison_is_one_program_whether_or_not_the_path_was_continued(programs):
-    """On the exact route the comparison's folds score the selected path at its continued length
-    either way: after a fit whose best step was the last (noiseless outputs: the path continued to
-    2400 steps), a fit of the bucket that stopped inside 300 steps compiles nothing."""
+def test_a_continued_path_and_the_families_comparison_compile_nothing_after_a_fit_that_stopped_inside(programs):
+    """On the exact route the path is compiled for its continued length and the comparison's folds
+    score the selected path at that length either way: after a fit that stopped inside 300 steps, a
+    fit of the bucket whose best step was the last (noiseless outputs: the path continued to 2400
+    steps, the selected ω alone scored in the grid's program) compiles nothing."""
     X, y, tasks = _multitask_rows()
     smooth = np.sin(X[:, 0]) + tasks
     jax.clear_caches()
-    continued = MultiTaskRegressor().fit(X[:50], smooth[:50], tasks[:50])
-    first = programs.count
     inside = MultiTaskRegressor().fit(X[:49], y[:49], tasks[:49])
+    first = programs.count
+    continued = MultiTaskRegressor().fit(X[:50], smooth[:50], tasks[:50])
     assert continued.path_params_[-1] == 2400 and inside.path_params_[-1] == 300
     assert programs.count == first
 
@@ -287,9 +288,8 @@ def test_multitask_cross_validation_folds_reuse_the_first_folds_programs(program
         model = MultiTaskRegressor().fit(X[train], y[train], tasks[train])
         counts.append(programs.count - before)
         model.score(X[test], y[test], tasks[test])  # a family the first fold did not select predicts once
-    # a later fold compiles at most the continuation of its path (where its best step is the grid's
-    # last; docs/design.md, "Size buckets")
-    assert counts[0] > 0 and all(c <= 1 for c in counts[1:])
+    # a later fold compiles nothing, its path's continuation included (the grid's own program)
+    assert counts[0] > 0 and counts[1:] == [0, 0]
     before = programs.count
     for train, test in folds:  # every fold again, as cross_val_score runs them: nothing new
         MultiTaskRegressor().fit(X[train], y[train], tasks[train]).score(X[test], y[test], tasks[test])

@@ -60,7 +60,7 @@ import jax.numpy as jnp
 import numpy as np
 import numpy.typing as npt
 
-from .._checks import as_float_array, check_inputs, is_traced
+from .._checks import as_float_array, check_inputs, check_int, check_positive_array, is_traced
 from .._jit import filter_jit, jit
 from ..errors import ParameterError, ShapeError
 from ..kernels import Gaussian, Kernel, Linear, Polynomial
@@ -370,8 +370,7 @@ class KernelDictionary:
             normalisation in feature space: trace minus the mean of all entries),
             ``"fisher"`` (the kernel form of 4.13: 1/(σ₊² + σ₋²), needs labels ``y`` of ±1 on X),
             ``"none"`` (ones) or an array of m positive numbers.
-          weights: optional (n,) weights in {0, 1}: the rule is evaluated on the rows of weight 1
-            alone (the others, such as a size bucket's padding, are ignored; default all rows).
+          weights: optional (n,) weights in {0, 1}: the rule reads the rows of weight 1 only (default all).
 
         Returns:
           (m,) float64 array of positive scalings.
@@ -380,8 +379,7 @@ class KernelDictionary:
         self.check_features(X.shape[1])
         w = np.ones(X.shape[0]) if weights is None else as_float_array(weights, "weights", ndim=1)
         if w.shape != (X.shape[0],) or not set(np.unique(w)) <= {0.0, 1.0} or not w.any():
-            raise ParameterError(f"weights must hold {X.shape[0]} values in {{0, 1}}, not all 0; received shape "
-                                 f"{w.shape}.")
+            raise ParameterError(f"weights must hold {X.shape[0]} values in {{0, 1}}, not all 0; received {w.shape}.")
         m = len(self)
         if not isinstance(rule, str):
             s = as_float_array(rule, "scaling", ndim=1).astype(np.float64)
@@ -395,8 +393,7 @@ class KernelDictionary:
         st = self.stack(X, store="lazy")
         wj = jax.device_put(w.astype(X.dtype))  # no compiled conversion
         if rule == "trace":
-            diag = np.asarray(self.diagonal(X))
-            value = np.sum(diag * w.astype(diag.dtype), axis=1)
+            value = np.sum(np.asarray(self.diagonal(X)), axis=1, where=w > 0)
         elif rule == "centered_trace":  # Σᵢ K_ii − Σᵢⱼ K_ij / n over the rows of weight 1
             value = st._per_kernel(lambda K: jnp.sum(wj * jnp.diag(K)) - wj @ K @ wj / jnp.sum(wj))
         else:
@@ -405,14 +402,13 @@ class KernelDictionary:
             yv = np.asarray(y, dtype=float).ravel()
             if yv.shape != (X.shape[0],) or not set(np.unique(yv)) <= {-1.0, 1.0} or len(np.unique(yv)) < 2:
                 raise ParameterError(f"scaling='fisher' needs y of {X.shape[0]} labels holding both -1 and +1.")
-            pos = wj * jax.device_put((yv > 0).astype(X.dtype))
-            neg = wj - pos
+            pos = wj * jax.device_put((yv > 0).astype(X.dtype))  # the negatives: wj − pos
 
             def within(K, w):  # (1/ℓ±) Σ_{i∈±} (K_ii − (1/ℓ±) Σ_{j∈±} K_ij)
                 nw = jnp.sum(w)
                 return jnp.sum(w * (jnp.diag(K) - K @ w / nw)) / nw
 
-            value = st._per_kernel(lambda K: within(K, pos) + within(K, neg))
+            value = st._per_kernel(lambda K: within(K, pos) + within(K, wj - pos))
         stat = np.asarray(value, np.float64)
         tiny = np.finfo(np.float64).eps * max(1.0, float(np.max(np.abs(stat))))
         if np.any(stat <= tiny):
@@ -478,8 +474,6 @@ def standard_dictionary(n_features: int, widths: Sequence[float] = STANDARD_WIDT
         >>> len(standard_dictionary(8))
         117
     """
-    from .._checks import check_int, check_positive_array
-
     p = check_int(n_features, "n_features")
     sigmas = check_positive_array(widths, "widths")
     qs = [check_int(int(q) if float(q) == int(q) else q, "degrees") for q in degrees]
@@ -497,8 +491,6 @@ def linear_dictionary(n_features: int) -> KernelDictionary:
         >>> linear_dictionary(3).names()
         ['Linear()[x0]', 'Linear()[x1]', 'Linear()[x2]']
     """
-    from .._checks import check_int
-
     p = check_int(n_features, "n_features")
     return KernelDictionary([BasisKernel(Linear(), (j,)) for j in range(p)])
 
