@@ -486,3 +486,17 @@ def test_classifier_fits_float32_inputs_under_x64():
     F32, F64 = c32.decision_function(X), c64.decision_function(X)
     # the path stops at tol=1e-2 (Algorithm 3's δ), so the two precisions agree to that order, not to roundoff
     assert np.max(np.abs(F32 - F64)) < 0.05 * np.max(np.abs(F64))
+
+
+@pytest.mark.parametrize("rule", ["trace", "centered_trace", "fisher"])
+def test_scaling_with_row_weights_equals_the_rule_on_those_rows_alone(rule):
+    """``weights`` (a size bucket's padding at weight 0) gives the scalings of the rows of weight 1."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(12, 3))
+    y = np.where(np.arange(12) % 2 == 0, 1.0, -1.0)
+    w = np.r_[np.ones(9), np.zeros(3)]
+    D = standard_dictionary(3)
+    padded = np.r_[X[:9], np.zeros((3, 3))]
+    np.testing.assert_allclose(D.scaling(padded, rule, y=y, weights=w), D.scaling(X[:9], rule, y=y[:9]), rtol=1e-5)
+    with pytest.raises(ParameterError, match="weights must hold 12 values in"):
+        D.scaling(X, rule, y=y, weights=np.full(12, 0.5))
