@@ -47,12 +47,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
 
-from _bench import COMPILE_COUNTER, FIRST_ANSWER_FIT, ROOT, first_answer_header, table, write
+from _bench import (COMPILE_COUNTER, FIRST_ANSWER_FIT, ROOT, first_answer_header, fresh_process_env, table,
+                    write)
 
 ESTIMATORS = ("VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor")
 OTHERS = ("KernelMachine", "KernelMachineClassifier", "RLS2Regressor", "RLS2Classifier", "MixedEffectRegressor",
@@ -112,7 +112,7 @@ print(json.dumps(out))
 def _run(kind: str, job: str, sizes: list[int]) -> tuple[list[dict], float, int]:
     """The records of one child process, its wall time (import included) and the slow-constant-
     folding warnings on its stderr."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}  # JAX's defaults
+    env = fresh_process_env()
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", _CHILD, kind, job, *map(str, sizes)], capture_output=True,
                           text=True, cwd=ROOT, env=env, check=False)

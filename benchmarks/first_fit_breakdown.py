@@ -35,13 +35,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import time
 
-from _bench import FIRST_ANSWER_FIT, ROOT, first_answer_header, table, write
+from _bench import FIRST_ANSWER_FIT, ROOT, first_answer_header, fresh_process_env, table, write
 
 ESTIMATORS = ("VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor")
 PLAIN_JIT = "JAXMTL_PLAIN_JIT=1"  # the variant of --plain-jit
@@ -83,7 +82,7 @@ print(json.dumps({"import_jax_s": t_jax - t0, "import_estimators_s": t_imp - t_j
 
 def _child(kind: str, n: int, flags: str) -> dict:
     """One fresh process: its record (see the module's docstring) and its whole wall time."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}  # JAX's defaults
+    env = fresh_process_env()
     if flags == PLAIN_JIT:
         env["JAXMTL_PLAIN_JIT"] = "1"
     elif flags:

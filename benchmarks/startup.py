@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from _bench import ROOT, first_answer_header, table, write
+from _bench import ROOT, first_answer_header, fresh_process_env, table, write
 
 IMPORTS = {
     "import jax": "import jax",
@@ -73,15 +72,11 @@ model.fit(X, Y)
 """
 
 
-def _env() -> dict:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}  # JAX's defaults
-
-
 def _python(args: list[str]) -> tuple[float, str]:
     """(wall seconds of the whole process, its stdout); raises with its stderr when it fails."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT, env=_env(),
-                          check=False)
+    proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT,
+                          env=fresh_process_env(), check=False)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(f"{args[:3]} failed:\n{proc.stderr[-3000:]}")

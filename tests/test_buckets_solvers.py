@@ -124,3 +124,19 @@ def test_rls2_fit_padded_equals_unpadded(monkeypatch, make, target):
 def test_an_rls2_fit_compiles_nothing_at_another_n_of_its_bucket(programs):
     # the default's programs, on a shorter grid
     _compiles_nothing_at_another_n_of_its_bucket(programs, lambda: RLS2Regressor(n_lambdas=5, cv=3), "y")
+
+
+@pytest.mark.parametrize("n_classes", [None, 2, 3, 7])
+def test_rls2_row_sets_hold_every_fold_of_every_n_of_the_bucket(n_classes):
+    # the folds' row sets are padded to one length per bucket; a fold of any n of the bucket, stratified
+    # by up to 7 classes of any balance, must fit in it, else that n compiles the fold paths again
+    rng = np.random.default_rng(0)
+    model = RLS2Classifier()
+    for N in (16, 208, 1024):
+        for k in (2, 3, 5, 10):
+            lower = max(N - N // 8, 2 * k)  # the bucket's sizes (padding below 12.5 %)
+            for n in range(lower, N + 1):
+                labels = None if n_classes is None else rng.integers(0, n_classes, n) ** 2  # unbalanced
+                model.random_state = int(rng.integers(1000))
+                most = int(model._fold_masks(n, k, labels).sum(1).max())
+                assert most <= model._train_length(N, k, labels), (N, k, n)

@@ -52,7 +52,6 @@ from typing import NamedTuple
 
 import jax
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from .._jit import jit
 from ..errors import NonFiniteError, ParameterError
@@ -353,6 +352,9 @@ def solve_shared(db: Database) -> Solution:
     except np.linalg.LinAlgError:
         raise NonFiniteError("G = Σⱼ Rʲ is not positive definite in float64 (weights λw spread over too many "
                              "orders of magnitude); rescale the weights.") from None
+    # SciPy's linalg (0.1 s to import) loads with the first solve, not with the estimators
+    from scipy.linalg import cho_factor, cho_solve, solve_triangular
+
     M = np.eye(n) + alpha * (LG.T @ K @ LG)
     t = cho_solve(cho_factor(0.5 * (M + M.T), lower=True), solve_triangular(LG, B, lower=True))
     coef = LG @ t

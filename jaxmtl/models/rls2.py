@@ -48,7 +48,7 @@ from ..mkl.rls2 import _resolve_solver
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ._buckets import pad_rows, size_bucket
 from ._row_blocks import in_row_blocks
-from ._rls2_programs import _fold_paths, _predict, _refit, _row_sets, _single_kernel_paths
+from ._rls2_programs import _fold_paths, _fold_train_length, _predict, _refit, _row_sets, _single_kernel_paths
 from ._spectral import WIDTH_SUBSAMPLE, _GridSelection
 from .multiclass import _check_two_classes, _encode_labels
 from .predictor_kinds import DictionaryKernel
@@ -216,7 +216,8 @@ class _RLS2Base(BaseEstimator):
         cv_scores = None
         if k is not None:
             _, F = _fold_paths(stack, Yj, grid, Aj, np.asarray(masks, Yj.dtype),
-                               np.asarray(_row_sets(masks, N - N // k)), mus[:-1], *args, self._one_vs_all)
+                               np.asarray(_row_sets(masks, self._train_length(N, k, labels))), mus[:-1], *args,
+                               self._one_vs_all)
             cv_scores = self._loss(np.asarray(F), pad_rows(Y, N), (1.0 - masks) * valid)
         paths, _ = _fold_paths(stack, Yj, grid, Aj, valid[None], None, mus[-1:], *args, self._one_vs_all)
         best = int(np.argmin(cv_scores)) if cv_scores is not None else 0
@@ -237,13 +238,15 @@ class _RLS2Base(BaseEstimator):
         return (W @ Yj) / np.sum(W, 1, keepdims=True) if self.fit_intercept else np.zeros((W.shape[0], Yj.shape[1]),
                                                                                           Yj.dtype)
 
-    def _single_kernel_cv(self, stack, idx, Y, Yj, grid, Aj, masks, valid):
+    def _single_kernel_cv(self, stack, idx, Y, Yj, grid, Aj, masks, valid, labels):
         """(len(idx), L) mean held-out errors of kernel ridge with each basis kernel ``idx[j]`` alone on
         the folds ``masks`` (k, N) of the rows of ``stack`` (the real ones ``valid`` (N,); Y (N, T) and
-        Yj their outputs, zero on the padding), along the λ grid."""
+        Yj their outputs, zero on the padding; ``labels`` the classes the folds are stratified by, or
+        None), along the λ grid."""
         N, k = len(valid), len(masks)
         F = _single_kernel_paths(stack, np.asarray(idx), Yj, grid, Aj, np.asarray(masks, Yj.dtype),
-                                 np.asarray(_row_sets(masks, N - N // k)), self._means(masks, Yj, valid)[:-1])
+                                 np.asarray(_row_sets(masks, self._train_length(N, k, labels))),
+                                 self._means(masks, Yj, valid)[:-1])
         return self._loss(np.asarray(F), Y, (1.0 - masks) * valid)
 
     def _select_single_kernel(self, stack, candidates, Y, Yj, grid, Aj, mus, masks, labels, opts, valid):
@@ -263,11 +266,12 @@ class _RLS2Base(BaseEstimator):
             rows = _GridSelection._subsample_rows(self, n, SINGLE_KERNEL_SUBSAMPLE)  # type: ignore[arg-type]  # borrowed
             sub_masks = self._fold_masks(rows.size, opts["folds"], None if labels is None else labels[rows])
             screen = self._single_kernel_cv(stack.take(rows, rows), candidates, Y[rows], Yj[rows], grid, Aj,
-                                            sub_masks, np.ones(rows.size, Yj.dtype))
+                                            sub_masks, np.ones(rows.size, Yj.dtype),
+                                            None if labels is None else labels[rows])
             self.single_kernel_screen_cv_, self.single_kernel_screen_rows_ = screen, rows
             finalists = np.sort(np.argsort(screen.min(1), kind="stable")[:SINGLE_KERNEL_FINALISTS])
         scores[finalists] = self._single_kernel_cv(stack, [candidates[j] for j in finalists], pad_rows(Y, len(valid)),
-                                                   Yj, grid, Aj, masks, valid)
+                                                   Yj, grid, Aj, masks, valid, labels)
         self.single_kernel_cv_ = scores
         j, i = np.unravel_index(int(np.nanargmin(scores)), scores.shape)
         if scores[j, i] >= np.min(self.path_["cv_score"]):
@@ -286,6 +290,12 @@ class _RLS2Base(BaseEstimator):
         self.n_kernels_ = np.count_nonzero(self.d_, axis=-1)
         self.n_iter_ = np.ones_like(self.n_iter_)  # one solve with the weights fixed
         self.selected_kernel_ = self.kernel_names_[k]
+
+    @staticmethod
+    def _train_length(size, k, labels):
+        """The training rows every fold's row set is padded to: the most a fold of
+        :meth:`_fold_masks` holds for any n of the bucket ``size`` (stratified by ``labels``' classes)."""
+        return _fold_train_length(size, k, 1 if labels is None else len(np.unique(labels)))
 
     def _fold_masks(self, n, k, labels):
         rng = np.random.default_rng(self.random_state)
