@@ -247,6 +247,56 @@ def test_the_grid_scorer_skips_inactive_kernels():
     np.testing.assert_allclose(np.asarray(masked[:2]), np.asarray(plain[:2]), **TOL)
 
 
+def test_the_dense_grid_skips_inactive_operator_parameters():
+    """``dense_grid_losses`` with ``param_active`` (the continuation scoring one ω in the grid's
+    program): the active ω's losses are those of a call given that ω alone, the others inf; on the
+    ν-method's steps as the estimators run them (k-fold, fold indices, a report)."""
+    from jaxmtl.filters import NuMethod
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.models._grid_search import _stack
+    from jaxmtl.models.multitask import _build_dense
+    from jaxmtl.paths.dense import dense_grid_losses
+    from jaxmtl.selection.criteria import fold_indices
+
+    X, y, tasks = _multitask_data()
+    dtype = jax.dtypes.canonicalize_dtype(np.float64)
+    data = (X.astype(dtype), tasks[:, None] == tasks[None, :])
+    Y = (y - y.mean())[:, None].astype(dtype)
+    masks = np.arange(len(y))[None, :] % 3 != np.arange(3)[:, None]
+    steps, report = np.arange(1, 41, dtype=np.int32), np.isin(np.arange(1, 41), [1, 5, 20, 40])
+    omegas = np.asarray([0.0, 0.5, 0.9], dtype)
+
+    def score(params, **kw):
+        return np.asarray(dense_grid_losses(_build_dense, _stack([Gaussian(0.8)]), params, data, Y, NuMethod(),
+                                            steps, "kfold", fold_indices(masks), None, report=report, **kw))
+
+    got = score(omegas, param_active=np.array([False, True, False]))
+    alone = score(omegas[1:2])
+    assert np.isinf(got[:, [0, 2]]).all() and np.isfinite(alone[..., report]).all()
+    np.testing.assert_allclose(got[:, 1:2][..., report], alone[..., report], **TOL)
+
+
+def test_a_path_compiled_for_its_continuation_equals_the_short_path_in_the_active_precision():
+    """The default path is compiled for its continued length and skips the segments after its last
+    reported step (``path_map``): in the run's precision it emits what the path of the reported
+    length emits (``tests/test_paths.py`` checks gradients and the continuation in float64)."""
+    import jax.numpy as jnp
+
+    from jaxmtl.filters import NuMethod
+    from jaxmtl.paths.eigen import PATH_SEGMENTS, path_map
+
+    T = 30
+    dtype = jax.dtypes.canonicalize_dtype(np.float64)
+    sigma = jnp.asarray(np.random.default_rng(3).uniform(0.0, 1.0, (40, 2)), dtype)
+    short = np.isin(np.arange(1, T + 1), [1, 7, T])
+    emit = lambda g: jnp.sum(g**2, axis=0)  # noqa: E731
+    got = path_map(NuMethod(), sigma, jnp.arange(1, PATH_SEGMENTS * T + 1), 1.0, emit,
+                   np.r_[short, np.zeros((PATH_SEGMENTS - 1) * T, bool)])
+    ref = path_map(NuMethod(), sigma, jnp.arange(1, T + 1), 1.0, emit, short)
+    np.testing.assert_allclose(np.asarray(got[:T]), np.asarray(ref), **TOL)
+    assert np.asarray(got[short.size:]).sum() == 0 and np.asarray(ref)[short].all()
+
+
 # ------------------------------------------------ the approximate estimators' row blocks
 def test_feature_statistics_on_bucket_shaped_blocks_equal_the_groups_sums():
     """``InMemoryRows.blocks``: rows padded to their bucket, a fixed block count (padding blocks
