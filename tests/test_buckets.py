@@ -343,6 +343,44 @@ def test_an_approximate_fit_compiles_nothing_at_another_n_of_its_bucket_and_equa
         np.testing.assert_allclose(padded.predict(X[470:]), plain.predict(X[470:]), **TOL)
 
 
+def test_nystrom_on_every_row_pads_its_centres_and_equals_the_unpadded(monkeypatch, programs):
+    """Below ``n_components`` rows every row is a centre: the centres are padded to the rows' bucket
+    with zero rows whose block of K(Z, Z) and rows of the whitening are zero (weight 0 in every
+    feature), so a fit at another n of the bucket compiles nothing, and the padded fit is the fit on
+    the real centres alone. The same map through an eigendecomposition of another size agrees to its
+    round-off amplified by the whitening's e^-½ down to the cut (≈ 1e-9 in float64); the grid's
+    smallest λ amplify that again (validation losses within 1e-4 there, 1e-8 at λ ≥ 1e-4 · the
+    scale), and the selection and predictions are the same; in float32 the selected model's test
+    error is within the precision's error factor."""
+    from jaxmtl import ApproximateKernelRegressor
+    from jaxmtl.models import _training_rows, approximate
+
+    X, Y = _data(90, seed=8)
+    jax.clear_caches()
+    padded = ApproximateKernelRegressor().fit(X[:37], Y[:37])  # 37 centres, bucket 40
+    first = programs.count
+    ApproximateKernelRegressor().fit(X[1:39], Y[1:39])  # 38 rows, other data
+    assert programs.count == first
+    assert padded.feature_map_.centres.shape[0] == 40 and padded.n_components_ == 37
+    for module in (approximate, _training_rows):
+        monkeypatch.setattr(module, "size_bucket", lambda n, bits=None: int(n))
+    plain = ApproximateKernelRegressor().fit(X[:37], Y[:37])
+    assert plain.feature_map_.centres.shape[0] == 37
+    X_test, Y_test = X[40:], Y[40:]
+    if not X64:
+        errors = [np.mean((m.predict(X_test) - Y_test) ** 2) for m in (padded, plain)]
+        factor, atol = FLOAT32_PROMISE["error_factor"], FLOAT32_PROMISE["error_atol"]
+        assert errors[0] <= factor * errors[1] + atol and errors[1] <= factor * errors[0] + atol
+        return
+    np.testing.assert_allclose(padded.feature_map_.gram(X_test), plain.feature_map_.gram(X_test), rtol=1e-7, atol=1e-8)
+    assert repr(padded.best_params_) == repr(plain.best_params_)
+    large = plain.path_params_ >= 1e-4 * plain.path_params_.max()
+    for got, ref in ((padded.width_scores_, plain.width_scores_), (padded.cv_scores_, plain.cv_scores_)):
+        np.testing.assert_allclose(got, ref, rtol=1e-4)
+        np.testing.assert_allclose(got[..., large], ref[..., large], rtol=1e-8)
+    np.testing.assert_allclose(padded.predict(X_test), plain.predict(X_test), rtol=1e-7, atol=1e-7)
+
+
 def test_group_blocks_refuses_a_block_count_that_cannot_hold_the_groups():
     from jaxmtl.errors import ShapeError
     from jaxmtl.operators.nystrom import group_blocks

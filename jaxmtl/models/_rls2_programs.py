@@ -64,7 +64,7 @@ def _fold_train_length(size: int, k: int, n_strata: int = 1) -> int:
 
     Example:
         >>> _fold_train_length(208, 5), _fold_train_length(208, 5, n_strata=3)
-        (167, 169)
+        (167, 168)
     """
     return size - max(-(-(size - n_strata * (k - 1)) // k), 0)
 

@@ -56,6 +56,7 @@ from ..distributed.data import open_rows
 from ..distributed.mesh import check_mesh
 from ..distributed.rows import ShardedRows, check_sampling
 from ._base import RegressorMixin, resolve_filter
+from ._buckets import pad_rows, size_bucket
 from ._grid_search import _stack, default_lambdas, float32_lambda_hint
 from ._output_scale import output_scales, unscale_fitted
 from ._training_rows import InMemoryRows, TrainingRows, memory_map
@@ -95,10 +96,11 @@ def _unit_kernel(kernel: Kernel) -> tuple[Kernel, str]:
                          f"received {type(kernel).__name__}.")
 
 
-def _feature_map(kernel: Kernel, basis: Array | np.ndarray, approximation: str) -> FeatureMap:
-    """Nyström map on centres ``basis``, or random features with unit frequencies ``basis`` / width."""
+def _feature_map(kernel: Kernel, basis: Array | np.ndarray, approximation: str, m: Any = None) -> FeatureMap:
+    """Nyström map on centres ``basis`` (the first ``m`` real, the others a bucket's padding: see
+    :meth:`ApproximationMixin._basis`), or random features with unit frequencies ``basis`` / width."""
     if approximation == "nystrom":
-        return NystromFeatures.from_centres(kernel, basis)
+        return NystromFeatures.from_centres(kernel, basis, n_real=m)
     width = getattr(kernel, _unit_kernel(kernel)[1])
     if isinstance(basis, np.ndarray):  # NumPy frequencies divided on the host: eagerly, a program per operation
         return RandomFourierFeatures(jax.device_put((basis / np.asarray(width)).astype(basis.dtype)))
@@ -110,11 +112,11 @@ def _predict_block(fmap: FeatureMap, X: Array, coef: Array, A: Array) -> Array:
     return fmap(X) @ (coef @ A)
 
 
-def _score(kernels, basis, X, Y, rows, ids, n_groups, a, V, filt, params, approximation, report=None):
+def _score(kernels, basis, m, X, Y, rows, ids, n_groups, a, V, filt, params, approximation, report=None):
     """(W, k, Ω, P) fold losses for a stack of kernels (``lax.map``: one kernel's statistics at a time)."""
 
     def one(kern):
-        fmap = _feature_map(kern, basis, approximation)
+        fmap = _feature_map(kern, basis, approximation, m)
         stats = accumulate_statistics(fmap, X, Y, rows, ids, n_groups)
         return _feature_kfold_losses(stats, a, V, filt, params, report)
 
@@ -212,10 +214,12 @@ class ApproximationMixin(_MixinBase):
         return groups, k + int(always.any()), np.arange(k)
 
     def _basis(self, kernel: Kernel, rows: TrainingRows, approx: str, m: int, sampling: str, block: int, seed):
+        """Nyström centres — every row as a centre (m = n) padded to n's size bucket with zero rows, which
+        the map weighs 0, so every n of a bucket compiles the same programs — or random frequencies."""
         if approx == "nystrom":
-            return rows.centres(kernel, m, sampling, seed, block)
-        unit, _ = _unit_kernel(kernel)
-        return spectral_samples(unit, rows.p, m // 2, seed).astype(rows.dtype)
+            Z = rows.centres(kernel, m, sampling, seed, block)
+            return pad_rows(Z, size_bucket(m)) if m == rows.n else Z
+        return spectral_samples(_unit_kernel(kernel)[0], rows.p, m // 2, seed).astype(rows.dtype)
 
     def _fit_approximate(self, X: np.ndarray, Y: np.ndarray):
         """Fit on in-memory rows X (n, p) and outputs Y (n, d), both in the working precision."""
@@ -235,12 +239,12 @@ class ApproximationMixin(_MixinBase):
         if approx == "random_features":
             _unit_kernel(kernels[0])
         a, V, omegas = self._resolve_output(d)
-        scale = float(_mean_diag(kernels[0], rows.take(np.arange(min(n, 100)))[0], np.int32(min(n, 100))))
+        k = min(n, 100)  # rows of the mean diagonal, padded to their bucket
+        scale = float(_mean_diag(kernels[0], pad_rows(rows.take(np.arange(k))[0], size_bucket(k)), np.int32(k)))
         params = self._approximate_params(filt, scale if scale > 0 else 1.0, rows.dtype)
         if filt.iterative and self.n_steps is None:
-            # the geometric grid of steps of the exact path, at the length to which the exact estimators
-            # continue it, for every width and ω: a step costs an elementwise update of the D × d
-            # eigenvalues here, and a width scored on a path cut short loses to narrower ones
+            # the exact path's steps, as far as the exact estimators continue it, for every width and ω: a step
+            # costs an update of the D × d eigenvalues here; a width scored on a path cut short loses to narrower
             params = _step_grid(2**STEP_DOUBLINGS * int(params[-1]))
         full, rep, index = _path_params(filt, params)
         # the compiled calls' arguments stay NumPy arrays: converting and slicing them compiles nothing
@@ -266,8 +270,8 @@ class ApproximationMixin(_MixinBase):
             blocks = sub.blocks(groups[rows_sub], n_groups, block)  # shaped by the subsample's size bucket
 
             def score(kerns):  # one kernel per call: one compilation whatever the number of widths
-                out = np.concatenate([np.asarray(_score_jit(_stack([k]), basis, *blocks, n_groups, aj, Vj, filt, pj,
-                                                            approx, rep))[..., index]
+                out = np.concatenate([np.asarray(_score_jit(_stack([k]), basis, np.int32(m_sub), *blocks, n_groups, aj,
+                                                            Vj, filt, pj, approx, rep))[..., index]
                                       for k in kerns])
                 out = out[:, scored].mean(axis=1)
                 return np.where(np.isfinite(out), out, np.inf)
@@ -285,7 +289,7 @@ class ApproximationMixin(_MixinBase):
 
         with report.stage(f"{approx} with {m} components on {n} rows: statistics and {grid}"):
             basis = np.asarray(self._basis(kernel, rows, approx, m, sampling, block, seed))
-            fmap = _feature_map(kernel, basis, approx)
+            fmap = _feature_map(kernel, basis, approx, m)
             stats = rows.statistics(fmap, groups, n_groups, block)
 
             def path_scores(_kernels, steps_or_lambdas, omega=None):
@@ -333,7 +337,7 @@ class ApproximationMixin(_MixinBase):
         self.filter_ = filt
         if chosen is None:
             self.output_matrix_ = jax.device_put(np.asarray((V * a[io]) @ V.T, dtype))
-            self.coef_ = feature_coefficients(stats, aj[io], Vj, filt, np.asarray(params[ip], pj.dtype))
+            self.coef_ = feature_coefficients(stats, aj[io], Vj, filt, np.full(d, params[ip], pj.dtype))  # 1 program
         else:
             self.output_matrix_ = jax.device_put(np.eye(d, dtype=dtype))
             self.coef_ = feature_coefficients(stats, np.ones(d, dtype), np.eye(d, dtype=dtype), filt,

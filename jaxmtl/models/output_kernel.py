@@ -39,7 +39,9 @@ scale-free: with one output, one example and L optimised out it is
 (y − z)²/(2λ) + (3/2)(z²/(2k))^{2/3}, so the shrinkage is of order one at λ ≈ (k·|y|)^{2/3};
 λ₀ is that scale with k and |y| replaced by the norms of K and Y. Cost: one eigendecomposition
 of a fold's training Gram per kernel and fold (15 of (4n/5)² with five folds above 400 rows, plus
-the refit's n × n), then O(n d² + d³) per iteration of Algorithm 1.
+the refit's n × n), then O(n d² + d³) per iteration of Algorithm 1. The compiled calls see the rows
+padded to their size bucket, the Gram masked (docs/design.md, "Size buckets"): every n of a bucket
+runs the same programs.
 
 Example:
     >>> import numpy as np
@@ -75,12 +77,13 @@ from ..kernels.scalar import Gaussian, Kernel
 from ..learning.output_kernel import okl_path, output_basis, output_kernel_learning
 from ..linalg import clip_psd, eigh
 from ..paths.eigen import code_losses, mse_loss
-from ..selection.criteria import fold_rows, fold_sizes
 from ._base import ClassifierMixin, RegressorMixin
+from ._buckets import pad_rows, padded_fold_indices, size_bucket
 from ._precision import kernel_trace
 from ._row_blocks import in_row_blocks
 from ._grid_search import _stack
-from ._spectral import WIDTH_SUBSAMPLE, _best_index, _gram, _GridSelection
+from ._spectral import WIDTH_SUBSAMPLE, _best_index, _GridSelection
+from .kernel_machine import _masked_gram
 from .multiclass import (
     MultiClassClassifier,
     _fit_softmax_scale,
@@ -100,20 +103,23 @@ def lambda_scale(K, Y):
     return (jnp.linalg.norm(K) * jnp.linalg.norm(Y)) ** (2.0 / 3.0)
 
 
-@partial(jit, static_argnames=("max_iter", "rank", "loss", "relative", "sizes"))
-def _score_grid(kernels, X, Y, lambdas, masks, offset, max_iter, tol, rank, loss, relative, sizes):
+@partial(jit, static_argnames=("max_iter", "rank", "loss", "relative"))
+def _score_grid(kernels, X, Y, n, lambdas, folds, offset, max_iter, tol, rank, loss, relative):
     """Held-out losses (W, P[, 2]) for every kernel × λ, folds averaged; and the λ grids (W, P).
 
-    Each fold's training rows are gathered into their own Gram (padded to the largest fold with
-    zero rows and columns, which get C = 0 and leave the other rows' solution unchanged) and the
-    path is scored on its held-out rows only, as :func:`jaxmtl.selection.kfold_path` does."""
+    X, Y: the rows padded to their size bucket with zero rows, ``n`` the real ones (traced: every
+    n of a bucket runs this program); the Gram is masked, so λ₀ reads the real rows only.
+    ``folds``: :func:`~jaxmtl.models._buckets.padded_fold_indices` (real rows only). Each fold's
+    training rows are gathered into their own Gram (padding positions zero rows and columns, which
+    get C = 0 and leave the other rows' solution unchanged) and the path is scored on its held-out
+    rows only, as :func:`jaxmtl.selection.kfold_path` does."""
 
     def one_kernel(kern):
-        K = kern(X, X)
+        K = _masked_gram(kern, X, n)
         lams = lambdas * lambda_scale(K, Y) if relative else lambdas
 
-        def one_fold(m):
-            tr, held, vt, vh = fold_rows(m, sizes, K.dtype)
+        def one_fold(tr, held, vt, vh):
+            vt, vh = vt.astype(K.dtype), vh.astype(K.dtype)
             s, U = eigh(K[tr][:, tr] * vt[:, None] * vt[None, :])
             Ym = Y[tr] * vt[:, None]
             if rank is None:
@@ -125,7 +131,7 @@ def _score_grid(kernels, X, Y, lambdas, masks, offset, max_iter, tol, rank, loss
             return okl_path(clip_psd(s), U, Yr, lams, K[held][:, tr] * vt[None, :], max_iter, tol,
                             emit=emit)
 
-        return jnp.mean(jax.vmap(one_fold)(masks), axis=0), lams
+        return jnp.mean(jax.vmap(one_fold)(*folds), axis=0), lams
 
     if jax.tree_util.tree_leaves(kernels):
         scores, lams = jax.lax.map(one_kernel, kernels)
@@ -202,14 +208,18 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
         report = StageReporter(type(self).__name__, check_bool(self.verbose, "verbose"))
         self.y_mean_ = Y.mean(axis=0) if fit_intercept else np.zeros(d, Y.dtype)
         dtype = Y.dtype
-        # NumPy arguments in the working dtype: converting and slicing them compiles nothing
-        Yc = np.asarray(Y - self.y_mean_, dtype)
-        Xj = np.asarray(X, dtype)
+        # NumPy arguments in the working dtype: converting and slicing them compiles nothing; the
+        # rows padded up the bucket ladder, the real count traced (docs/design.md, "Size buckets")
+        N = size_bucket(n)
+        Yc = pad_rows(np.asarray(Y - self.y_mean_, dtype), N)
+        Xj = pad_rows(np.asarray(X, dtype), N)
 
-        def score(kerns, rows=slice(None), fold_masks=masks):
-            scores, lams = _score_grid(_stack(kerns), Xj[rows], Yc[rows], np.asarray(lambdas, dtype),
-                                       np.asarray(fold_masks), np.asarray(self.y_mean_, dtype), max_iter, tol, rank,
-                                       type(self)._loss, relative, fold_sizes(fold_masks))
+        def score(kerns, rows=None, fold_masks=masks):
+            m = n if rows is None else len(rows)
+            Xr, Yr = (Xj, Yc) if rows is None else (pad_rows(A[rows], size_bucket(m)) for A in (Xj, Yc))
+            scores, lams = _score_grid(_stack(kerns), Xr, Yr, np.int32(m), np.asarray(lambdas, dtype),
+                                       padded_fold_indices(fold_masks, len(Xr)), np.asarray(self.y_mean_, dtype),
+                                       max_iter, tol, rank, type(self)._loss, relative)
             return np.asarray(scores), np.asarray(lams)  # waits for the compiled call
 
         grid = f"{len(lambdas)} λ × {len(masks)} fold(s)"
@@ -227,10 +237,10 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
         self._warn_on_edges(None if widths is None else widths[iw], search_grid, len(lambdas), ip)
         lam = float(lams[iw, ip])
         with report.stage(f"refit at λ = {lam:.3g} on {n} rows"):
-            res = jax.block_until_ready(output_kernel_learning(_gram(kernels[iw], Xj), Yc, lam,
-                                                               max_iter=max_iter, tol=tol, rank=rank))
+            K = _masked_gram(kernels[iw], Xj, np.int32(n))  # padded rows: C = 0 (docs/design.md)
+            res = jax.block_until_ready(output_kernel_learning(K, Yc, lam, max_iter=max_iter, tol=tol, rank=rank))
         self.kernel_ = kernels[iw]
-        self.coef_ = res.coef
+        self.coef_ = jax.device_put(np.asarray(res.coef)[:n])  # the padded rows' coefficients are zero
         self.output_kernel_ = np.asarray(res.output_kernel)
         self.output_matrix_ = res.output_kernel
         self.output_correlation_ = output_correlation(self.output_kernel_)
@@ -238,7 +248,7 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
         self.n_iter_ = int(res.n_iter)
         self.converged_ = bool(res.converged)
         self.objective_ = np.asarray(res.objective)[: self.n_iter_]
-        self.X_fit_ = jax.device_put(Xj)
+        self.X_fit_ = jax.device_put(Xj[:n])
         self.n_outputs_ = d
         self.cv_scores_ = scores[..., 0] if scores.ndim == 3 else scores
         if scores.ndim == 3:
@@ -278,7 +288,10 @@ class _OutputKernelBase(PredictorMixin, _GridSelection):
     def _decision(self, X) -> np.ndarray:
         X = self._validate_predict_inputs(X)
         dtype = self.X_fit_.dtype
-        F = in_row_blocks(lambda B: _predict(self.kernel_, jnp.asarray(B, dtype), self.X_fit_, self.coef_,
+        # the fitted rows padded to their size bucket (zero coefficients): one program per bucket
+        size = size_bucket(self.X_fit_.shape[0])
+        X_fit, coef = (jax.device_put(pad_rows(np.asarray(a), size)) for a in (self.X_fit_, self.coef_))
+        F = in_row_blocks(lambda B: _predict(self.kernel_, jax.device_put(np.asarray(B, dtype)), X_fit, coef,
                                              self.output_matrix_), X)
         return F + self.y_mean_
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import abc
 from functools import partial
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -71,20 +72,23 @@ SAMPLINGS = ("uniform", "leverage")
 
 
 @filter_jit
-def _symmetric_gram(kernel: Kernel, Z: Array) -> Array:
-    """K(Z, Z) symmetrised, (K + Kᵀ)/2, in one compiled call (eagerly, one program per operation)."""
+def _symmetric_gram(kernel: Kernel, Z: Array, m: ArrayLike) -> Array:
+    """K(Z, Z) symmetrised, (K + Kᵀ)/2, its rows and columns from ``m`` on (padding) zero, in one
+    compiled call (eagerly, one program per operation)."""
     K = kernel(Z, Z)
-    return 0.5 * (K + K.T)
+    real = jnp.arange(Z.shape[0]) < m
+    return jnp.where(real[:, None] & real[None, :], 0.5 * (K + K.T), 0.0)
 
 
 @partial(jit, static_argnames="in_float64")
-def _whitening(Kmm: Array, ratio: ArrayLike, in_float64: bool = False) -> Array:
+def _whitening(Kmm: Array, ratio: ArrayLike, m: ArrayLike, in_float64: bool = False) -> Array:
     """Q diag(e^−½) over the eigenvalues e > ratio·e_max of K(Z, Z) = Q diag(e) Qᵀ (the other
-    directions 0), in Kmm's dtype, decomposed in float64 when ``in_float64``: one compiled call."""
+    directions 0), its rows from ``m`` on (padded centres) zero, in Kmm's dtype, decomposed in
+    float64 when ``in_float64``: one compiled call."""
     e, Q = jnp.linalg.eigh(Kmm.astype(jnp.float64)) if in_float64 else eigh(Kmm)
     cut = ratio * e[-1]
     scale = jnp.where(e > cut, 1.0 / jnp.sqrt(jnp.where(e > cut, e, 1.0)), 0.0)
-    return (Q * scale[None, :]).astype(Kmm.dtype)
+    return jnp.where((jnp.arange(Q.shape[0]) < m)[:, None], Q * scale[None, :], 0.0).astype(Kmm.dtype)
 
 
 class FeatureMap(eqx.Module):
@@ -132,7 +136,8 @@ class NystromFeatures(FeatureMap):
 
     @classmethod
     @full_precision
-    def from_centres(cls, kernel: Kernel, centres: ArrayLike, rcond: float | None = None) -> NystromFeatures:
+    def from_centres(cls, kernel: Kernel, centres: ArrayLike, rcond: float | None = None,
+                     n_real: ArrayLike | None = None) -> NystromFeatures:
         """Whiten K(Z, Z) by its pseudo-inverse square root.
 
         In float32 with concrete centres, K(Z, Z) (as the features will see it, in float32) is
@@ -146,20 +151,27 @@ class NystromFeatures(FeatureMap):
           kernel: scalar kernel; centres: (m, p) Z; rcond: relative eigenvalue cut-off (default
             m·eps of the decomposition's dtype, or eps of the working dtype when the decomposition
             is in float64 for a float32 map).
+          n_real: the centres are the first ``n_real`` rows, the others padding (a size bucket's;
+            may be traced; default all): their rows and columns of K(Z, Z) are zero — eigenvalues
+            0, below the cut — and so are their rows of the whitening, so they weigh nothing in
+            φ(x) = K(x, Z) W, whatever their values. The cut counts m = ``n_real``.
         """
         Z = jax.device_put(centres) if isinstance(centres, np.ndarray) else jnp.asarray(centres)  # NumPy: no program
-        Kmm = _symmetric_gram(kernel, Z)
+        m: Any = Z.shape[0] if n_real is None else n_real
+        m = m if is_traced(m) else np.int32(m)  # an array argument: one program for every m
+        Kmm = _symmetric_gram(kernel, Z, m)
         if is_traced(Kmm) or jnp.finfo(Kmm.dtype).bits >= 64:
-            ratio = Z.shape[0] * float(jnp.finfo(Kmm.dtype).eps) if rcond is None else rcond
-            return cls(kernel, Z, _whitening(Kmm, ratio))
+            ratio = m * float(jnp.finfo(Kmm.dtype).eps) if rcond is None else rcond
+            return cls(kernel, Z, _whitening(Kmm, ratio, m))
         ratio = float(jnp.finfo(Kmm.dtype).eps) if rcond is None else rcond
         if jax.config.read("jax_enable_x64"):
-            return cls(kernel, Z, _whitening(Kmm, ratio, in_float64=True))
+            return cls(kernel, Z, _whitening(Kmm, ratio, m, in_float64=True))
         e, Q = np.linalg.eigh(np.asarray(Kmm, np.float64))
         cut = ratio * e[-1]
         keep = e > cut
         scale = np.where(keep, 1.0 / np.sqrt(np.where(keep, e, 1.0)), 0.0)
-        return cls(kernel, Z, jax.device_put(np.asarray(Q * scale[None, :], Kmm.dtype)))
+        W = np.where((np.arange(Q.shape[0]) < m)[:, None], Q * scale[None, :], 0.0)
+        return cls(kernel, Z, jax.device_put(np.asarray(W, Kmm.dtype)))
 
     @classmethod
     @full_precision
