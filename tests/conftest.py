@@ -48,7 +48,7 @@ FLOAT32_MODULES = ("test_float32.py", "test_precision.py", "test_sklearn_compat.
                    "test_export_all.py", "test_traced_api.py", "test_streaming.py", "test_approximate_mesh.py",
                    "test_direct_route.py", "test_estimator_routes.py", "test_buckets.py",
                    "test_buckets_multitask.py", "test_buckets_fields.py",
-                   "test_buckets_solvers.py", "test_buckets_output_kernel.py")
+                   "test_buckets_solvers.py", "test_buckets_output_kernel.py", "test_buckets_mixed_effect.py")
 
 # What float32 promises (used by the tests of FLOAT32_MODULES): unit roundoff 6e-8; a path or a
 # solve at a conditioning κ loses log10(κ) digits, so coefficients and predictions of the

@@ -70,8 +70,9 @@ class Layout(NamedTuple):
     """Examples grouped by task into padded buckets (NumPy, host side).
 
     ``buckets`` is a list of (rows, kernel): rows (m_b, L_b) positions of the examples of m_b tasks
-    of the same size class L_b and the same individual kernel K̃, padded with −1; ``slot`` maps a
-    task code to (bucket, row of the bucket), or (−1, −1) for a task without examples.
+    of the same width L_b (a size class, or one block per kernel: :func:`task_layout`'s ``block``)
+    and the same individual kernel K̃, padded with −1; ``slot`` maps a task code to (bucket, row
+    of the bucket), or (−1, −1) for a task without examples.
     """
 
     buckets: list
@@ -99,7 +100,7 @@ class Query(NamedTuple):
     """Kernel values needed to predict at query points (x_q, t_q) from a fitted solution."""
 
     Kbar: jax.Array   # (q, n) K̄(x_q, x̌)
-    rows: jax.Array   # (q, L) positions of the examples of task t_q (padding = ℓ)
+    rows: jax.Array   # (q, L) positions of the examples of task t_q (padding = the examples' length)
     Kt: jax.Array     # (q, L) K̃^{t_q}(x_q, x_i), zero on padding
 
 
@@ -167,21 +168,40 @@ def _kernel_key(kernel: Kernel) -> tuple:
     return treedef, tuple((np.shape(v), np.asarray(v).tobytes()) for v in leaves)
 
 
-def task_layout(codes: np.ndarray, n_tasks: int, kernel_of: Any) -> Layout:
-    """Group the examples of each task into buckets of equal size class and equal kernel.
+BLOCK_COST = 2.0  # one block per kernel while it costs at most this × the size classes' work
+
+
+def task_layout(codes: np.ndarray, n_tasks: int, kernel_of: Any, block: Any = None, n_unique: int = 0) -> Layout:
+    """Group the examples of each task into buckets of equal width and equal kernel.
 
     Args:
       codes: (ℓ,) task codes in 0..n_tasks−1.
       kernel_of: function code → individual kernel K̃ʲ (equal kernels share buckets even when
         they are distinct objects).
+      block: None (every task its size class, :func:`_size_class`), or a function (largest task's
+        examples, the kernel's examples, its tasks) → one width for all the tasks of a kernel (an
+        estimator's size buckets: the same shapes for every n of a bucket), taken where Algorithm
+        4's work per (α, λ), n³ + m·width³ (n = ``n_unique``, m tasks), is at most ``BLOCK_COST``
+        × the size classes' n³ + Σⱼ Lⱼ³: tasks of very unequal sizes on few distinct inputs (a
+        recommender's users) keep their classes.
     """
     order = np.argsort(codes, kind="stable")
     counts = np.bincount(codes, minlength=n_tasks)
     starts = np.concatenate([[0], np.cumsum(counts)])
-    groups: dict = {}
+    kernels: dict = {}
     for t in np.flatnonzero(counts).tolist():
         k = kernel_of(t)
-        groups.setdefault((_kernel_key(k), _size_class(int(counts[t]))), (k, []))[1].append(t)
+        kernels.setdefault(_kernel_key(k), (k, []))[1].append(t)
+    groups: dict = {}
+    for key, (k, tasks) in kernels.items():
+        sizes = counts[tasks]
+        widths = [_size_class(int(c)) for c in sizes]
+        if block is not None:
+            width = int(block(int(sizes.max()), int(sizes.sum()), len(tasks)))
+            if n_unique ** 3 + len(tasks) * width ** 3 <= BLOCK_COST * (n_unique ** 3 + sum(w ** 3 for w in widths)):
+                widths = [width] * len(tasks)
+        for t, width in zip(tasks, widths):
+            groups.setdefault((key, width), (k, []))[1].append(t)
     slot = np.full((n_tasks, 2), -1, dtype=np.int64)
     buckets = []
     for b, ((_, width), (k, tasks)) in enumerate(groups.items()):
@@ -193,10 +213,16 @@ def task_layout(codes: np.ndarray, n_tasks: int, kernel_of: Any) -> Layout:
     return Layout(buckets, slot)
 
 
+def _outer_mask(K: jax.Array, mask: jax.Array) -> jax.Array:
+    """K (…, L, L) with the rows and columns where ``mask`` (…, L) is False zeroed."""
+    return K * (mask[..., :, None] & mask[..., None, :])
+
+
 @jit
-def _factor(kernel: Kernel, Xu: jax.Array) -> jax.Array:
-    """C = V Λ^{1/2} with Ǩ = K̄(x̌, x̌) = V Λ Vᵀ (line 4), negative round-off eigenvalues clipped."""
-    Kc = kernel(Xu, Xu)
+def _factor(kernel: Kernel, Xu: jax.Array, real: jax.Array) -> jax.Array:
+    """C = V Λ^{1/2} with Ǩ = K̄(x̌, x̌) = V Λ Vᵀ (line 4), negative round-off eigenvalues clipped;
+    the padded inputs (``real`` False) masked out of Ǩ, so that their rows of C are zero."""
+    Kc = _outer_mask(kernel(Xu, Xu), real)
     evals, V = eigh(0.5 * (Kc + Kc.T))
     return V * jnp.sqrt(jnp.clip(evals, 0.0))
 
@@ -204,28 +230,32 @@ def _factor(kernel: Kernel, Xu: jax.Array) -> jax.Array:
 @jit
 def _task_grams(kernel: Kernel, Xu: jax.Array, h: jax.Array, mask: jax.Array) -> jax.Array:
     """(m_b, L_b, L_b) blocks K̃ʲ(kʲ, kʲ), zero on padding."""
-    G = jax.vmap(lambda A: kernel(A, A))(Xu[h])
-    return G * (mask[:, :, None] & mask[:, None, :])
+    return _outer_mask(jax.vmap(lambda A: kernel(A, A))(Xu[h]), mask)
 
 
-def prepare(X_unique: np.ndarray, inverse: np.ndarray, w: np.ndarray, layout: Layout, kernel: Kernel) -> Prepared:
+def prepare(X_unique: np.ndarray, inverse: np.ndarray, w: np.ndarray, layout: Layout, kernel: Kernel,
+            n_unique: int | None = None, n_rows: int | None = None) -> Prepared:
     """Factor Ǩ (line 4) and gather the per-task blocks K̃ʲ(kʲ, kʲ) of lines 1–3.
 
     Args:
-      X_unique: (n, p) distinct inputs; inverse: (ℓ,) example → distinct input;
-      w: (ℓ,) positive weights; layout: from :func:`task_layout`; kernel: K̄.
+      X_unique: (n, p) distinct inputs, the rows past the first ``n_unique`` (default all) padding,
+        masked out of Ǩ; inverse: (ℓ,) example → distinct input; w: (ℓ,) positive weights;
+        layout: from :func:`task_layout`; kernel: K̄; n_rows: the length ≥ ℓ the examples' arrays
+        (y, c) are padded to (default ℓ), the buckets' index of a padding position.
     """
     # NumPy converted on the host first: jnp.asarray narrowing a float64 array compiles a program per shape
     Xu = jax.device_put(np.asarray(X_unique, jax.dtypes.canonicalize_dtype(np.asarray(X_unique).dtype)))
-    N = len(inverse)
+    N = len(inverse) if n_rows is None else n_rows
+    index = jax.dtypes.canonicalize_dtype(np.int64)
     buckets = []
     for rows, k in layout.buckets:
         mask = rows >= 0
-        h = np.where(mask, inverse[np.maximum(rows, 0)], 0)
-        Kt = _task_grams(k, Xu, jnp.asarray(h), jnp.asarray(mask))
-        buckets.append(Bucket(jnp.asarray(np.where(mask, rows, N)), jnp.asarray(h), jnp.asarray(mask),
-                              jnp.asarray(np.where(mask, w[np.maximum(rows, 0)], 1.0), Xu.dtype), Kt))
-    return Prepared(_factor(kernel, Xu), tuple(buckets))
+        h, on = jax.device_put(np.where(mask, inverse[np.maximum(rows, 0)], 0).astype(index)), jax.device_put(mask)
+        buckets.append(Bucket(jax.device_put(np.where(mask, rows, N).astype(index)), h, on,
+                              jax.device_put(np.where(mask, w[np.maximum(rows, 0)], 1.0).astype(Xu.dtype)),
+                              _task_grams(k, Xu, h, on)))
+    real = np.arange(len(Xu)) < (len(Xu) if n_unique is None else n_unique)
+    return Prepared(_factor(kernel, Xu, jax.device_put(real)), tuple(buckets))
 
 
 @jit
@@ -273,42 +303,49 @@ def solve_path(prep: Prepared, Y: jax.Array, alpha, lams: jax.Array) -> tuple[ja
     ell, dtype = Y.shape[0], C.dtype
     inverse = jnp.zeros(ell, jnp.int32)
     w = jnp.ones(ell, dtype)
+    real = jnp.zeros(ell, bool)   # the examples of a task: False on the padded rows of Y (zero)
     K_task = jnp.zeros((ell, ell), dtype)
-    for b in prep.buckets:  # padding rows (index ℓ) are dropped by the scatters
+    for b in prep.buckets:  # a bucket's padding positions (index ℓ) are dropped by the scatters
         inverse = inverse.at[b.rows].set(b.h.astype(jnp.int32), mode="drop")
         w = w.at[b.rows].set(b.w, mode="drop")
+        real = real.at[b.rows].set(b.mask, mode="drop")
         K_task = K_task.at[b.rows[:, :, None], b.rows[:, None, :]].set(b.Kt, mode="drop")
-    Ce = C[inverse]
+    Ce = C[inverse] * real[:, None]
     r = 1.0 / jnp.sqrt(w)
     S = r[:, None] * (alpha * (Ce @ Ce.T) + (1 - alpha) * K_task) * r[None, :]
     s, U = eigh(0.5 * (S + S.T))
     Z = U.T @ (r[:, None] * Y)                                                      # (ℓ, k)
-    c = r[None, :, None] * jnp.einsum("ij,ljk->lik", U, Z[None] / (jnp.clip(s, 0.0)[None, :, None]
-                                                                     + lams[:, None, None]))
+    # padded rows: zero rows and columns of S, zero rows of Y, so c = Y/λ = 0 there (masked: eigh may
+    # mix them with the real null space, which moves them by round-off)
+    c = (r * real)[None, :, None] * jnp.einsum("ij,ljk->lik", U, Z[None] / (jnp.clip(s, 0.0)[None, :, None]
+                                                                              + lams[:, None, None]))
     c_unique = jnp.zeros((lams.shape[0], C.shape[0], Y.shape[1]), dtype).at[:, inverse].add(c)
     return c_unique, c
 
 
 def build_query(Xq: np.ndarray, slots: np.ndarray, X_unique: np.ndarray, X_fit: np.ndarray,
-                layout: Layout, kernel: Kernel) -> Query:
+                layout: Layout, kernel: Kernel, n_rows: int | None = None) -> Query:
     """Kernel values for predicting at (x_q, task slot) pairs.
 
     Args:
       Xq: (q, p) query inputs; slots: (q, 2) each query's (bucket, row) from ``layout.slot``
         ((−1, −1) for a task without training examples: its prediction is ḡ).
-      X_unique: (n, p) distinct training inputs; X_fit: (ℓ, p) training inputs.
+      X_unique: (n, p) distinct training inputs; X_fit: (ℓ, p) training inputs; n_rows: the
+        length the coefficients c are padded to (default ℓ), the index of a padding position.
+
+    Every bucket's kernel values are computed for all q queries (masked to the bucket's own), so
+    the compiled shapes follow q and the buckets, not the number of queries of each task.
     """
-    q, N = Xq.shape[0], X_fit.shape[0]
+    q, N = Xq.shape[0], X_fit.shape[0] if n_rows is None else n_rows
     width = max([rows.shape[1] for rows, _ in layout.buckets] + [1])
     rows_q = np.full((q, width), N, dtype=np.int64)
     Kt = np.zeros((q, width))
     for b, (rows, k) in enumerate(layout.buckets):
-        sel = np.flatnonzero(slots[:, 0] == b)
-        if not len(sel):
-            continue
-        r = rows[slots[sel, 1]]
-        rows_q[sel, : r.shape[1]] = np.where(r >= 0, r, N)
-        Kt[sel, : r.shape[1]] = np.asarray(_query_rows(k, Xq[sel], X_fit[np.maximum(r, 0)], r >= 0))
+        here = slots[:, 0] == b
+        r = np.full((q, rows.shape[1]), -1)
+        r[here] = rows[slots[here, 1]]
+        rows_q[:, : r.shape[1]] = np.where(r >= 0, r, rows_q[:, : r.shape[1]])
+        Kt[:, : r.shape[1]] += np.asarray(_query_rows(k, Xq, X_fit[np.maximum(r, 0)], r >= 0))
     index = jax.dtypes.canonicalize_dtype(np.int64)  # converted on the host: no compiled conversion
     return Query(_cross_gram(kernel, Xq, X_unique), jax.device_put(rows_q.astype(index)),
                  jax.device_put(np.asarray(Kt, X_fit.dtype)))
@@ -322,6 +359,7 @@ def _query_rows(kernel: Kernel, Xq, Xt, mask):
 
 @jit
 def _cross_gram(kernel: Kernel, A, B):
+    """K̄(A, B)."""
     return kernel(A, B)
 
 

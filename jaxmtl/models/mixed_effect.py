@@ -6,7 +6,10 @@ number n of *distinct* inputs (O(Σⱼ ℓⱼ³ + n³)) rather than the number �
 recommender data, where many users rate the same items, have n ≪ ℓ. Where ℓ is not much larger
 than n, the (α, λ) grid is scored on a λ path instead, one ℓ × ℓ eigendecomposition per α
 (:func:`~jaxmtl.mixed_effect.centralized.solve_path`), whichever costs less. Predictions are the sum
-ḡ + g̃ₜ of an average task and an individual shift (5.3); a task not seen in ``fit`` gets ḡ.
+ḡ + g̃ₜ of an average task and an individual shift (5.3); a task not seen in ``fit`` gets ḡ. The
+compiled calls see the examples, the distinct inputs, the validation rows and each kernel's task
+blocks padded to their size buckets (:func:`_padded_size`, docs/design.md, "Size buckets"): every n of a
+bucket runs the same programs.
 
 Example:
     >>> import numpy as np
@@ -39,6 +42,7 @@ from ..mixed_effect.centralized import (build_query, merge_repeats, predict_quer
 from ..mixed_effect.kernel import check_alpha, check_lam, check_kernel, resolve_task_kernel
 from ..operators.tasks import check_tasks
 from ._base import BaseEstimator, RegressorMixin
+from ._buckets import pad_rows, size_bucket, task_block
 from ._precision import in_working_precision, kernel_trace
 from ._row_blocks import in_row_blocks
 from .predictor_kinds import TaskPredictor
@@ -52,6 +56,26 @@ FLOAT32_LIMIT = 1e-3                      # largest eps₃₂·κ (condition bou
 FLOAT32_REFUSE = 1e-2                     # eps₃₂·κ beyond which an explicit (α, λ) is refused in float32
 ERROR_RATIO = 14.0                        # measured: float32 error ≤ 14·eps₃₂·κ × the outputs' scale
 F64_FIX = "compute in float64 (jax.config.update('jax_enable_x64', True), or fit inside jax.enable_x64(True))"
+
+
+def _padded_size(count: int, size: int) -> int:
+    """The length ``count`` rows are padded to: ``size`` — what the same split of every n of a
+    bucket holds at most, or the examples' length for their distinct inputs — where ``count`` is
+    within the ladder's 1/8 of it (as many distinct inputs as examples: continuous inputs), else
+    the size bucket of ``count`` (inputs repeated across tasks: Algorithm 4's n³ reads the
+    distinct inputs, which padding to the examples' length would multiply).
+
+    Example:
+        >>> _padded_size(30, 32), _padded_size(32, 32), _padded_size(12, 32)
+        (32, 32, 12)
+    """
+    return size if count <= size and 8 * count >= 7 * size else size_bucket(count)
+
+
+def _padded_inputs(X_unique: np.ndarray, size: int) -> np.ndarray:
+    """The distinct inputs of examples padded to ``size`` rows, zero rows appended up to
+    :func:`_padded_size`'s length."""
+    return pad_rows(X_unique, _padded_size(len(X_unique), size))
 
 
 def condition_bound(prep, inverse: np.ndarray, w: np.ndarray, alpha, lam):
@@ -193,10 +217,21 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         return lambda t: in_working_precision(
             lookup(labels[t].item() if isinstance(labels[t], np.generic) else labels[t]))
 
-    def _prepare(self, X, codes, w, labels):
+    def _layout(self, codes, labels, size: int, n_unique: int):
+        """:func:`~jaxmtl.mixed_effect.centralized.task_layout` of examples padded to ``size`` rows on
+        ``n_unique`` (padded) distinct inputs: a kernel's tasks in one block of
+        :func:`~jaxmtl.models._buckets.task_block`'s width, read on the padded rows."""
+        block = lambda largest, rows, tasks: task_block(largest, _padded_size(rows, size), tasks)  # noqa: E731
+        return task_layout(codes, len(labels), self._kernel_of(labels), block, n_unique)
+
+    def _prepare(self, X, codes, w, labels, size: int):
+        """(X̌, layout, :func:`~jaxmtl.mixed_effect.centralized.prepare`'s output, inverse) of the
+        (merged) examples X, codes, weights w, padded to ``size`` rows, their distinct inputs X̌ to
+        :func:`_padded_size`'s length (:func:`_padded_inputs`)."""
         Xu, inverse = unique_inputs(X)
-        layout = task_layout(codes, len(labels), self._kernel_of(labels))
-        return Xu, layout, prepare(Xu, inverse, w, layout, self.kernel_), inverse
+        Xp = _padded_inputs(Xu, size)
+        layout = self._layout(codes, labels, size, len(Xp))
+        return Xu, layout, prepare(Xp, inverse, w, layout, self.kernel_, len(Xu), size), inverse
 
     @staticmethod
     def _float32_error(prep, inverse, w, alpha, lam):
@@ -206,7 +241,10 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         return float(np.finfo(np.float32).eps) * condition_bound(prep, inverse, w, alpha, lam)
 
     def _select(self, X, y, codes, w, s, labels, alphas, lams, fi):
-        n_val = int(round(check_fraction(self.validation_fraction, "validation_fraction") * len(y)))
+        """(len(alphas), len(lams)) validation MSE of every (α, λ) on a random hold-out (inf where
+        float32 cannot resolve the pair), in one compiled call."""
+        fraction = check_fraction(self.validation_fraction, "validation_fraction")
+        n_val = int(round(fraction * len(y)))
         if n_val < 1 or n_val >= len(y):
             raise ParameterError(f"validation_fraction={self.validation_fraction} of n_samples={len(y)} leaves "
                                  f"{len(y) - n_val} training and {n_val} validation examples; both must be >= 1.")
@@ -214,13 +252,22 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
         val = np.zeros(len(y), bool)
         val[rng.permutation(len(y))[:n_val]] = True
         tr = ~val
+        # the split's lengths padded to what the split of any n of the rows' bucket N holds at most
+        # (n − round(fn) and round(fn) grow with n)
+        N = size_bucket(len(y))
+        held = int(round(fraction * N))
+        q = _padded_size(n_val, held)
         Xt, ct, yt, st = merge_repeats(X[tr], codes[tr], y[tr], s[tr])
-        Xu, layout, prep, inverse = self._prepare(Xt, ct, 1.0 / st, labels)
-        query = build_query(X[val], layout.slot[codes[val]], Xu, Xt, layout, self.kernel_)
+        size = _padded_size(len(yt), N - held)
+        Xu, layout, prep, inverse = self._prepare(Xt, ct, 1.0 / st, labels, size)
+        slots = np.full((q, 2), -1)  # padded validation rows: no task, weight 0
+        slots[:n_val] = layout.slot[codes[val]]
+        query = build_query(pad_rows(X[val], q), slots, _padded_inputs(Xu, size), Xt, layout, self.kernel_, size)
         grid = np.array([(a, lam) for a in alphas for lam in lams])
         # NumPy arguments in the working dtype: converting them is no compiled call
-        Y, y_val, s_val = self._rhs(yt, fi, prep), np.asarray(y[val], prep.C.dtype), np.asarray(s[val], prep.C.dtype)
-        if _path_pays_off(prep, len(yt), len(lams)):
+        Y, y_val, s_val = (pad_rows(np.asarray(a, prep.C.dtype), n) for a, n in
+                           ((self._rhs(yt, fi, prep), size), (y[val], q), (s[val], q)))
+        if _path_pays_off(prep, size, len(lams)):
             a, b = (np.asarray(v, prep.C.dtype) for v in (alphas, lams))
             losses = _path_losses(prep, Y, query, y_val, s_val, a, b, fi)
         else:
@@ -239,6 +286,7 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
 
     @staticmethod
     def _rhs(y, fi, prep):
+        """The right-hand sides of (5.4) in the working dtype: y, and a column of ones for the bias."""
         Y = np.c_[y, np.ones_like(y)] if fi else y[:, None]
         return np.asarray(Y, prep.C.dtype)
 
@@ -279,7 +327,8 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
             self.alpha_, self.lam_ = alphas[0], lams[0]
         self.alphas_, self.lams_ = np.asarray(alphas), np.asarray(lams)
         X, codes, y, s = merge_repeats(X, codes, y, s)
-        Xu, _, prep, inverse = self._prepare(X, codes, 1.0 / s, labels)
+        size = size_bucket(len(y))
+        Xu, _, prep, inverse = self._prepare(X, codes, 1.0 / s, labels, size)
         err = float(self._float32_error(prep, inverse, 1.0 / s, self.alpha_, self.lam_))
         if err > FLOAT32_REFUSE:
             raise ParameterError(f"lam={self.lam_:.3g} with alpha={self.alpha_:.3g} is beyond float32's precision on "
@@ -289,8 +338,9 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
             warnings.warn(f"lam={self.lam_:.3g} with alpha={self.alpha_:.3g} is near float32's precision on these "
                           f"data: expect errors up to about {ERROR_RATIO * err:.1g} × the outputs' scale; {F64_FIX}.",
                           RuntimeWarning, stacklevel=2)
-        cu, c, b = _with_bias(*solve(prep, self._rhs(y, fi, prep), self.alpha_, self.lam_), fi)
-        self.coef_unique_, self.coef_, self.intercept_ = np.asarray(cu), np.asarray(c), float(b)
+        cu, c, b = _with_bias(*solve(prep, pad_rows(self._rhs(y, fi, prep), size), self.alpha_, self.lam_), fi)
+        # the padded rows' coefficients are zero
+        self.coef_unique_, self.coef_, self.intercept_ = np.asarray(cu)[:len(Xu)], np.asarray(c)[:len(y)], float(b)
         self.X_unique_, self.X_fit_, self.task_codes_, self.tasks_ = Xu, X, codes, labels
         self.sample_weight_ = s
         return self
@@ -320,11 +370,15 @@ class MixedEffectRegressor(RegressorMixin, BaseEstimator):
             raise ShapeError(f"tasks must be 1-D with one id per row of X ({X.shape[0]}); received {arr.shape}.")
         index = {t: i for i, t in enumerate(self.tasks_.tolist())}
         codes_q = np.array([index.get(t, -1) for t in arr.tolist()], dtype=np.int64)
-        layout = task_layout(self.task_codes_, len(self.tasks_), self._kernel_of(self.tasks_))
+        # the fitted arrays padded as in fit (zero coefficients): the prediction programs are per bucket
+        size = size_bucket(len(self.X_fit_))
+        Xu = _padded_inputs(self.X_unique_, size)
+        layout = self._layout(self.task_codes_, self.tasks_, size, len(Xu))
         slots = np.where(codes_q[:, None] >= 0, layout.slot[np.maximum(codes_q, 0)], -1)
-        coef_unique, coef = jnp.asarray(self.coef_unique_), jnp.asarray(self.coef_)
+        coef_unique = jax.device_put(pad_rows(self.coef_unique_, len(Xu)))
+        coef = jax.device_put(pad_rows(self.coef_, size))
         g_bar, g_tilde = in_row_blocks(lambda B, s: predict_query(
-            build_query(B, s, self.X_unique_, self.X_fit_, layout, self.kernel_), coef_unique, coef, self.alpha_),
+            build_query(B, s, Xu, self.X_fit_, layout, self.kernel_, size), coef_unique, coef, self.alpha_),
             X.astype(np.float64), slots)
         return g_bar + self.intercept_, g_tilde
 
