@@ -274,13 +274,14 @@ class _RLS2Base(BaseEstimator):
                                                    Yj, grid, Aj, masks, valid, labels)
         self.single_kernel_cv_ = scores
         j, i = np.unravel_index(int(np.nanargmin(scores)), scores.shape)
-        if scores[j, i] >= np.min(self.path_["cv_score"]):
-            return
         k = candidates[j]
         d = np.eye(len(self.dictionary_))[k]
         lam = float(grid[i])
+        # solved whether or not the kernel wins (one c-step): the programs a fit compiles do not depend on its data
         C = np.asarray(_refit(stack, np.asarray(d, Yj.dtype), (Yj - mus[-1]) * valid[:, None], Aj,
                               np.asarray(lam, Yj.dtype), valid, opts["solver"]))[:n]
+        if scores[j, i] >= np.min(self.path_["cv_score"]):
+            return
         if self._one_vs_all:  # the same kernel for every class: weights (classes, m), coefficients (classes, n, 1)
             self.d_, self.dual_coef_ = np.tile(d, (C.shape[1], 1)), C.T[:, :, None]
         else:
