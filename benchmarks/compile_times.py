@@ -37,7 +37,7 @@ of its bucket: their programs and wall times (``results/compile_times_others.jso
 Below n = 5000 each cell — the grid search's and each estimator's — runs ``--repeats`` (3) fresh
 processes and keeps the one of median first answer (every run's first answer is recorded in
 ``first_answer_runs_s``). ``--merge`` keeps the recorded rows at the sizes not measured (their run
-named in ``merged_runs``). ``--quick``: n = 100 only (``results/compile_times_quick.json``).
+named in ``merged_runs``). ``--quick``: n = 100 only, one process per cell (``results/compile_times_quick.json``).
 ``--rerun ESTIMATOR:N`` measures that row again and replaces it in ``results/compile_times.json``
 (its ratio against the recorded grid search at N). ``--shared`` records that the machine ran other
 work at the same time. Writes ``benchmarks/results/compile_times.json``.
@@ -197,7 +197,7 @@ def others(n: int, shared: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="n = 100 only")
+    parser.add_argument("--quick", action="store_true", help="n = 100 only, one process per cell")
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 500, 1000, 5000])
     parser.add_argument("--shared", action="store_true", help="the machine ran other work at the same time")
     parser.add_argument("--rerun", default=None, metavar="ESTIMATOR:N",
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [100] if args.quick else args.sizes
     rows, folding = [], 0
     for n in sizes:
-        repeats = args.repeats if n < REPEAT_BELOW else 1
+        repeats = args.repeats if n < REPEAT_BELOW and not args.quick else 1
         (base, *_), base_wall, warned, answers = _median_run("sklearn", "fits", [n], repeats)
         folding += warned
         rows.append({"estimator": "GridSearchCV(KernelRidge, 6 α × 30 γ)", "n": n, "process_wall_s": base_wall,
@@ -247,7 +247,8 @@ def main(argv: list[str] | None = None) -> None:
     payload = {
         **first_answer_header(args.shared),
         **({"merged_runs": merged} if merged else {}),
-        "repeats": f"{args.repeats} fresh processes per cell below n = {REPEAT_BELOW}, the median kept; 1 above",
+        "repeats": "1 fresh process per cell" if args.quick else
+        f"{args.repeats} fresh processes per cell below n = {REPEAT_BELOW}, the median kept; 1 above",
         "rows": rows,
         "cross_validation": cross,
         "constant_folding_warnings": folding,
