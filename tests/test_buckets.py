@@ -381,6 +381,17 @@ def test_nystrom_on_every_row_pads_its_centres_and_equals_the_unpadded(monkeypat
     np.testing.assert_allclose(padded.predict(X_test), plain.predict(X_test), rtol=1e-7, atol=1e-7)
 
 
+def test_nystrom_n_real_outside_the_centres_is_refused_by_name():
+    from jaxmtl.errors import ParameterError
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.operators.nystrom import NystromFeatures
+
+    Z = np.zeros((4, 2))
+    for bad in (0, 5, 2.5):
+        with pytest.raises(ParameterError, match="n_real"):
+            NystromFeatures.from_centres(Gaussian(1.0), Z, n_real=bad)
+
+
 def test_group_blocks_refuses_a_block_count_that_cannot_hold_the_groups():
     from jaxmtl.errors import ShapeError
     from jaxmtl.operators.nystrom import group_blocks

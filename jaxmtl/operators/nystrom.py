@@ -158,7 +158,8 @@ class NystromFeatures(FeatureMap):
         """
         Z = jax.device_put(centres) if isinstance(centres, np.ndarray) else jnp.asarray(centres)  # NumPy: no program
         m: Any = Z.shape[0] if n_real is None else n_real
-        m = m if is_traced(m) else np.int32(m)  # an array argument: one program for every m
+        if not is_traced(m):  # an array argument: one program for every m
+            m = np.int32(check_int(m, "n_real", minimum=1, maximum=Z.shape[0]))
         Kmm = _symmetric_gram(kernel, Z, m)
         if is_traced(Kmm) or jnp.finfo(Kmm.dtype).bits >= 64:
             ratio = m * float(jnp.finfo(Kmm.dtype).eps) if rcond is None else rcond
