@@ -95,11 +95,14 @@ def test_mulan_sets_with_missing_inputs_are_imputed_by_column_medians():
 
 def test_classifier_defaults_on_a_larger_problem_search_widths_on_a_subsample():
     rng = np.random.default_rng(0)
-    n = _spectral.WIDTH_SUBSAMPLE + 200
+    n = _spectral.WIDTH_SUBSAMPLE + 300
     X = rng.normal(size=(n, 2))
     y = (np.sin(2 * X[:, 0]) + X[:, 1] > 0).astype(int)
     model = MultiClassClassifier(n_steps=60).fit(X[:-100], y[:-100])
     assert len(model.kernel_widths_) == 3                       # the 3 widths around the subsample's best
+    assert model._subsample_pays(n - 100) and not model._subsample_pays(_spectral.WIDTH_SUBSAMPLE + 100)
+    smaller = MultiClassClassifier(n_steps=60).fit(X[:500], y[:500])  # 500 rows: every width on all rows
+    assert len(smaller.kernel_widths_) >= len(_spectral.DEFAULT_WIDTH_FACTORS)
     assert model.score(X[-100:], y[-100:]) > 0.85
 
 

@@ -162,15 +162,16 @@ def test_an_output_without_signal_keeps_its_training_mean():
 
 
 def test_default_width_search_on_a_subsample_as_the_coupled_family():
-    """Above 400 rows each output's default width grid is searched on the coupled family's random
-    400-row subsample (its folds there), extended past an edge or refined × 2^±1 around the best;
-    then its best × 2^-1, 1, 2^1 on all rows, where width, λ and both family losses are taken."""
-    n, seed = 420, 4
+    """Above 512 rows (where it costs less than all rows) each output's default width grid is
+    searched on the coupled family's random 400-row subsample (its folds there), extended past an
+    edge or refined × 2^±1 around the best; then its best × 2^-1, 1, 2^1 on all rows, where width,
+    λ and both family losses are taken."""
+    n, seed = 600, 4
     X, Y = _outputs(n, FUNCTIONS[:2], [0.1, 0.3], 7)
     model = VectorValuedRegressor(filter="tikhonov", n_folds=3, family="independent", lambdas=LAMBDAS,
                                   normalize_y=False, random_state=seed).fit(X, Y)
     rows = np.sort(np.random.default_rng(seed).choice(n, 400, replace=False))
-    sub_masks, masks = kfold_masks(400, 3, seed, REPEATS), kfold_masks(n, 3, seed, REPEATS)
+    sub_masks, masks = kfold_masks(400, 3, seed, REPEATS), kfold_masks(n, 3, seed, model._n_repeats(n))
     grid = _factors_widths(X, 4.0 ** np.arange(-2, 4))  # the default grid, from all rows' median distance
     sub_err = _row_errors(X[rows], Y[rows], sub_masks, grid, LAMBDAS)
     X_new = np.linspace(-2, 2, 7)[:, None]

@@ -57,7 +57,8 @@ __all__: list[str] = []
 # Default Gaussian widths: median distance × 4^k, k = −2 … 3 (1/16 … 64), then refined around the
 # best (× 2^±1) or extended past an edge (× 4^±1, 4^±2; see ._grid_search.WIDTH_EXTENSIONS).
 DEFAULT_WIDTH_FACTORS = tuple(4.0 ** np.arange(-2, 4))
-# Above this many rows the width grid is searched on a random subsample of this size first.
+# Above this many rows the width grid is searched on a random subsample of this size first, where
+# that costs fewer eigendecompositions' flops than searching all rows (_GridSelection._subsample_pays).
 WIDTH_SUBSAMPLE = 400
 # Default Tikhonov λ: LAMBDA_COUNT values in [LAMBDA_FLOOR, 1] × the kernel's mean diagonal (below
 # that floor k-fold losses read off one eigendecomposition of all rows drift from per-fold refits
@@ -205,12 +206,33 @@ class _GridSelection(BaseEstimator):
 
     def _width_search_rows(self, n: int) -> tuple[np.ndarray, np.ndarray] | None:
         """(rows, masks) of the subsample the default width grid is searched on first — with
-        ``kernel`` and ``width_factors`` None, a named selection and n > ``WIDTH_SUBSAMPLE`` rows:
-        :meth:`_subsample_rows` and the selection's training masks on them — else None."""
+        ``kernel`` and ``width_factors`` None, a named selection, n > ``WIDTH_SUBSAMPLE`` rows and
+        a search there cheaper than on all rows (:meth:`_subsample_pays`): :meth:`_subsample_rows`
+        and the selection's training masks on them — else None."""
         if self.kernel is None and self.width_factors is None and n > WIDTH_SUBSAMPLE \
-                and isinstance(self.selection, str):
+                and isinstance(self.selection, str) and self._subsample_pays(n):
             return self._subsample_rows(n, WIDTH_SUBSAMPLE), self._masks(WIDTH_SUBSAMPLE)
         return None
+
+    def _subsample_pays(self, n: int) -> bool:
+        """Whether the width search on ``WIDTH_SUBSAMPLE`` rows, then 3 widths on all n, costs
+        fewer eigendecomposition flops than the search on all n rows: W·r_s·N_s³ + 3·r·N³ < W·r·N³,
+        W the default widths and one refinement's two, N and N_s the size buckets of n and of the
+        subsample, r and r_s their k-fold partitions (1 for the other selections; the folds'
+        training fraction is common to both sides). Just above the subsample's size it does not
+        pay, and its second set of shapes compiles every scoring program twice: there (401 to 512
+        rows with the default repeats) all rows are searched, as below the subsample's size.
+
+        Example:
+            >>> from jaxmtl import VectorValuedRegressor
+            >>> [VectorValuedRegressor()._subsample_pays(n) for n in (500, 600, 2000)]
+            [False, True, True]
+        """
+        def cost(m: int) -> float:
+            return (self._n_repeats(m) if self.selection == "kfold" else 1) * float(size_bucket(m)) ** 3
+
+        widths = len(DEFAULT_WIDTH_FACTORS) + 2
+        return widths * cost(WIDTH_SUBSAMPLE) + 3 * cost(n) < widths * cost(n)
 
     def _n_repeats(self, n: int) -> int:
         """Partitions of a k-fold selection on n rows: ``n_repeats`` (1 for estimators without the
