@@ -85,8 +85,22 @@ def fold_targets(mode: str, masks: np.ndarray, n_folds: int, size: int, held: np
     held = ~masks if held is None else held
     train, out = int(masks.sum(axis=-1).max()), int(held.sum(axis=-1).max())
     if mode == "kfold":
-        return max(train, size - size // n_folds), max(out, -(-size // n_folds))
+        return max(train, fold_train_length(size, n_folds)), max(out, -(-size // n_folds))
     return size_bucket(train), size_bucket(out)
+
+
+def fold_train_length(size: int, n_folds: int, n_strata: int = 1) -> int:
+    """The most training rows a fold of a k-fold split holds for any n ≤ ``size`` rows, the rows
+    dealt over the folds within each of ``n_strata`` strata (a stratified split's classes; 1: one
+    stratum). A stratum of n_c rows deals at least ⌊n_c/k⌋ ≥ (n_c − k + 1)/k rows to every held-out
+    part, so a fold trains on at most n − ⌈(n − n_strata(k − 1))/k⌉ rows, which grows with n:
+    size − ⌊size/k⌋ for one stratum.
+
+    Example:
+        >>> fold_train_length(208, 5), fold_train_length(208, 5, n_strata=3)
+        (167, 168)
+    """
+    return size - max(-(-(size - n_strata * (n_folds - 1)) // n_folds), 0)
 
 
 def fold_mode(masks: np.ndarray) -> tuple[str, int]:

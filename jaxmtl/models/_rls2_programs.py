@@ -56,19 +56,6 @@ def _row_sets(masks: np.ndarray, length: int = 0) -> np.ndarray:
     return out
 
 
-def _fold_train_length(size: int, k: int, n_strata: int = 1) -> int:
-    """The most training rows a fold of ``RLS2Regressor._fold_masks`` holds for any n ≤ ``size``
-    rows: each of the ``n_strata`` strata (classes; 1 without stratification) of n_c rows deals
-    at least ⌊n_c/k⌋ ≥ (n_c − k + 1)/k rows to every held-out part, so a fold trains on at most
-    n − ⌈(n − n_strata(k − 1))/k⌉ rows, which grows with n (⌊N/k⌋ held out for one stratum).
-
-    Example:
-        >>> _fold_train_length(208, 5), _fold_train_length(208, 5, n_strata=3)
-        (167, 168)
-    """
-    return size - max(-(-(size - n_strata * (k - 1)) // k), 0)
-
-
 @jit
 def _single_kernel_paths(stack, idx, Y, grid, A, W, R, mus):
     """Kernel ridge with each basis kernel ``idx[j]`` alone, for every fold (row weights W (k, n), rows

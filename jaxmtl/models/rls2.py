@@ -46,9 +46,9 @@ from ..mkl.bayes import Predictive, predictive
 from ..mkl.dictionaries import BasisKernel, KernelDictionary, dictionary, linear_dictionary, standard_dictionary
 from ..mkl.rls2 import _resolve_solver
 from ._base import BaseEstimator, ClassifierMixin, RegressorMixin
-from ._buckets import pad_rows, size_bucket
+from ._buckets import fold_train_length, pad_rows, size_bucket
 from ._row_blocks import in_row_blocks
-from ._rls2_programs import _fold_paths, _fold_train_length, _predict, _refit, _row_sets, _single_kernel_paths
+from ._rls2_programs import _fold_paths, _predict, _refit, _row_sets, _single_kernel_paths
 from ._spectral import WIDTH_SUBSAMPLE, _GridSelection
 from .multiclass import _check_two_classes, _encode_labels
 from .predictor_kinds import DictionaryKernel
@@ -296,7 +296,7 @@ class _RLS2Base(BaseEstimator):
     def _train_length(size, k, labels):
         """The training rows every fold's row set is padded to: the most a fold of
         :meth:`_fold_masks` holds for any n of the bucket ``size`` (stratified by ``labels``' classes)."""
-        return _fold_train_length(size, k, 1 if labels is None else len(np.unique(labels)))
+        return fold_train_length(size, k, 1 if labels is None else len(np.unique(labels)))
 
     def _fold_masks(self, n, k, labels):
         rng = np.random.default_rng(self.random_state)
