@@ -333,17 +333,24 @@ def build_query(Xq: np.ndarray, slots: np.ndarray, X_unique: np.ndarray, X_fit: 
       X_unique: (n, p) distinct training inputs; X_fit: (ℓ, p) training inputs; n_rows: the
         length the coefficients c are padded to (default ℓ), the index of a padding position.
 
-    Every bucket's kernel values are computed for all q queries (masked to the bucket's own), so
-    the compiled shapes follow q and the buckets, not the number of queries of each task.
+    The buckets of one individual kernel (its size classes, or its one block) are served by one
+    compiled call over all q queries, each query's own task rows gathered into the width of the
+    kernel's widest bucket (masked beyond them): the compiled shapes follow q and the layout, not
+    the number of queries of each task, and each query's values are computed once.
     """
     q, N = Xq.shape[0], X_fit.shape[0] if n_rows is None else n_rows
     width = max([rows.shape[1] for rows, _ in layout.buckets] + [1])
     rows_q = np.full((q, width), N, dtype=np.int64)
     Kt = np.zeros((q, width))
-    for b, (rows, k) in enumerate(layout.buckets):
-        here = slots[:, 0] == b
-        r = np.full((q, rows.shape[1]), -1)
-        r[here] = rows[slots[here, 1]]
+    by_kernel: dict[int, list[int]] = {}
+    for b, (_, k) in enumerate(layout.buckets):  # task_layout gives the buckets of one kernel one object
+        by_kernel.setdefault(id(k), []).append(b)
+    for members in by_kernel.values():
+        k = layout.buckets[members[0]][1]
+        r = np.full((q, max(layout.buckets[b][0].shape[1] for b in members)), -1)
+        for b in members:
+            here, rows = slots[:, 0] == b, layout.buckets[b][0]
+            r[here, : rows.shape[1]] = rows[slots[here, 1]]
         rows_q[:, : r.shape[1]] = np.where(r >= 0, r, rows_q[:, : r.shape[1]])
         Kt[:, : r.shape[1]] += np.asarray(_query_rows(k, Xq, X_fit[np.maximum(r, 0)], r >= 0))
     index = jax.dtypes.canonicalize_dtype(np.int64)  # converted on the host: no compiled conversion
