@@ -392,6 +392,37 @@ def test_nystrom_n_real_outside_the_centres_is_refused_by_name():
             NystromFeatures.from_centres(Gaussian(1.0), Z, n_real=bad)
 
 
+def test_nystrom_traced_n_real_under_vmap_and_grad_equals_the_real_centres():
+    """``n_real`` traced: ``vmap`` over several real counts of one padded centre array, and the
+    gradient in the kernel's width through the padded map, equal the map on the real centres alone
+    (an eigendecomposition of another size: agreement to its round-off)."""
+    import jax.numpy as jnp
+
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.operators.nystrom import NystromFeatures
+
+    rng = np.random.default_rng(3)
+    Z, X = rng.normal(size=(12, 2)), rng.normal(size=(7, 2))
+    Zp = np.r_[Z, rng.normal(size=(4, 2))]  # padding rows of any value: they must weigh nothing
+    counts = np.array([3, 8, 12], np.int32)
+
+    def gram(width, centres, n_real=None):
+        return NystromFeatures.from_centres(Gaussian(width), centres, n_real=n_real).gram(jnp.asarray(X, centres.dtype))
+
+    dtype = jnp.asarray(Z).dtype
+    Zp_j, X_w = jnp.asarray(Zp, dtype), jnp.asarray(0.9, dtype)
+    batched = jax.vmap(lambda m: gram(X_w, Zp_j, m))(jnp.asarray(counts))
+    grads = jax.vmap(jax.grad(lambda w, m: jnp.sum(gram(w, Zp_j, m) ** 2)), in_axes=(None, 0))(X_w, jnp.asarray(counts))
+    tol = {"rtol": 1e-8, "atol": 1e-9} if X64 else {"rtol": 2e-3, "atol": 2e-4}
+    for i, m in enumerate(counts):
+        Zm = jnp.asarray(Z[:m], dtype)
+        ref = jax.jit(gram)(X_w, Zm)  # traced centres: the same working-dtype path
+        ref_grad = jax.grad(lambda w: jnp.sum(gram(w, Zm) ** 2))(X_w)
+        np.testing.assert_allclose(batched[i], ref, **tol)
+        np.testing.assert_allclose(grads[i], ref_grad, **tol)
+        assert np.isfinite(grads[i])
+
+
 def test_group_blocks_refuses_a_block_count_that_cannot_hold_the_groups():
     from jaxmtl.errors import ShapeError
     from jaxmtl.operators.nystrom import group_blocks
