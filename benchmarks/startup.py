@@ -8,19 +8,24 @@ regularization_path``), the estimators (``from jaxmtl import VectorValuedRegress
 ``import sklearn.base`` (what scikit-learn's tools add: the estimators implement its protocol
 without importing it; the grid search's process pays it).
 
-**First fit.** ``VectorValuedRegressor().fit`` in a fresh process, import included (the wall time of
-the whole process, as the user waits for it), JAX's default configuration (float32), in three
-states of the cache: off (JAX's default), enabled on an empty folder, and enabled on the folder
-the previous process filled; beside it ``GridSearchCV(KernelRidge(kernel='rbf'), 6 α × 30 γ,
-cv=5)`` in its own fresh process. The data are those of ``compile_times.py``. Each state is
-measured ``repeats`` times (a fresh empty folder each time for "empty"); medians recorded.
+**First fit.** ``VectorValuedRegressor()``, ``MultiClassClassifier()`` and
+``MultiTaskRegressor()`` fitted in a fresh process each, import included (the wall time of the
+whole process, as the user waits for it), JAX's default configuration (float32), in three states
+of the cache: off (JAX's default), enabled on an empty folder, and enabled on the folder the
+previous process of the same estimator filled; beside them ``GridSearchCV(KernelRidge(kernel='rbf'),
+6 α × 30 γ, cv=5)`` in its own fresh process. Data and fits are those of ``compile_times.py``
+(``_bench.FIRST_ANSWER_FIT``). Below n = 5000 each state is measured ``repeats`` times (a fresh
+empty folder each time for "empty"); medians recorded. At and above it one process per state,
+"cache off" left to ``compile_times.py`` (whose first answers record it), and the grid search's
+process taken from ``results/compile_times.json`` (named in ``grid_search_source``): it alone
+takes 13 minutes at 5000 rows on the 2-core CPU.
 
 Usage::
 
-    python benchmarks/startup.py [--quick] [--sizes 100 200 1000] [--repeats 3] [--shared]
+    python benchmarks/startup.py [--quick] [--sizes 100 200 500 1000 5000] [--repeats 3] [--shared]
 
-``--quick``: n = 100, one repeat (``results/startup_quick.json``); otherwise
-``results/startup.json``. ``--shared``: the machine ran other work at the same time.
+``--quick``: n = 100, ``VectorValuedRegressor`` only, one repeat (``results/startup_quick.json``);
+otherwise ``results/startup.json``. ``--shared``: the machine ran other work at the same time.
 """
 
 from __future__ import annotations
@@ -33,7 +38,12 @@ import sys
 import tempfile
 import time
 
-from _bench import ROOT, first_answer_header, fresh_process_env, table, write
+from _bench import FIRST_ANSWER_FIT, RESULTS, ROOT, first_answer_header, fresh_process_env, table, write
+
+ESTIMATORS = ("VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor")
+STATES = ("cache off", "cache empty", "cache filled")
+# At and above this n: one process per state, no "cache off" and the recorded grid search (see above)
+LARGE = 5000
 
 IMPORTS = {
     "import jax": "import jax",
@@ -54,21 +64,12 @@ _FIT = """
 import sys, warnings
 import numpy as np
 kind, n, cache = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-if kind == "jaxmtl":
+if cache != "off":
     import jaxmtl
-    if cache != "off":
-        jaxmtl.enable_compilation_cache(cache)
-    model = jaxmtl.VectorValuedRegressor()
-else:
-    from sklearn.kernel_ridge import KernelRidge
-    from sklearn.model_selection import GridSearchCV
-    grid = {"alpha": np.logspace(-6, 1, 6).tolist(), "gamma": np.logspace(-3, 2, 30).tolist()}
-    model = GridSearchCV(KernelRidge(kernel="rbf"), grid, cv=5)
+    jaxmtl.enable_compilation_cache(cache)
 warnings.simplefilter("ignore")
-rng = np.random.default_rng(n)  # the data of compile_times.py
-X = rng.normal(size=(n, 2))
-Y = np.c_[np.sin(X[:, 0]) + X[:, 1], np.cos(X[:, 1])] + 0.1 * rng.normal(size=(n, 2))
-model.fit(X, Y)
+""" + FIRST_ANSWER_FIT + """
+fit(*data(n))
 """
 
 
@@ -96,35 +97,59 @@ def import_times(repeats: int) -> list[dict]:
     return rows
 
 
-def first_fits(n: int, repeats: int) -> dict:
-    """Median process wall seconds of the first fit at ``n`` for each cache state, and scikit-learn's."""
-    runs: dict[str, list[float]] = {"cache off": [], "cache empty": [], "cache filled": [], "GridSearchCV": []}
-    for _ in range(repeats):
-        with tempfile.TemporaryDirectory() as folder:
-            runs["cache off"].append(_python(["-c", _FIT, "jaxmtl", str(n), "off"])[0])
-            runs["cache empty"].append(_python(["-c", _FIT, "jaxmtl", str(n), folder])[0])
-            runs["cache filled"].append(_python(["-c", _FIT, "jaxmtl", str(n), folder])[0])
-        runs["GridSearchCV"].append(_python(["-c", _FIT, "sklearn", str(n), "off"])[0])
-    medians = {k: statistics.median(v) for k, v in runs.items()}
-    return {"n": n, **{f"{k} s": v for k, v in medians.items()},
-            **{f"{k} / GridSearchCV": medians[k] / medians["GridSearchCV"] for k in runs if k != "GridSearchCV"},
-            "runs_s": runs}
+def first_fits(n: int, repeats: int, estimators: tuple[str, ...]) -> dict:
+    """Median process wall seconds of each estimator's first fit at ``n`` in each cache state, and
+    the grid search's (its process run here, or below, at n ≥ LARGE, the one recorded by compile_times.py)."""
+    large = n >= LARGE
+    states = STATES[1:] if large else STATES
+    runs: dict[str, dict[str, list[float]]] = {e: {s: [] for s in states} for e in estimators}
+    grid_search: list[float] = []
+    for _ in range(1 if large else repeats):
+        for est in estimators:
+            with tempfile.TemporaryDirectory() as folder:
+                for state in states:
+                    runs[est][state].append(_python(["-c", _FIT, est, str(n), "off" if state == "cache off" else folder])[0])
+        if not large:
+            grid_search.append(_python(["-c", _FIT, "sklearn", str(n), "off"])[0])
+    source = "measured here"
+    if large:
+        grid_search, source = _recorded_grid_search(n)
+    base = statistics.median(grid_search)
+    rows = []
+    for est in estimators:
+        medians = {s: statistics.median(v) for s, v in runs[est].items()}
+        rows.append({"estimator": est, "n": n, **{f"{s} s": v for s, v in medians.items()}, "GridSearchCV s": base,
+                     **{f"{s} / GridSearchCV": v / base for s, v in medians.items()}, "runs_s": runs[est]})
+    return {"n": n, "GridSearchCV s": base, "grid_search_runs_s": grid_search, "grid_search_source": source,
+            "estimators": rows}
+
+
+def _recorded_grid_search(n: int) -> tuple[list[float], str]:
+    """The grid search's whole-process seconds at ``n`` recorded in results/compile_times.json."""
+    record = json.loads((RESULTS / "compile_times.json").read_text())
+    for row in record["rows"]:
+        if row["estimator"].startswith("GridSearchCV") and row["n"] == n:
+            return [row["process_wall_s"]], "results/compile_times.json (process_wall_s)"
+    raise SystemExit(f"no grid search at n = {n} in results/compile_times.json: run compile_times.py --sizes {n}")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 100, one repeat")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 1000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 500, 1000, 5000])
+    parser.add_argument("--estimators", nargs="+", choices=ESTIMATORS, default=list(ESTIMATORS))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--shared", action="store_true", help="the machine ran other work at the same time")
     args = parser.parse_args(argv)
     sizes, repeats = ([100], 1) if args.quick else (args.sizes, args.repeats)
+    estimators = ESTIMATORS[:1] if args.quick else tuple(args.estimators)
     imports = import_times(max(repeats, 3))
     print(table(imports, ["what", "median_s", "ratio_to_import_jax"]), flush=True)
     fits = []
     for n in sizes:
-        fits.append(first_fits(n, repeats))
-        print(table([fits[-1]], [c for c in fits[-1] if c != "runs_s"]), flush=True)
+        fits.append(first_fits(n, repeats, estimators))
+        rows = fits[-1]["estimators"]
+        print(table(rows, [c for c in rows[0] if c != "runs_s"]), flush=True)
     payload = {
         **first_answer_header(args.shared),
         "repeats": repeats,

@@ -106,7 +106,10 @@ def test_startup_quick_mode_runs(tmp_path):
     assert imports["import jax"]["ratio_to_import_jax"] == 1.0
     assert imports["import jaxmtl"]["median_s"] < imports["estimators"]["median_s"]
     (fit,) = payload["first_fits"]
-    assert fit["n"] == 100 and all(fit[f"{k} s"] > 0 for k in ("cache off", "cache empty", "cache filled"))
+    (row,) = fit["estimators"]
+    assert fit["n"] == 100 and fit["grid_search_source"] == "measured here" and row["estimator"] == "VectorValuedRegressor"
+    assert all(row[f"{k} s"] > 0 for k in ("cache off", "cache empty", "cache filled"))
+    assert row["cache filled / GridSearchCV"] == pytest.approx(row["cache filled s"] / fit["GridSearchCV s"])
 
 
 @pytest.mark.scripts
