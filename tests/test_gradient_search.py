@@ -97,6 +97,43 @@ def test_gradient_fitted_model_round_trips_through_save_and_load(ard_fits, tmp_p
     np.testing.assert_array_equal(a, b)
 
 
+def test_a_fit_at_another_n_of_the_bucket_compiles_nothing(ard_fits):
+    """The criterion's rows are padded to their size bucket and its data are arguments: after the
+    100-row fit, a gradient fit on 98 rows (bucket 104 as well) compiles no program at all."""
+    from jaxmtl.models._buckets import size_bucket
+
+    X, Y, _, _ = few_relevant_features(n_train=98, seed=5)
+    assert size_bucket(98) == size_bucket(ard_fits[0].shape[0])
+    compiled = []
+    listener = lambda event, duration, **kw: compiled.append(event) \
+        if event == "/jax/core/compile/backend_compile_duration" else None
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        VectorValuedRegressor(kernel=Gaussian(np.ones(P)), search="gradient", **SETTINGS).fit(X, Y)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert compiled == []
+
+
+@pytest.mark.parametrize("selection", ["loo", "gcv"])
+def test_closed_form_criteria_on_padded_rows_equal_the_unpadded(monkeypatch, selection):
+    """LOO and GCV on the bucket-padded rows (the Gram's padded block zero, the real n) equal the
+    search on the rows as they are: the same criterion values along the same optimisation."""
+    from jaxmtl.models import _gradient_search
+
+    X, Y, _, _ = few_relevant_features(n_train=90, seed=2)  # bucket 96: six padded rows
+    fits = []
+    for bucket in (None, lambda n, bits=None: int(n)):
+        if bucket is not None:
+            monkeypatch.setattr(_gradient_search, "size_bucket", bucket)
+        fits.append(VectorValuedRegressor(search="gradient", selection=selection, **SETTINGS).fit(X, Y))
+    padded, plain = fits
+    np.testing.assert_allclose(padded.search_trace_, plain.search_trace_, rtol=1e-8)
+    np.testing.assert_allclose([padded.search_start_score_, padded.search_score_],
+                               [plain.search_start_score_, plain.search_score_], rtol=1e-8)
+    np.testing.assert_allclose(padded.best_params_["lambda"], plain.best_params_["lambda"], rtol=1e-7)
+
+
 @pytest.mark.parametrize("bad", ["gradients", "Grid", None, 1])
 def test_bad_search_raises_naming_the_argument(bad):
     X, Y, _, _ = few_relevant_features(n_train=20, n_test=0)

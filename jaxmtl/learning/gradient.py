@@ -154,7 +154,7 @@ tikhonov_solve.defvjp(_solve_fwd, _solve_bwd)
 
 @full_precision
 def kfold_tikhonov_loss(K: Array, A: Array, Y: Array, lam: ArrayLike, masks: Array, loss: Callable = mse_loss,
-                        offset: Array | None = None) -> Array:
+                        offset: Array | None = None, held: Array | None = None) -> Array:
     """Mean over folds of the held-out loss of the Tikhonov solution (differentiable).
 
     Fold f trains on ``masks[f]``: K's held-out rows and columns and Y's held-out rows are set to
@@ -164,23 +164,30 @@ def kfold_tikhonov_loss(K: Array, A: Array, Y: Array, lam: ArrayLike, masks: Arr
     Args:
       K: (n, n) Gram of all inputs; A: (d, d); Y: (n, d); lam: λ (library normalisation);
       masks: (k, n) boolean training masks; loss: ``loss(F, Y, w)``; offset: (d,) added to F and
-      Y before the loss (the intercept of centred outputs).
+      Y before the loss (the intercept of centred outputs); held: (k, n) boolean held-out masks
+      (default ``~masks``): a row in neither mask of a fold (a size bucket's padding) has weight
+      0 in its solve and its loss.
 
     Returns:
       scalar.
+
+    Example:
+        >>> K, Y = jnp.eye(4), jnp.arange(4.0)[:, None]
+        >>> masks = jnp.array([[True, True, False, False], [False, False, True, True]])
+        >>> float(kfold_tikhonov_loss(K, jnp.eye(1), Y, 0.1, masks))  # identity Gram: held-out predictions 0
+        3.5
     """
     n = Y.shape[0]
     off = jnp.zeros((Y.shape[1],), Y.dtype) if offset is None else offset
 
-    def one(m):
-        mf = m.astype(K.dtype)
+    def one(m, h):
+        mf, hf = m.astype(K.dtype), h.astype(K.dtype)
         n_train = jnp.sum(mf)
         C = tikhonov_solve(K * mf[:, None] * mf[None, :], A, Y * mf[:, None], lam * n_train / n)
-        held = 1.0 - mf
         F = (K @ (C * mf[:, None])) @ A
-        return loss(F + off, Y + off, held / jnp.sum(held))
+        return loss(F + off, Y + off, hf / jnp.sum(hf))
 
-    return jnp.mean(jax.vmap(one)(masks))
+    return jnp.mean(jax.vmap(one)(masks, ~masks if held is None else held))
 
 
 def soft_min(losses: Array, temperature: ArrayLike = 0.05) -> Array:
@@ -206,7 +213,7 @@ def soft_min(losses: Array, temperature: ArrayLike = 0.05) -> Array:
 
 @full_precision
 def eigen_criterion(K: Array, a: Array, V: Array, Y: Array, param: float | Array, filt: SpectralFilter | None = None,
-                    criterion: str = "loo", temperature: ArrayLike = 0.05) -> Array:
+                    criterion: str = "loo", temperature: ArrayLike = 0.05, n: ArrayLike | None = None) -> Array:
     """Closed-form LOO or GCV on the eigen path of K ⊗ A, A = V diag(a) Vᵀ (differentiable).
 
     Pass the eigenvectors V of the output family as a constant (A_ω shares V for every ω, so its
@@ -216,7 +223,8 @@ def eigen_criterion(K: Array, a: Array, V: Array, Y: Array, param: float | Array
 
     Args:
       K: (n, n); a: (d,); V: (d, d); Y: (n, d); param: λ or T; filt: filter (default Tikhonov);
-      criterion: 'loo' or 'gcv'.
+      criterion: 'loo' or 'gcv'; n: the real rows, the first n of K and Y (default all; may be
+        traced): the others a size bucket's padding, zero in Y and in K's rows and columns.
 
     Returns:
       scalar.
@@ -228,8 +236,8 @@ def eigen_criterion(K: Array, a: Array, V: Array, Y: Array, param: float | Array
     if fn is None:
         raise ParameterError(f"criterion must be 'loo' or 'gcv'; received {criterion!r}.")
     if isinstance(filt, IterativeFilter):
-        return soft_min(fn(eig, Y, filt, jnp.arange(1, int(param) + 1)), temperature)
-    return fn(eig, Y, filt, jnp.reshape(param, (1,)))[0]
+        return soft_min(fn(eig, Y, filt, jnp.arange(1, int(param) + 1), n=n), temperature)
+    return fn(eig, Y, filt, jnp.reshape(param, (1,)), n=n)[0]
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(5,))
@@ -379,16 +387,22 @@ def checkpointed_path_losses(op: GramOperator, Y: Array, filt: IterativeFilter, 
 
 @full_precision
 def minimize(fun: Callable, raw0: Any, optimizer: str = "adam", n_steps: int = 200,
-             learning_rate: float = 0.05) -> tuple[Any, Array]:
-    """Minimise ``fun(raw)`` over an unconstrained pytree with optax, as one ``lax.scan``.
+             learning_rate: float = 0.05, args: tuple = ()) -> tuple[Any, Array]:
+    """Minimise ``fun(raw, *args)`` over an unconstrained pytree with optax, as one ``lax.scan``.
 
     Adam (``optax.adam(learning_rate)``) or L-BFGS (``optax.lbfgs`` with its zoom line search).
     A step whose loss or gradient is not finite is skipped (the parameters stay where they were);
     the best iterate seen is returned, not the last.
 
+    The program is compiled once per ``fun`` (by hash and equality), optimiser, step count, rate and
+    argument shapes: pass the data as ``args``, not closed over, and a module-level ``fun`` (or a
+    hashable, equality-comparable callable object) serves every call with data of the same shapes
+    without compiling again; a new closure compiles anew.
+
     Args:
-      fun: scalar function of the pytree; raw0: starting pytree; optimizer: 'adam' or 'lbfgs';
-      n_steps: optimiser steps; learning_rate: Adam's step size.
+      fun: scalar function of the pytree (and ``args``); raw0: starting pytree; optimizer: 'adam'
+        or 'lbfgs'; n_steps: optimiser steps; learning_rate: Adam's step size; args: pytrees
+        passed to ``fun`` after the parameters (not differentiated).
 
     Returns:
       (best pytree, (n_steps,) loss trace).
@@ -400,40 +414,44 @@ def minimize(fun: Callable, raw0: Any, optimizer: str = "adam", n_steps: int = 2
     """
     if optimizer not in ("adam", "lbfgs"):
         raise ParameterError(f"optimizer must be 'adam' or 'lbfgs'; received {optimizer!r}.")
+    return _minimize(fun, optimizer, int(n_steps), float(learning_rate), raw0, tuple(args))
+
+
+@partial(jit, static_argnames=("fun", "optimizer", "n_steps", "learning_rate"))
+def _minimize(fun, optimizer, n_steps, learning_rate, raw0, args):
     import optax  # imported here: a gradient search is the only user, and optax takes ~0.3 s to import
 
+    def f(raw):
+        return fun(raw, *args)
+
     opt = optax.adam(learning_rate) if optimizer == "adam" else optax.lbfgs()
-    value_and_grad = optax.value_and_grad_from_state(fun) if optimizer == "lbfgs" else jax.value_and_grad(fun)
+    value_and_grad = optax.value_and_grad_from_state(f) if optimizer == "lbfgs" else jax.value_and_grad(f)
 
-    @jit
-    def run(raw0):
-        def body(carry, _):
-            raw, state, best, best_val = carry
-            if optimizer == "lbfgs":
-                val, grad = value_and_grad(raw, state=state)
-                updates, new_state = opt.update(grad, state, raw, value=val, grad=grad, value_fn=fun)
-            else:
-                val, grad = value_and_grad(raw)
-                updates, new_state = opt.update(grad, state, raw)
-            finite = jnp.isfinite(val) & jnp.all(jnp.array(
-                [jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grad)]))
-            better = finite & (val < best_val)
-            best = jax.tree_util.tree_map(lambda r, b: jnp.where(better, r, b), raw, best)
-            best_val = jnp.where(better, val, best_val)
-            new_raw = optax.apply_updates(raw, updates)
-            keep = lambda new, old: jnp.where(finite, new, old)
-            raw = jax.tree_util.tree_map(keep, new_raw, raw)
-            state = jax.tree_util.tree_map(keep, new_state, state)
-            return (raw, state, best, best_val), val
+    def body(carry, _):
+        raw, state, best, best_val = carry
+        if optimizer == "lbfgs":
+            val, grad = value_and_grad(raw, state=state)
+            updates, new_state = opt.update(grad, state, raw, value=val, grad=grad, value_fn=f)
+        else:
+            val, grad = value_and_grad(raw)
+            updates, new_state = opt.update(grad, state, raw)
+        finite = jnp.isfinite(val) & jnp.all(jnp.array(
+            [jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grad)]))
+        better = finite & (val < best_val)
+        best = jax.tree_util.tree_map(lambda r, b: jnp.where(better, r, b), raw, best)
+        best_val = jnp.where(better, val, best_val)
+        new_raw = optax.apply_updates(raw, updates)
+        keep = lambda new, old: jnp.where(finite, new, old)
+        raw = jax.tree_util.tree_map(keep, new_raw, raw)
+        state = jax.tree_util.tree_map(keep, new_state, state)
+        return (raw, state, best, best_val), val
 
-        state0 = opt.init(raw0)
-        carry0 = (raw0, state0, raw0, jnp.asarray(jnp.inf, jax.tree_util.tree_leaves(raw0)[0].dtype))
-        (raw, _, best, best_val), trace = jax.lax.scan(body, carry0, None, length=n_steps)
-        last = fun(raw)
-        best = jax.tree_util.tree_map(lambda r, b: jnp.where(last < best_val, r, b), raw, best)
-        return best, trace
-
-    return run(raw0)
+    state0 = opt.init(raw0)
+    carry0 = (raw0, state0, raw0, jnp.asarray(jnp.inf, jax.tree_util.tree_leaves(raw0)[0].dtype))
+    (raw, _, best, best_val), trace = jax.lax.scan(body, carry0, None, length=n_steps)
+    last = f(raw)
+    best = jax.tree_util.tree_map(lambda r, b: jnp.where(last < best_val, r, b), raw, best)
+    return best, trace
 
 
 @full_precision

@@ -31,7 +31,9 @@ learned kernel and ω, by the same selection as the grid search.
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from functools import partial
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -42,6 +44,7 @@ from .._jit import jit
 from ..errors import ParameterError
 from ..filters.spectral import Tikhonov
 from ..kernels.scalar import Gaussian
+from ._buckets import pad_rows, size_bucket
 
 __all__: list[str] = []
 
@@ -67,19 +70,87 @@ def _is_ard(kernel) -> bool:
     return isinstance(kernel, Gaussian) and jnp.ndim(kernel.sigma) == 1
 
 
-def _positive_leaves(kernel):
-    """(learned leaves as a list of arrays, rebuild(values) -> kernel): every leaf > 0."""
-    leaves, treedef = jax.tree_util.tree_flatten(kernel)
-    learn = [i for i, v in enumerate(leaves)
-             if isinstance(v, jax.Array) and jnp.issubdtype(v.dtype, jnp.floating) and bool(jnp.all(v > 0))]
+@dataclasses.dataclass(frozen=True)
+class _Objective:
+    """The search's criterion as a hashable callable of (raw parameters, data): the data — the
+    padded rows, folds, output family and start values, a dict built by :func:`fit_gradient` —
+    are arguments, so one compiled program serves every fit of a size bucket (equal objects hash
+    alike) and nothing is folded in as a constant.
 
-    def rebuild(values):
-        out = list(leaves)
-        for i, v in zip(learn, values):
-            out[i] = v
-        return jax.tree_util.tree_unflatten(treedef, out)
+    ``raw``: {"kernel": [r per learned leaf], "lam": r[, "omega": r]} (unconstrained)."""
 
-    return [leaves[i] for i in learn], rebuild
+    mode: str  # 'kfold' (k-fold, hold-out and given masks), 'loo' or 'gcv'
+    loss: Callable  # the estimator's loss(F, Y, w): a value, or (squared loss, error rate)
+    treedef: Any  # the kernel's pytree structure
+    fixed: tuple  # (position, value) of its leaves that are not arrays
+    arrays: tuple[int, ...]  # positions of its array leaves (data["leaves"], in order)
+    learn: tuple[int, ...]  # the learned ones: positive floating arrays
+    learn_omega: bool
+    omega_family: bool  # A(ω) of the common-similarity family, else the fixed output matrix
+
+    def kernel(self, values: dict) -> Any:
+        leaves: list[Any] = [None] * self.treedef.num_leaves
+        for i, v in (*self.fixed, *values.items()):
+            leaves[i] = v
+        return jax.tree_util.tree_unflatten(self.treedef, leaves)
+
+    def start(self, data: dict) -> Any:
+        """The start kernel, exactly (its leaves as given)."""
+        return self.kernel(dict(zip(self.arrays, data["leaves"])))
+
+    def params(self, raw: dict, data: dict) -> tuple[Any, Any, Any]:
+        """(kernel, ω, λ) of ``raw``: each positive value v₀·softplus(r)/softplus(r₀), ω = sigmoid(r)."""
+        from ..learning.gradient import constrain
+
+        spec = {"kernel": "positive", "lam": "positive", "omega": "unit"}
+        c = constrain(raw, {k: spec[k] for k in raw})
+        values = dict(zip(self.arrays, data["leaves"]))
+        for i, v in zip(self.learn, c["kernel"]):
+            values[i] = values[i] * v
+        return self.kernel(values), c["omega"] if self.learn_omega else data["omega"], data["lam"] * c["lam"]
+
+    def value(self, kern: Any, om: Any, lam: Any, data: dict) -> Any:
+        """The criterion at (kernel, ω, λ) on the real rows of the data."""
+        from ..learning.gradient import eigen_criterion, kfold_tikhonov_loss
+
+        X, Y, V = data["X"], data["Y"], data["V"]
+        K = kern(X, X)
+        if self.omega_family:
+            d = V.shape[0]
+            a = jnp.concatenate([jnp.reshape(om * d + 1.0 - om, (1,)), jnp.full((d - 1,), 1.0 - om)])
+        else:
+            a = data["a"]
+        if self.mode in ("loo", "gcv"):  # the padded block of the Gram zero (docs/design.md, "Size buckets")
+            real = jnp.arange(K.shape[0]) < data["n"]
+            K = K * (real[:, None] & real[None, :]).astype(K.dtype)
+            return eigen_criterion(K, a, V, Y, lam, criterion=self.mode, n=data["n"])
+
+        def squared(F, Yv, w):  # the classifiers' (squared loss, error rate): the smooth part
+            v = self.loss(F, Yv, w)
+            return v[0] if v.ndim else v
+
+        return kfold_tikhonov_loss(K, (V * a) @ V.T, Y, lam, data["masks"], loss=squared, offset=data["offset"],
+                                   held=data["held"])
+
+    def __call__(self, raw: dict, data: dict) -> Any:
+        return self.value(*self.params(raw, data), data)
+
+
+@partial(jit, static_argnames="objective")
+def _value(objective: _Objective, raw: dict, data: dict):
+    return objective(raw, data)
+
+
+@partial(jit, static_argnames="objective")
+def _learned(objective: _Objective, raw: dict, data: dict):
+    return objective.params(raw, data)
+
+
+@partial(jit, static_argnames="objective")
+def _on_lambda_grid(objective: _Objective, data: dict, lambdas):
+    """The criterion at the start kernel and ω for each λ of ``lambdas``."""
+    kern = objective.start(data)
+    return jax.lax.map(lambda lam: objective.value(kern, data["omega"], lam, data), lambdas)
 
 
 def fit_gradient(est, X: np.ndarray, Y: np.ndarray):
@@ -89,14 +160,9 @@ def fit_gradient(est, X: np.ndarray, Y: np.ndarray):
       est: a spectral estimator (``_SpectralEstimator``) with ``search='gradient'``; X: (n, p);
       Y: (n, d) outputs (coded labels for the classifier).
     """
-    from ..kernels import outputs as _outputs
-    from ..learning.gradient import (
-        constrain,
-        eigen_criterion,
-        kfold_tikhonov_loss,
-        minimize,
-        unconstrain,
-    )
+    from ..kernels.outputs import common_similarity_eigh
+    from ..learning.gradient import minimize
+    from ._spectral import _mean_diag
 
     # ---- start: the grid's choice (the default isotropic width grid for ARD widths)
     ard = _is_ard(est.kernel)
@@ -110,12 +176,11 @@ def fit_gradient(est, X: np.ndarray, Y: np.ndarray):
     filt = est.filter_
     dtype = est.X_fit_.dtype
     Yc = np.asarray(Y - est.y_mean_)
-    offset = jnp.asarray(est.y_mean_, dtype)
     mode = est.selection if isinstance(est.selection, str) else "masks"
 
     if ard:
         width0 = float(start_est.best_params_["kernel_width"])
-        kernel0 = Gaussian(jnp.full(est.kernel.sigma.shape, width0, dtype))
+        kernel0 = Gaussian(jax.device_put(np.full(np.shape(est.kernel.sigma), width0, dtype)))
     else:
         kernel0 = est.kernel_
     omega0 = start_est.best_params_.get("omega")
@@ -123,77 +188,59 @@ def fit_gradient(est, X: np.ndarray, Y: np.ndarray):
     if omega0 is not None:
         omega0 = float(np.clip(omega0, *OMEGA_RANGE)) if learn_omega else float(omega0)
 
-    # ---- output family: A(ω) and its eigensystem with ω-independent eigenvectors
+    # ---- output family: A(ω) = V diag(a(ω)) Vᵀ with ω-independent eigenvectors, or the fixed matrix
     if omega0 is not None:
-        V = jnp.asarray(_outputs.common_similarity_eigh(d, [0.0])[1], dtype)
-
-        def a_of(om):
-            return jnp.concatenate([jnp.reshape(om * d + 1.0 - om, (1,)), jnp.full((d - 1,), 1.0 - om)])
+        V, a_fix = common_similarity_eigh(d, [0.0])[1], np.zeros(d)
     else:
-        A_fixed = np.asarray(est.output_matrix_, np.float64)
-        a_fix, V_fix = np.linalg.eigh(A_fixed)
-        V = jnp.asarray(V_fix, dtype)
+        a_fix, V = np.linalg.eigh(np.asarray(est.output_matrix_, np.float64))
+        a_fix = np.maximum(a_fix, 0.0)
 
-        def a_of(om):
-            return jnp.asarray(np.maximum(a_fix, 0.0), dtype)
-
-    # ---- data of the criterion (a subsample above GRADIENT_SUBSAMPLE rows)
+    # ---- data of the criterion (a subsample above GRADIENT_SUBSAMPLE rows), padded up the size
+    # bucket ladder (docs/design.md, "Size buckets"): one program per bucket, the data arguments
     rows = np.arange(n)
     masks = est._masks(n)
     if n > GRADIENT_SUBSAMPLE and isinstance(est.selection, str):
         rows = np.sort(np.random.default_rng(check_random_state(est.random_state))
                        .choice(n, GRADIENT_SUBSAMPLE, replace=False))
         masks = est._masks(GRADIENT_SUBSAMPLE)
-    Xs, Ys = jnp.asarray(X[rows], dtype), jnp.asarray(Yc[rows], dtype)
-    masks_j = jnp.asarray(masks)
-    base_loss = type(est)._loss
-
-    def sq_loss(F, Yv, w):
-        v = base_loss(F, Yv, w)
-        return v[0] if v.ndim else v  # the classifiers' (squared loss, error rate): the smooth part
-
-    def criterion(kern, om, lam):
-        K = kern(Xs, Xs)
-        a = a_of(om)
-        if mode in ("loo", "gcv"):
-            return eigen_criterion(K, a, V, Ys, lam, criterion=mode)
-        return kfold_tikhonov_loss(K, (V * a) @ V.T, Ys, lam, masks_j, loss=sq_loss, offset=offset)
-
-    leaves0, rebuild = _positive_leaves(kernel0)
-    om0 = jnp.asarray(0.0 if omega0 is None else omega0, dtype)
+    m, N = len(rows), size_bucket(len(rows))
+    Xs = pad_rows(np.asarray(X[rows], dtype), N)
+    leaves, treedef = jax.tree_util.tree_flatten(kernel0)
+    arrays = [i for i, v in enumerate(leaves) if isinstance(v, (jax.Array, np.ndarray))]
+    learn = tuple(i for i in arrays if jnp.issubdtype(np.asarray(leaves[i]).dtype, jnp.floating)
+                  and bool(np.all(np.asarray(leaves[i]) > 0)))
+    criterion = _Objective(mode if mode in ("loo", "gcv") else "kfold", type(est)._loss, treedef,
+                           tuple((i, v) for i, v in enumerate(leaves) if i not in arrays), tuple(arrays), learn,
+                           learn_omega, omega0 is not None)
+    data = {"X": Xs, "Y": pad_rows(np.asarray(Yc[rows], dtype), N), "n": np.int32(m),
+            "masks": pad_rows(masks.T, N).T, "held": pad_rows((~masks).T, N).T,
+            "offset": np.asarray(est.y_mean_, dtype), "V": np.asarray(V, dtype), "a": np.asarray(a_fix, dtype),
+            "omega": np.asarray(0.0 if omega0 is None else omega0, dtype),
+            "leaves": [np.asarray(leaves[i], dtype) for i in arrays]}
 
     # ---- starting λ: the best of the λ grid under the criterion, at the start kernel and ω
-    scale = float(np.mean(np.asarray(kernel0.diag(Xs))))
+    scale = float(_mean_diag(kernel0, Xs, np.int32(m)))
     lambdas = est._resolve_params(Tikhonov(), scale if scale > 0 else 1.0)
-    lam_grid = jnp.asarray(lambdas, dtype)
-    grid_vals = np.asarray(jit(lambda ls: jax.lax.map(lambda lam: criterion(kernel0, om0, lam), ls))(lam_grid))
+    grid_vals = np.asarray(_on_lambda_grid(criterion, data, np.asarray(lambdas, dtype)))
     grid_vals = np.where(np.isfinite(grid_vals), grid_vals, np.inf)
     lam0 = float(lambdas[int(np.argmin(grid_vals))])
 
-    # ---- reparametrisation: v = v0·softplus(r)/softplus(r0), ω = sigmoid(r)
-    one = unconstrain({"x": jnp.asarray(1.0, dtype)}, {"x": "positive"})["x"]
-    scales: dict[str, Any] = {"kernel": [jnp.asarray(v, dtype) for v in leaves0], "lam": jnp.asarray(lam0, dtype)}
-    spec = {"kernel": "positive", "lam": "positive", "omega": "unit"}
-    raw0 = {"kernel": [jnp.full(jnp.shape(v), one, dtype) for v in leaves0], "lam": one}
-    if learn_omega:
-        raw0["omega"] = unconstrain({"omega": om0}, {"omega": "unit"})["omega"]
+    # ---- reparametrisation: v = v0·softplus(r)/softplus(r0), ω = sigmoid(r); r0 = softplus⁻¹(1)
+    # for the positive values (computed on the host: no program), the start's logit for ω
+    one = np.asarray(np.log(np.expm1(1.0)), dtype)
+    data["lam"] = np.asarray(lam0, dtype)
+    raw0: dict[str, Any] = {"kernel": [np.full(np.shape(leaves[i]), one, dtype) for i in learn], "lam": one}
+    if omega0 is not None and learn_omega:
+        raw0["omega"] = np.asarray(np.log(omega0 / (1.0 - omega0)), dtype)  # logit
 
-    def params_of(raw):
-        c = constrain(raw, {k: spec[k] for k in raw})
-        kern = rebuild([s * v for s, v in zip(scales["kernel"], c["kernel"])])
-        om = c["omega"] if learn_omega else om0
-        return kern, om, scales["lam"] * c["lam"]
-
-    def objective(raw):
-        return criterion(*params_of(raw))
-
-    start_score = float(jit(objective)(raw0))
-    best, trace = minimize(objective, raw0, "adam", GRADIENT_STEPS, LEARNING_RATE)
-    end_score = float(jit(objective)(best))
+    start_score = float(_value(criterion, raw0, data))
+    best, trace = minimize(criterion, raw0, "adam", GRADIENT_STEPS, LEARNING_RATE, args=(data,))
+    end_score = float(_value(criterion, best, data))
     if not end_score <= start_score:  # the start is the best point seen
         best, end_score = raw0, start_score
-    kern, om, lam = params_of(best)
-    kern = jax.tree_util.tree_map(lambda v: jnp.asarray(np.asarray(v), dtype) if isinstance(v, jax.Array) else v, kern)
+    kern, om, lam = _learned(criterion, best, data)
+    kern = jax.tree_util.tree_map(lambda v: jax.device_put(np.asarray(v, dtype)) if isinstance(v, jax.Array) else v,
+                                  kern)
     om, lam = float(om), float(lam)
 
     # ---- final model on all rows: the grid fit of the learned kernel, ω (and λ for Tikhonov), which
