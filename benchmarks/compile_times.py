@@ -15,8 +15,12 @@ waits for — compared with the grid search's own (``first_answer_vs_grid_search
 ``process_wall_s`` also counts the later fits and the interpreter's start. One more process per
 estimator runs k-fold cross-validation as ``cross_val_score`` does (fit on the training rows,
 predict the held-out ones) with cv = 3, 5 and 10 in turn: the programs of each first fold and of
-the later folds (0 when folds reuse the first fold's programs). A child's stderr is searched for
-XLA's slow-constant-folding warning (``constant_folding_warnings``).
+the later folds (0 when folds reuse the first fold's programs). One more runs scikit-learn's
+``GridSearchCV`` (cv = 3) over parameters of the estimator that change no array shape
+(``SEARCH_GRIDS``: normalize_y or fit_intercept, and random_state): the programs of its first fit,
+of the later fold fits and of the refit on all rows (another size bucket: its own programs)
+(``grid_search_over_parameters``). A child's stderr is searched for XLA's slow-constant-folding
+warning (``constant_folding_warnings``).
 
 The data: X ~ N(0, 1) with 2 features, outputs [sin x₀ + x₁, cos x₁] plus noise 0.1; the
 classifier's labels (x₀ > 0) + (x₁ > 0.5) (3 classes); the multi-task outputs the first output
@@ -37,7 +41,9 @@ of its bucket: their programs and wall times (``results/compile_times_others.jso
 Below n = 5000 each cell — the grid search's and each estimator's — runs ``--repeats`` (3) fresh
 processes and keeps the one of median first answer (every run's first answer is recorded in
 ``first_answer_runs_s``). ``--merge`` keeps the recorded rows at the sizes not measured (their run
-named in ``merged_runs``). ``--quick``: n = 100 only, one process per cell (``results/compile_times_quick.json``).
+named in ``merged_runs``), and the cross-validation and grid searches recorded on another number of
+rows. ``--quick``: n = 100 only, one process per cell, the grid search over parameters of
+``VectorValuedRegressor`` only (``results/compile_times_quick.json``).
 ``--rerun ESTIMATOR:N`` measures that row again and replaces it in ``results/compile_times.json``
 (its ratio against the recorded grid search at N). ``--shared`` records that the machine ran other
 work at the same time. Writes ``benchmarks/results/compile_times.json``.
@@ -66,12 +72,41 @@ REPEAT_BELOW = 5000
 # XLA's warning when constant folding is slow (data closed over as constants instead of arguments)
 CONSTANT_FOLDING = "constant folding"
 
+# GridSearchCV over parameters of each estimator that change no array shape (job "search")
+SEARCH_GRIDS = {"VectorValuedRegressor": {"normalize_y": [True, False], "random_state": [0, 1]},
+                "MultiClassClassifier": {"fit_intercept": [True, False], "random_state": [0, 1]},
+                "MultiTaskRegressor": {"fit_intercept": [True, False], "random_state": [0, 1]}}
+SEARCH_CV = 3
+
+_SEARCH = """
+elif job == "search":  # GridSearchCV over parameters that change no array shape: the programs of each fit
+    from sklearn.model_selection import GridSearchCV
+    n, cv, grid = sizes[0], sizes[1], json.loads(sys.argv[-1])
+    X, Y, tasks = data(n)
+    cls = getattr(jaxmtl, kind)
+    plain_fit, fits = cls.fit, []
+    def counted_fit(self, X, *args, **kwargs):
+        before = counts["programs"]
+        out = plain_fit(self, X, *args, **kwargs)
+        fits.append({"n": len(X), "programs": counts["programs"] - before})
+        return out
+    cls.fit = counted_fit
+    y = ((X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5) if kind.endswith("Classifier") else
+         Y[:, 0] + tasks if kind == "MultiTaskRegressor" else Y)
+    extra = {"tasks": tasks} if kind == "MultiTaskRegressor" else {}
+    before = counts["programs"]
+    GridSearchCV(cls(), grid, cv=cv).fit(X, y, **extra)
+    out = {"n": n, "cv": cv, "grid": grid, "fits": fits, "first_fit_programs": fits[0]["programs"],
+           "later_fold_fits_programs": sum(f["programs"] for f in fits[1:-1]), "refit_n": fits[-1]["n"],
+           "refit_programs": fits[-1]["programs"], "search_programs": counts["programs"] - before}
+"""
+
 _CHILD = """
 import json, sys, time, warnings
 START = time.perf_counter()  # before numpy, JAX and the estimators (or scikit-learn) are imported
 import numpy as np
 import jax
-kind, job, sizes = sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3:]]
+kind, job, sizes = sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3:] if s.isdigit()]
 """ + COMPILE_COUNTER + """
 warnings.simplefilter("ignore")
 """ + FIRST_ANSWER_FIT + """
@@ -90,7 +125,7 @@ if job == "fits":
         X, Y, tasks = data(n)
         _, rec = timed(fit, X, Y, tasks)
         out.append({"n": n, **rec})
-else:  # cross-validation as cross_val_score runs it, cv = each of sizes[1:], on sizes[0] rows
+elif job == "cv":  # cross-validation as cross_val_score runs it, cv = each of sizes[1:], on sizes[0] rows
     from sklearn.model_selection import KFold
     n = sizes[0]
     X, Y, tasks = data(n)
@@ -105,16 +140,19 @@ else:  # cross-validation as cross_val_score runs it, cv = each of sizes[1:], on
                     "later_folds_programs": sum(f["fit"]["programs"] for f in folds[1:]),
                     "later_predict_programs": sum(f["predict_programs"] for f in folds[1:]),
                     "wall_s": sum(f["fit"]["wall_s"] for f in folds), "folds": folds})
+""" + _SEARCH + """
 print(json.dumps(out))
 """
 
 
-def _run(kind: str, job: str, sizes: list[int]) -> tuple[list[dict], float, int]:
+
+
+def _run(kind: str, job: str, sizes: list[int], *extra: str) -> tuple[list[dict], float, int]:
     """The records of one child process, its wall time (import included) and the slow-constant-
     folding warnings on its stderr."""
     env = fresh_process_env()
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _CHILD, kind, job, *map(str, sizes)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", _CHILD, kind, job, *map(str, sizes), *extra], capture_output=True,
                           text=True, cwd=ROOT, env=env, check=False)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
@@ -234,6 +272,14 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name} cross-validation on {cv_n} rows: " + ", ".join(
             f"cv={r['cv']}: first fold {r['first_fold_programs']}, later {r['later_folds_programs']}" for r in records),
             flush=True)
+    searches = []
+    for name in ESTIMATORS[:1] if args.quick else ESTIMATORS:  # quick: the search of one estimator
+        record, _, warned = _run(name, "search", [cv_n, SEARCH_CV], json.dumps(SEARCH_GRIDS[name]))
+        folding += warned
+        searches.append({"estimator": name, **record})
+        print(f"{name} GridSearchCV over {SEARCH_GRIDS[name]} on {cv_n} rows, cv={SEARCH_CV}: first fit "
+              f"{record['first_fit_programs']} programs, later fold fits {record['later_fold_fits_programs']}, "
+              f"refit on {record['refit_n']} rows {record['refit_programs']}", flush=True)
     merged = []
     if args.merge:  # the recorded rows at the other sizes, with the header of the run that measured them
         import _bench
@@ -241,6 +287,9 @@ def main(argv: list[str] | None = None) -> None:
         recorded = json.loads((_bench.RESULTS / "compile_times.json").read_text())
         kept = [r for r in recorded["rows"] if r["n"] not in sizes]
         rows = sorted(kept + rows, key=lambda r: r["n"])  # stable: the grid search first at each n
+        # cross-validation and grid searches recorded on other row counts, kept beside this run's
+        cross += [c for c in recorded.get("cross_validation", []) if c["runs"][0]["n"] != cv_n]
+        searches += [g for g in recorded.get("grid_search_over_parameters", []) if g["n"] != cv_n]
         merged = [{"rows_at": sorted({r["n"] for r in kept}), "machine": recorded["machine"],
                    "load_1min": recorded.get("load_1min"), "command": "python benchmarks/compile_times.py"},
                   *recorded.get("merged_runs", [])]
@@ -251,6 +300,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.repeats} fresh processes per cell below n = {REPEAT_BELOW}, the median kept; 1 above",
         "rows": rows,
         "cross_validation": cross,
+        "grid_search_over_parameters": searches,
         "constant_folding_warnings": folding,
         "cache": "none (JAX's persistent compilation cache off, its default)",
     }

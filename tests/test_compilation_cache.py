@@ -82,6 +82,10 @@ def test_compile_times_quick_mode_runs_and_a_rerun_replaces_one_row(tmp_path):
     # the first answer: imports, data and the first fit, so at least the fit and at most the process
     assert row["first"]["wall_s"] <= row["first_answer_s"] <= row["process_wall_s"]
     assert any(r["estimator"].startswith("GridSearchCV(KernelRidge") for r in payload["rows"])
+    # GridSearchCV over parameters that change no array shape: its later fold fits compile nothing
+    (search,) = payload["grid_search_over_parameters"]
+    assert search["estimator"] == "VectorValuedRegressor" and len(search["fits"]) == 13  # 4 candidates × 3 + refit
+    assert search["first_fit_programs"] > 0 and search["later_fold_fits_programs"] == 0
     # --rerun ESTIMATOR:N measures that row again and replaces it in compile_times.json
     (tmp_path / "compile_times.json").write_text(json.dumps(payload))
     env = {**os.environ, "JAXMTL_RESULTS_DIR": str(tmp_path)}
