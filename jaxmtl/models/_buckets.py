@@ -26,8 +26,10 @@ Example:
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 
+from .._jit import jit
 from ..selection.criteria import fold_indices
 
 __all__: list[str] = []
@@ -67,6 +69,18 @@ def task_block(largest: int, rows: int, n_tasks: int) -> int:
     share = size_bucket(rows) / n_tasks
     margin = min(int(np.ceil(share + 3 * np.sqrt(share))), size_bucket(rows))
     return size_bucket(max(int(largest), margin))
+
+
+@jit
+def mean_diag(kern, X, n):
+    """mean K(x, x) over the first ``n`` rows of X (n, p) (the rest padding): one program per bucket.
+
+    Example:
+        >>> from jaxmtl.kernels import Gaussian
+        >>> float(mean_diag(Gaussian(1.0), np.zeros((4, 2)), np.int32(3)))
+        1.0
+    """
+    return jnp.sum(jnp.where(jnp.arange(X.shape[0]) < n, kern.diag(X), 0.0)) / n
 
 
 def pad_rows(A: np.ndarray, size: int) -> np.ndarray:

@@ -44,7 +44,7 @@ from .._jit import jit
 from ..errors import ParameterError
 from ..filters.spectral import Tikhonov
 from ..kernels.scalar import Gaussian
-from ._buckets import pad_rows, size_bucket
+from ._buckets import mean_diag, pad_rows, size_bucket
 
 __all__: list[str] = []
 
@@ -162,7 +162,6 @@ def fit_gradient(est, X: np.ndarray, Y: np.ndarray):
     """
     from ..kernels.outputs import common_similarity_eigh
     from ..learning.gradient import minimize
-    from ._spectral import _mean_diag
 
     # ---- start: the grid's choice (the default isotropic width grid for ARD widths)
     ard = _is_ard(est.kernel)
@@ -219,7 +218,7 @@ def fit_gradient(est, X: np.ndarray, Y: np.ndarray):
             "leaves": [np.asarray(leaves[i], dtype) for i in arrays]}
 
     # ---- starting λ: the best of the λ grid under the criterion, at the start kernel and ω
-    scale = float(_mean_diag(kernel0, Xs, np.int32(m)))
+    scale = float(mean_diag(kernel0, Xs, np.int32(m)))
     lambdas = est._resolve_params(Tikhonov(), scale if scale > 0 else 1.0)
     grid_vals = np.asarray(_on_lambda_grid(criterion, data, np.asarray(lambdas, dtype)))
     grid_vals = np.where(np.isfinite(grid_vals), grid_vals, np.inf)

@@ -44,7 +44,7 @@ from ..kernels.scalar import Gaussian, Kernel, median_heuristic
 from ..paths.eigen import mse_loss
 from ..selection.criteria import fold_indices, kfold_masks
 from ._base import BaseEstimator, resolve_filter
-from ._buckets import fold_targets, pad_folds, pad_rows, size_bucket
+from ._buckets import fold_targets, mean_diag, pad_folds, pad_rows, size_bucket
 from ._gradient_search import check_search, fit_gradient
 from ._grid_routes import _score_grid, grid_route, on_route, refit
 from ._grid_search import _best_index, _refine_widths, _score_kernels, _warn_on_edges, fold_means
@@ -112,12 +112,6 @@ def _path_params(filt: SpectralFilter, params: np.ndarray, length: int | None = 
         return params, None, None
     full = np.arange(1, max(int(params[-1]), length or 0) + 1)
     return full, np.isin(full, params), params - 1
-
-
-@jit
-def _mean_diag(kern, X, n):
-    """mean K(x, x) over the first ``n`` rows of X (the rest padding)."""
-    return jnp.sum(jnp.where(jnp.arange(X.shape[0]) < n, kern.diag(X), 0.0)) / n
 
 
 @jit
@@ -377,7 +371,7 @@ class _SpectralEstimator(_GridSelection):
         Xj = pad_rows(np.asarray(X, dtype), N)
         scale = 1.0
         if not filt.iterative and self.lambdas is None:  # λ relative to the mean of the kernel's diagonal
-            scale = max(float(_mean_diag(k, Xj, np.int32(n))) for k in kernels)
+            scale = max(float(mean_diag(k, Xj, np.int32(n))) for k in kernels)
         params = self._resolve_params(filt, scale if scale > 0 else 1.0)
         path_length = None  # a default iterative path: compiled for its continued length
         if filt.iterative and self.n_steps is None:

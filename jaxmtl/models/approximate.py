@@ -56,7 +56,7 @@ from ..distributed.data import open_rows
 from ..distributed.mesh import check_mesh
 from ..distributed.rows import ShardedRows, check_sampling
 from ._base import RegressorMixin, resolve_filter
-from ._buckets import pad_rows, size_bucket
+from ._buckets import mean_diag, pad_rows, size_bucket
 from ._grid_search import _stack, default_lambdas, float32_lambda_hint
 from ._output_scale import output_scales, unscale_fitted
 from ._training_rows import InMemoryRows, TrainingRows, memory_map
@@ -66,7 +66,6 @@ from .predictors import Predictor, PredictorMixin
 from ._spectral import (
     _best_index,
     _continue_path,
-    _mean_diag,
     _path_params,
     _refine_widths,
     STEP_DOUBLINGS,
@@ -240,7 +239,7 @@ class ApproximationMixin(_MixinBase):
             _unit_kernel(kernels[0])
         a, V, omegas = self._resolve_output(d)
         k = min(n, 100)  # rows of the mean diagonal, padded to their bucket
-        scale = float(_mean_diag(kernels[0], pad_rows(rows.take(np.arange(k))[0], size_bucket(k)), np.int32(k)))
+        scale = float(mean_diag(kernels[0], pad_rows(rows.take(np.arange(k))[0], size_bucket(k)), np.int32(k)))
         params = self._approximate_params(filt, scale if scale > 0 else 1.0, rows.dtype)
         if filt.iterative and self.n_steps is None:
             # the exact path's steps, as far as the exact estimators continue it, for every width and ω: a step
