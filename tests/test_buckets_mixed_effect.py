@@ -122,3 +122,34 @@ def test_a_default_fit_compiles_nothing_at_another_n_of_its_bucket(programs):
     MixedEffectRegressor().fit(X[1:39], y[1:39], tasks[1:39]).predict(X, tasks)  # 38 rows, other data
     MixedEffectRegressor().fit(X, y, tasks).predict(X, tasks)
     assert programs.count == first
+
+
+def test_a_task_without_examples_keeps_a_row_of_padding_in_its_block():
+    """A hold-out split that leaves a task out: in a block that task keeps a row of padding only
+    (so the split compiles the shapes of the fit on all rows), and Algorithm 4's solution and the
+    predictions equal those of the size-class layout, which holds the tasks with examples only."""
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.mixed_effect.centralized import build_query, predict_query, prepare, solve, task_layout
+
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(20, 2)), rng.normal(size=20)
+    codes = rng.integers(0, 4, 20)
+    codes[codes == 2] = 3  # task 2 has no example
+    kernel_of, k_bar = (lambda t: Gaussian(0.7)), Gaussian(1.3)
+    # one block of 16 rows per kernel (n_unique enters the block's cost check only)
+    blocked = task_layout(codes, 4, kernel_of, block=lambda largest, rows, tasks: 16, n_unique=40)
+    classes = task_layout(codes, 4, kernel_of)
+    assert classes.slot[2].tolist() == [-1, -1] and sum(len(r) for r, _ in classes.buckets) == 3
+    (rows, _), = blocked.buckets
+    assert rows.shape == (4, 16) and (rows[blocked.slot[2, 1]] == -1).all()
+    inverse, w = np.arange(20), np.ones(20)
+    Xq = rng.normal(size=(8, 2))
+    codes_q = np.arange(8) % 4
+    out = []
+    for layout in (blocked, classes):
+        coef_unique, coef = solve(prepare(X, inverse, w, layout, k_bar), y[:, None], 0.4, 0.1)
+        query = build_query(Xq, layout.slot[codes_q], X, X, layout, k_bar)
+        out.append((coef_unique, coef, *predict_query(query, coef_unique, coef, 0.4)))
+    for got, ref in zip(*out):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(ref), **TOL)
+    assert np.all(np.asarray(out[0][3])[codes_q == 2] == 0.0)  # no task part where the task had no example

@@ -72,7 +72,8 @@ class Layout(NamedTuple):
     ``buckets`` is a list of (rows, kernel): rows (m_b, L_b) positions of the examples of m_b tasks
     of the same width L_b (a size class, or one block per kernel: :func:`task_layout`'s ``block``)
     and the same individual kernel K̃, padded with −1; ``slot`` maps a task code to (bucket, row
-    of the bucket), or (−1, −1) for a task without examples.
+    of the bucket), or (−1, −1) for a task without examples outside a block (in a block such a
+    task has a row of padding only: g̃ = 0 there too).
     """
 
     buckets: list
@@ -183,25 +184,32 @@ def task_layout(codes: np.ndarray, n_tasks: int, kernel_of: Any, block: Any = No
         estimator's size buckets: the same shapes for every n of a bucket), taken where Algorithm
         4's work per (α, λ), n³ + m·width³ (n = ``n_unique``, m tasks), is at most ``BLOCK_COST``
         × the size classes' n³ + Σⱼ Lⱼ³: tasks of very unequal sizes on few distinct inputs (a
-        recommender's users) keep their classes.
+        recommender's users) keep their classes. In a block every task 0..n_tasks−1 has a row,
+        a task without examples (left out of a hold-out split) one of padding only, so that the
+        split compiles the shapes of the fit on all rows.
     """
     order = np.argsort(codes, kind="stable")
     counts = np.bincount(codes, minlength=n_tasks)
     starts = np.concatenate([[0], np.cumsum(counts)])
     kernels: dict = {}
-    for t in np.flatnonzero(counts).tolist():
+    # with a block every task has its row, those without examples all padding (a split that leaves
+    # a task out keeps the fit's shapes); size classes hold the tasks with examples only
+    for t in (np.flatnonzero(counts) if block is None else np.arange(n_tasks)).tolist():
         k = kernel_of(t)
         kernels.setdefault(_kernel_key(k), (k, []))[1].append(t)
     groups: dict = {}
     for key, (k, tasks) in kernels.items():
         sizes = counts[tasks]
-        widths = [_size_class(int(c)) for c in sizes]
+        if not sizes.any():  # no task of this kernel has an example
+            continue
+        widths = [_size_class(int(c)) if c else 0 for c in sizes]
         if block is not None:
             width = int(block(int(sizes.max()), int(sizes.sum()), len(tasks)))
             if n_unique ** 3 + len(tasks) * width ** 3 <= BLOCK_COST * (n_unique ** 3 + sum(w ** 3 for w in widths)):
                 widths = [width] * len(tasks)
         for t, width in zip(tasks, widths):
-            groups.setdefault((key, width), (k, []))[1].append(t)
+            if width:  # a task without examples outside a block: no row (its slot stays (−1, −1))
+                groups.setdefault((key, width), (k, []))[1].append(t)
     slot = np.full((n_tasks, 2), -1, dtype=np.int64)
     buckets = []
     for b, ((_, width), (k, tasks)) in enumerate(groups.items()):
