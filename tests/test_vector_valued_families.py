@@ -323,3 +323,39 @@ def test_padding_widths_of_a_scoring_batch_are_skipped():
     ref = np.array([[[np.sum(err[0, l, f][part[f] == v]) for v in range(N_PARTS)] for l in range(len(LAMBDAS))]
                     for f in range(len(masks))])  # (k, L, V)
     np.testing.assert_allclose(out[0, 0, :, :, 0], ref, rtol=RTOL, atol=ATOL * np.mean(Yc**2))
+
+
+def test_either_family_predicts_through_one_program(programs):
+    """Where both families were candidates, a fit predicts with either through one program: after a
+    fit that kept the coupled family has predicted, one of the same bucket that keeps the per-output
+    family predicts without compiling (the later folds of a cross-validation), and each equals its
+    family's formula — K(X, X_fit) C A, or each output's own Gaussian — computed here in NumPy."""
+    def _gaussian(A, B, w):
+        return np.exp(-((A[:, None, :] - B[None, :, :]) ** 2).sum(-1) / (2 * w**2))
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    shared = np.c_[np.sin(X[:, 0]), np.sin(X[:, 0])] + 0.3 * rng.normal(size=(60, 2))
+    separate = np.c_[np.sin(4 * X[:, 0]), X[:, 1] ** 2] + 0.05 * rng.normal(size=(60, 2))
+    X_new = rng.normal(size=(9, 2))
+    coupled = VectorValuedRegressor(n_folds=3).fit(X, shared)
+    own = VectorValuedRegressor(n_folds=3).fit(X[:58], separate[:58])  # the same size bucket
+    assert (coupled.family_, own.family_) == ("common_similarity", "independent")
+    first = coupled.predict(X_new)
+    before = programs.count
+    second = own.predict(X_new)
+    assert programs.count == before
+
+    def check(got, terms, A, offset):  # terms (d, m, n): the products K(x, x_i) c_ij of each output
+        ref = terms.sum(axis=2).T @ A + offset
+        if X64:
+            np.testing.assert_allclose(got, ref, rtol=RTOL, atol=ATOL)
+        else:  # small λ's coefficients cancel in float32: within its rounding of the sums' terms
+            assert np.all(np.abs(got - ref) <= 1e-4 * (np.abs(terms).sum(axis=2).T @ np.abs(A)) + ATOL)
+
+    C, A = np.asarray(coupled.coef_, np.float64), np.asarray(coupled.output_matrix_, np.float64)
+    K = _gaussian(X_new, X, float(coupled.kernel_.sigma))
+    check(first, np.stack([K * C[:, j] for j in range(2)]), A, coupled.y_mean_)
+    C, A = np.asarray(own.coef_, np.float64), np.asarray(own.output_matrix_, np.float64)
+    check(second, np.stack([_gaussian(X_new, X[:58], w) * C[:, j] for j, w in enumerate(own.output_widths_)]), A,
+          own.y_mean_)

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import check_bool, check_outputs, check_random_state
+from .._jit import jit
 from ..errors import ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter
 from ..kernels.scalar import Gaussian, Kernel
@@ -40,6 +41,15 @@ from .approximate import ApproximationMixin
 from .predictors import PerOutputGaussian, PerOutputPredictor, Predictor, PredictorMixin
 
 __all__ = ["VectorValuedRegressor"]
+
+
+@jit
+def _either_family(independent, kernel, widths, X_fit, coef, A, X_new):
+    """(m, d) predictions of either family in one program (``lax.cond`` runs one branch): the
+    per-output family's [K_{σ_j}(X_new, X_fit) coef_j]_j A (``widths`` (d,)) where ``independent``,
+    else the coupled family's K(X_new, X_fit) coef A (``kernel`` a Gaussian of one width)."""
+    return jax.lax.cond(independent, lambda: output_predict(widths, X_fit, coef, X_new) @ A,
+                        lambda: kernel(X_new, X_fit) @ coef @ A)
 
 
 class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, _SpectralEstimator):
@@ -254,14 +264,25 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         return output_lambdas()
 
     def _decision(self, X) -> np.ndarray:
-        if getattr(self, "family_", "common_similarity") != "independent":  # files saved before families
+        independent = getattr(self, "family_", "common_similarity") == "independent"  # files saved before families
+        both = len(getattr(self, "family_scores_", {})) == 2
+        if not (independent or both):
             return super()._decision(X)
         X = self._validate_predict_inputs(X)
         dtype = self.X_fit_.dtype
-        widths, A = np.asarray(self.output_widths_, dtype), np.asarray(self.output_matrix_, dtype)
+        A = np.asarray(self.output_matrix_, dtype)
         size = size_bucket(self.X_fit_.shape[0])  # the fitted rows padded (zero coefficients): a program per bucket
         X_fit, coef = (jax.device_put(pad_rows(np.asarray(a), size)) for a in (self.X_fit_, self.coef_))
-        G = in_row_blocks(lambda B: np.asarray(output_predict(widths, X_fit, coef, np.asarray(B, dtype))) @ A, X)
+        if not both:
+            widths = np.asarray(self.output_widths_, dtype)
+            G = in_row_blocks(lambda B: np.asarray(output_predict(widths, X_fit, coef, np.asarray(B, dtype))) @ A, X)
+            return G + self.y_mean_
+        # both families were candidates: one program predicts with either, so that the folds of a
+        # cross-validation that select different families compile one prediction program
+        width = np.asarray(self.output_widths_ if independent else cast(Gaussian, self.kernel_).sigma, dtype)
+        widths = np.broadcast_to(width, (self.n_outputs_,))  # the unused branch's operands: any of their shapes
+        kernel, flag = Gaussian(widths[0]), np.asarray(independent)
+        G = in_row_blocks(lambda B: _either_family(flag, kernel, widths, X_fit, coef, A, np.asarray(B, dtype)), X)
         return G + self.y_mean_
 
     def predictor(self) -> Predictor:
