@@ -215,7 +215,7 @@ def fit_gradient(est, X: np.ndarray, Y: np.ndarray):
             "masks": pad_rows(masks.T, N).T, "held": pad_rows((~masks).T, N).T,
             "offset": np.asarray(est.y_mean_, dtype), "V": np.asarray(V, dtype), "a": np.asarray(a_fix, dtype),
             "omega": np.asarray(0.0 if omega0 is None else omega0, dtype),
-            "leaves": [np.asarray(leaves[i], dtype) for i in arrays]}
+            "leaves": [np.asarray(leaves[i], dtype if i in learn else None) for i in arrays]}
 
     # ---- starting λ: the best of the λ grid under the criterion, at the start kernel and ω
     scale = float(mean_diag(kernel0, Xs, np.int32(m)))
