@@ -6,6 +6,7 @@ compiles no program (counted with ``jax.monitoring``'s backend-compile events).
 """
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from conftest import FLOAT32_PROMISE, X64
@@ -429,3 +430,77 @@ def test_group_blocks_refuses_a_block_count_that_cannot_hold_the_groups():
 
     with pytest.raises(ShapeError, match=r"n_blocks=2 cannot hold the 3 blocks"):
         group_blocks(np.array([0, 1, 0, 1, 1]), 2, 5, 2, n_blocks=2)
+
+
+def _tikhonov_criteria(width, lam, X, Y, masks, held, n):
+    """(k-fold Tikhonov loss, LOO) of a Gaussian of ``width`` on rows X, Y whose first ``n`` are real."""
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.learning.gradient import eigen_criterion, kfold_tikhonov_loss
+
+    K = Gaussian(width)(X, X)
+    real = jnp.arange(X.shape[0]) < n
+    A = jnp.eye(Y.shape[1], dtype=Y.dtype)
+    kfold = kfold_tikhonov_loss(K, A, Y, lam, masks, held=held)
+    loo = eigen_criterion(K * (real[:, None] & real[None, :]), jnp.ones(Y.shape[1], Y.dtype), A, Y, lam, n=n)
+    return kfold, loo
+
+
+
+def test_gradient_criteria_on_padded_rows_equal_the_real_rows_under_jit_and_grad():
+    """``kfold_tikhonov_loss(..., held=)`` and ``eigen_criterion(..., n=)`` on rows padded with
+    zeros (in no fold; the real n traced) equal the criteria on the real rows, and so do their
+    gradients in the width and λ, which match central differences; a ``held`` of another shape is
+    refused by name."""
+    from jaxmtl.errors import ShapeError
+    from jaxmtl.learning.gradient import kfold_tikhonov_loss
+
+    X, Y = _data(13, seed=4)
+    Y = Y - Y.mean(axis=0)
+    dtype = jnp.asarray(X).dtype
+    X, Y = np.asarray(X, dtype), np.asarray(Y, dtype)
+    masks = np.arange(13)[None, :] % 3 != np.arange(3)[:, None]  # 3 folds
+    Xp, Yp = (np.concatenate([A, np.zeros((3, A.shape[1]), dtype)]) for A in (X, Y))  # 3 zero rows
+    mp = np.concatenate([masks, np.zeros((3, 3), bool)], axis=1)
+    hp = np.concatenate([~masks, np.zeros((3, 3), bool)], axis=1)
+    args = (jnp.asarray(0.8, dtype), jnp.asarray(0.05, dtype))
+    padded = jax.jit(lambda w, lam, n: _tikhonov_criteria(w, lam, Xp, Yp, mp, hp, n))
+    plain = lambda w, lam: _tikhonov_criteria(w, lam, X, Y, masks, ~masks, 13)
+    tol = {"rtol": 1e-9, "atol": 1e-12} if X64 else {"rtol": 1e-4, "atol": 1e-6}
+    np.testing.assert_allclose(padded(*args, jnp.int32(13)), plain(*args), **tol)
+    for i in range(2):
+        g_pad = jax.grad(lambda w, lam: padded(w, lam, jnp.int32(13))[i], argnums=(0, 1))(*args)
+        g_ref = jax.grad(lambda w, lam: plain(w, lam)[i], argnums=(0, 1))(*args)
+        assert all(np.isfinite(g) for g in g_pad)
+        np.testing.assert_allclose(g_pad, g_ref, **(tol if X64 else {"rtol": 1e-3, "atol": 1e-5}))
+        if X64:  # central differences in the width and λ
+            h = 1e-6
+            fd = [(plain(*(a + h * (j == k) for k, a in enumerate(args)))[i]
+                   - plain(*(a - h * (j == k) for k, a in enumerate(args)))[i]) / (2 * h) for j in range(2)]
+            np.testing.assert_allclose(g_ref, fd, rtol=1e-5)
+    with pytest.raises(ShapeError, match="held"):
+        kfold_tikhonov_loss(jnp.eye(16), jnp.eye(2), jnp.zeros((16, 2)), 0.1, mp, held=hp[:2])
+
+
+def test_minimize_compiles_once_per_function_and_takes_unhashable_callables(programs):
+    """``minimize(fun, raw0, args=)``: a module-level ``fun`` with new data of the same shapes
+    compiles nothing the second time; an unhashable callable still minimises (compiled per call)."""
+    from jaxmtl.learning.gradient import minimize
+
+    dtype = jnp.asarray(0.0).dtype
+    best, _ = minimize(_shifted_square, {"x": np.asarray(0.0, dtype)}, "adam", 50, 0.2, args=(np.asarray(1.0, dtype),))
+    before = programs.count
+    best, _ = minimize(_shifted_square, {"x": np.asarray(0.0, dtype)}, "adam", 50, 0.2, args=(np.asarray(2.0, dtype),))
+    assert programs.count == before and abs(float(best["x"]) - 2.0) < 0.1
+
+    class Unhashable:
+        __hash__ = None  # type: ignore[assignment]
+
+        def __call__(self, p):
+            return (p["x"] - 3.0) ** 2
+
+    best, _ = minimize(Unhashable(), {"x": np.asarray(0.0, dtype)}, "lbfgs", 20)
+    assert abs(float(best["x"]) - 3.0) < 1e-3
+
+
+def _shifted_square(p, c):
+    return (p["x"] - c) ** 2

@@ -47,7 +47,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from .._jit import jit
-from ..errors import ParameterError
+from ..errors import ParameterError, ShapeError
 from ..filters.spectral import IterativeFilter, SpectralFilter, Tikhonov
 from ..kernels.scalar import Kernel
 from ..linalg import clip_psd, eigh
@@ -177,6 +177,8 @@ def kfold_tikhonov_loss(K: Array, A: Array, Y: Array, lam: ArrayLike, masks: Arr
         >>> float(kfold_tikhonov_loss(K, jnp.eye(1), Y, 0.1, masks))  # identity Gram: held-out predictions 0
         3.5
     """
+    if held is not None and jnp.shape(held) != jnp.shape(masks):
+        raise ShapeError(f"held must have the shape of masks {jnp.shape(masks)}; received {jnp.shape(held)}.")
     n = Y.shape[0]
     off = jnp.zeros((Y.shape[1],), Y.dtype) if offset is None else offset
 
@@ -414,7 +416,15 @@ def minimize(fun: Callable, raw0: Any, optimizer: str = "adam", n_steps: int = 2
     """
     if optimizer not in ("adam", "lbfgs"):
         raise ParameterError(f"optimizer must be 'adam' or 'lbfgs'; received {optimizer!r}.")
+    try:
+        hash(fun)
+    except TypeError:  # an unhashable callable (a module holding arrays): a closure, compiled per call
+        fun = partial(_call, fun)
     return _minimize(fun, optimizer, int(n_steps), float(learning_rate), raw0, tuple(args))
+
+
+def _call(fun, raw, *args):
+    return fun(raw, *args)
 
 
 @partial(jit, static_argnames=("fun", "optimizer", "n_steps", "learning_rate"))
