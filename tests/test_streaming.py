@@ -12,8 +12,9 @@ from jaxmtl.errors import NonFiniteError, ShapeError, TracedArgumentError
 from jaxmtl.filters import NuMethod, Tikhonov
 from jaxmtl.kernels import Gaussian
 from jaxmtl.kernels.outputs import common_similarity_eigh
-from jaxmtl.operators import NystromFeatures, stream_predict, stream_statistics
-from jaxmtl.paths import feature_coefficients, feature_holdout_losses
+from jaxmtl.operators import NystromFeatures, stream_holdout_losses, stream_predict, stream_statistics
+from jaxmtl.operators.nystrom import GRAM_BLOCKS_FROM, feature_statistics
+from jaxmtl.paths import feature_coefficients, feature_holdout_losses, feature_path_coefficients
 
 RTOL = 1e-8 if X64 else FLOAT32_PROMISE["rtol"]
 ATOL = 1e-10 if X64 else FLOAT32_PROMISE["atol"]
@@ -86,6 +87,53 @@ def test_holdout_losses_equal_explicit_predictions(memmapped, filt, params):
         np.testing.assert_allclose(np.mean((P @ W[:, j] - Y[va, j]) ** 2), L[0, k[j], j], rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.parametrize("filt, params", [(Tikhonov(), np.logspace(-6, -1, 6)), (NuMethod(), np.arange(1, 31))])
+def test_holdout_losses_from_predictions_equal_those_from_statistics(memmapped, filt, params):
+    """Scoring the held rows by the predictions of the whole path's coefficients gives the losses
+    of their statistics; each coefficient set is feature_coefficients' times A_ω."""
+    Xm, Ym, X, Y = memmapped
+    fm = NystromFeatures.fit(Gaussian(1.2), jnp.asarray(X[:150]), 25, random_state=0)
+    st_tr = stream_statistics(fm, X[:150], Y[:150], chunk_rows=64)
+    a, V = common_similarity_eigh(3, [0.0, 0.5, 1.0])
+    C = feature_path_coefficients(st_tr, a, V, filt, jnp.asarray(params))
+    assert C.shape == (3, len(params), 25, 3)
+    for w, k in ((0, 0), (1, len(params) // 2), (2, len(params) - 1)):
+        W = np.asarray(feature_coefficients(st_tr, a[w], V, filt, params[k])) @ np.asarray(V @ jnp.diag(a[w]) @ V.T)
+        np.testing.assert_allclose(C[w, k], W, rtol=RTOL, atol=ATOL * np.abs(W).max())
+    # held rows: the memmapped rows 150..232, read in chunks of 30 (a padded last chunk) and blocks of 8
+    held = stream_holdout_losses(fm, C, Xm[150:], Ym[150:], chunk_rows=30, block_size=8)
+    expected = feature_holdout_losses(st_tr, stream_statistics(fm, X[150:], Y[150:]), a, V, filt, jnp.asarray(params))
+    np.testing.assert_allclose(held, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_statistics_of_many_features_form_their_gram_by_blocks():
+    """From GRAM_BLOCKS_FROM features on ΦᵀΦ is formed by its lower column blocks (D not a multiple
+    of the 4 blocks here); it equals the dense product, group by group."""
+    D = GRAM_BLOCKS_FROM + 6
+    X, Y = _data(D + 40, p=4)
+    fm = NystromFeatures.from_centres(Gaussian(2.0), jnp.asarray(X[:D]))
+    groups = np.arange(X.shape[0]) % 2
+    st = feature_statistics(fm, jnp.asarray(X), jnp.asarray(Y), groups, 2)
+    P = np.asarray(fm(jnp.asarray(X)), np.float64)
+    for g in range(2):
+        Pg = P[groups == g]
+        scale = (np.abs(Pg).T @ np.abs(Pg)).max()
+        np.testing.assert_allclose(st.G[g], Pg.T @ Pg, rtol=RTOL, atol=ATOL * scale)
+        np.testing.assert_allclose(st.B[g], Pg.T @ Y[groups == g], rtol=RTOL, atol=ATOL * scale)
+
+
+def test_feature_map_applies_coefficients_through_its_transform():
+    """φ(X) W by the centres' coefficients raw(X) (T W) when W has fewer columns than features,
+    by the features otherwise: both equal the features times W."""
+    X, _ = _data(60)
+    fm = NystromFeatures.from_centres(Gaussian(1.5), jnp.asarray(X[:12]))
+    P = np.asarray(fm(jnp.asarray(X)), np.float64)
+    for cols in (3, 12):
+        W = np.random.default_rng(cols).normal(size=(12, cols)).astype(P.dtype if X64 else np.float32)
+        np.testing.assert_allclose(fm.apply(jnp.asarray(X), jnp.asarray(W)), P @ W, rtol=RTOL,
+                                   atol=ATOL * (np.abs(P) @ np.abs(W)).max())
+
+
 def test_streaming_refuses_mismatched_rows(memmapped):
     Xm, Ym, X, _ = memmapped
     fm = NystromFeatures.fit(Gaussian(1.2), jnp.asarray(X), 5, random_state=0)
@@ -97,6 +145,10 @@ def test_streaming_refuses_mismatched_rows(memmapped):
         stream_predict(fm, np.ones((4, 1)), Xm)
     with pytest.raises(ShapeError, match="0 rows"):
         stream_statistics(fm, Xm[:0], Ym[:0])
+    with pytest.raises(ShapeError, match=r"C must have shape \(\.\.\., 5, 3\).*received \(2, 4, 3\)"):
+        stream_holdout_losses(fm, np.ones((2, 4, 3)), Xm, Ym)
+    with pytest.raises(ShapeError, match="same number of rows"):
+        stream_holdout_losses(fm, np.ones((5, 3)), Xm, Ym[:100])
 
 
 def test_streaming_refuses_non_finite_rows_naming_the_row(memmapped):

@@ -108,7 +108,7 @@ def _feature_map(kernel: Kernel, basis: Array | np.ndarray, approximation: str, 
 
 @jit
 def _predict_block(fmap: FeatureMap, X: Array, coef: Array, A: Array) -> Array:
-    return fmap(X) @ (coef @ A)
+    return fmap.apply(X, coef @ A)
 
 
 def _score(kernels, basis, m, X, Y, rows, ids, n_groups, a, V, filt, params, approximation, report=None):

@@ -219,7 +219,7 @@ class FeaturePredictor(Predictor):
         return int(self.coef.shape[1])
 
     def _predict(self, X: jax.Array, *tasks: jax.Array) -> jax.Array:
-        return self.feature_map(X) @ (self.coef @ self.output_matrix) + self.offset
+        return self.feature_map.apply(X, self.coef @ self.output_matrix) + self.offset
 
 
 class FieldPredictor(Predictor):

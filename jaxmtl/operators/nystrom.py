@@ -116,6 +116,27 @@ class FeatureMap(eqx.Module):
         return R if self.transform is None else jnp.matmul(R, self.transform, precision=GRAM_PRECISION)
 
     @full_precision
+    def apply(self, X: Array, W: Array) -> Array:
+        """(n, c) φ(X) W for coefficients W (D, c) on the features.
+
+        With a transform T and fewer columns than features (c < D, as for predictions), this is
+        raw(X) (T W): 2·D·c flops per row instead of the 2·D² of forming φ(X) first (the
+        Nyström features of M centres cost M² per row, the centres' coefficients T W only M·c).
+
+        Example:
+            >>> from jaxmtl.kernels import Gaussian
+            >>> X = jnp.linspace(0.0, 1.0, 12)[:, None]
+            >>> fm = NystromFeatures.from_centres(Gaussian(0.5), X[::3])
+            >>> W = jnp.ones((4, 2))
+            >>> bool(jnp.allclose(fm.apply(X, W), fm(X) @ W, atol=1e-4))
+            True
+        """
+        T = self.transform
+        if T is None or W.shape[1] >= T.shape[1]:
+            return jnp.matmul(self(X), W, precision=GRAM_PRECISION)
+        return jnp.matmul(self.raw(X), jnp.matmul(T, W, precision=GRAM_PRECISION), precision=GRAM_PRECISION)
+
+    @full_precision
     def gram(self, X1: Array, X2: Array | None = None) -> Array:
         """(n1, n2) approximate Gram φ(X1) φ(X2)ᵀ (tests and small problems)."""
         P1 = self(X1)
@@ -347,13 +368,16 @@ def accumulate_statistics(fmap: FeatureMap, X: Array, Y: Array, rows: Array, ids
     d, dtype = Y.shape[1], Y.dtype
     D = fmap.n_components
 
+    width = _gram_block_width(D)
+
     def add(acc, blk):
         idx, g = blk
         w = (idx >= 0).astype(dtype)[:, None]
         safe = jnp.maximum(idx, 0)
         R, Yb = fmap(X[safe]) * w, Y[safe] * w
         G, B, S, c = acc
-        return G.at[g].add(R.T @ R), B.at[g].add(R.T @ Yb), S.at[g].add(Yb.T @ Yb), c.at[g].add(jnp.sum(w))
+        return (G.at[g].add(_lower_block_gram(R, width)), B.at[g].add(R.T @ Yb), S.at[g].add(Yb.T @ Yb),
+                c.at[g].add(jnp.sum(w)))
 
     def body(acc, blk):  # a block of padding only (group_blocks' n_blocks) adds nothing: skipped
         return jax.lax.cond(jnp.any(blk[0] >= 0), add, lambda acc, _: acc, acc, blk), None
@@ -361,7 +385,34 @@ def accumulate_statistics(fmap: FeatureMap, X: Array, Y: Array, rows: Array, ids
     acc0 = (jnp.zeros((n_groups, D, D), dtype), jnp.zeros((n_groups, D, d), dtype),
             jnp.zeros((n_groups, d, d), dtype), jnp.zeros((n_groups,), dtype))
     (G, B, S, c), _ = jax.lax.scan(body, acc0, (rows, ids))
+    block = jnp.arange(D) // width
+    G = jnp.where(block[:, None] == block[None, :], G, G + jnp.swapaxes(G, 1, 2))  # the upper blocks: Gᵀ's
     return FeatureStatistics(G, B, S, c)
+
+
+GRAM_BLOCKS_FROM = 1024  # features from which RᵀR is formed by its lower blocks (below: one product)
+
+
+def _gram_block_width(D: int) -> int:
+    """Width of the column blocks of :func:`_lower_block_gram`: a quarter of D from
+    ``GRAM_BLOCKS_FROM`` features on, else D (one block, the plain product)."""
+    return -(-D // 4) if D >= GRAM_BLOCKS_FROM else D
+
+
+def _lower_block_gram(R: Array, width: int) -> Array:
+    """(D, D) the blocks of RᵀR on and below the diagonal (column blocks of ``width``), zero above.
+
+    Block row i is R_iᵀ [R_0 … R_i], one product: with 4 blocks 5/8 of RᵀR's flops (a 2-core CPU
+    forms it in about 0.7 × RᵀR's time at D = 2000); RᵀR is L + Lᵀ off the diagonal blocks.
+    """
+    D = R.shape[1]
+    if width >= D:
+        return R.T @ R
+    rows = []
+    for start in range(0, D, width):  # static: 4 block rows
+        stop = min(start + width, D)
+        rows.append(jnp.pad(R[:, start:stop].T @ R[:, :stop], ((0, 0), (0, D - stop))))
+    return jnp.concatenate(rows, axis=0)
 
 
 @full_precision

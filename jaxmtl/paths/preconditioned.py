@@ -56,7 +56,8 @@ from ..operators.nystrom import FeatureStatistics
 from .eigen import check_consecutive_steps, mse_loss, path_map
 from ..products import full_precision
 
-__all__ = ["FalkonResult", "falkon_path", "feature_coefficients", "feature_holdout_losses", "feature_kfold_losses"]
+__all__ = ["FalkonResult", "falkon_path", "feature_coefficients", "feature_holdout_losses", "feature_kfold_losses",
+           "feature_path_coefficients"]
 
 Array = jax.Array
 
@@ -111,16 +112,21 @@ def _held_out_losses(Gt, Bt, nt, Gh, Bh, Sh, a, V, filt, params, report=None):
     R = Q.T @ Bh
     yy = jnp.diagonal(Sh)
 
+    def emit(M):
+        fit = jnp.sum((V @ (M.T @ H @ M)) * V, axis=1)  # diag(V MᵀHM Vᵀ)
+        return fit - 2.0 * jnp.sum(V * (M.T @ R).T, axis=1) + yy
+
+    return _along_path(s, Z, a, filt, params, report, emit)
+
+
+def _along_path(s, Z, a, filt, params, report, emit):
+    """(Ω, P, …) ``emit(M)`` for every output matrix (row of a) and filter parameter, with
+    M = g(s aᵀ) ∘ Z ∘ a (D, d) the rotated coefficients of F = φ Q M Vᵀ."""
+
     def one_output_matrix(av):
         sigma = s[:, None] * av[None, :]
         tau = 1.0 / jnp.maximum(jnp.max(sigma), jnp.finfo(sigma.dtype).tiny)
-
-        def emit(g):
-            M = g * Z * av[None, :]
-            fit = jnp.sum((V @ (M.T @ H @ M)) * V, axis=1)  # diag(V MᵀHM Vᵀ)
-            return fit - 2.0 * jnp.sum(V * (M.T @ R).T, axis=1) + yy
-
-        return path_map(filt, sigma, params, tau, emit, report)
+        return path_map(filt, sigma, params, tau, lambda g: emit(g * Z * av[None, :]), report)
 
     return jax.vmap(one_output_matrix)(a)
 
@@ -180,6 +186,46 @@ def _feature_holdout_losses(train, held, a, V, filt, params, report=None):
     losses = _held_out_losses(train.G.sum(0), train.B.sum(0), train.counts.sum(), held.G.sum(0), held.B.sum(0),
                               held.S.sum(0), a, V, filt, params, report)
     return losses / held.counts.sum()
+
+
+@full_precision
+def feature_path_coefficients(stats: FeatureStatistics, a: Array, V: Array, filt: SpectralFilter, params: Array,
+                              report: Array | None = None) -> Array:
+    """(Ω, P, D, d) the whole path's coefficients on the features: F_{ω,p}(x) = φ(x) C[ω, p].
+
+    C[ω, p] = Q [g_p(s a_ωᵀ) ∘ Z ∘ a_ω] Vᵀ, the output matrix A_ω = V diag(a_ω) Vᵀ included (the
+    coefficients of :func:`feature_coefficients` times A_ω), from one D × D eigendecomposition of
+    the training statistics. With them a hold-out set is scored by its predictions
+    (:func:`~jaxmtl.operators.streaming.stream_holdout_losses`) at 2·D·Ω·P·d flops per row, where
+    its statistics (:func:`feature_holdout_losses`) cost 2·D² per row, 4·D² with Nyström features
+    (forming φ(x) costs 2·D² of them; predictions go through the centres instead): fewer where
+    Ω·P·d < 2D.
+
+    Args:
+      stats: training statistics (groups summed); a: (Ω, d) eigenvalues of the output matrices,
+        V: (d, d) their common eigenvectors; filt: spectral filter (static); params: (P,) λ or
+        steps 1..T; report: optional (T,) booleans (iterative filters; zeros elsewhere).
+
+    Example:
+        >>> from jaxmtl.kernels import Gaussian
+        >>> from jaxmtl.operators.nystrom import NystromFeatures, feature_statistics
+        >>> from jaxmtl.filters import Tikhonov
+        >>> X = jnp.linspace(0, 1, 30)[:, None]; Y = jnp.sin(4 * X)
+        >>> fm = NystromFeatures.fit(Gaussian(0.3), X, 8)
+        >>> C = feature_path_coefficients(feature_statistics(fm, X, Y), jnp.ones((1, 1)), jnp.eye(1), Tikhonov(),
+        ...                               jnp.array([1e-2, 1e-4]))
+        >>> C.shape
+        (1, 2, 8, 1)
+    """
+    if filt.iterative:
+        check_consecutive_steps(params)
+    return _feature_path_coefficients(stats, a, V, filt, params, report)
+
+
+@partial(jit, static_argnames=("filt",))
+def _feature_path_coefficients(stats, a, V, filt, params, report=None):
+    s, Q, Z = _eig_train(stats.G.sum(0), stats.B.sum(0), stats.counts.sum(), V)
+    return _along_path(s, Z, a, filt, params, report, lambda M: Q @ M @ V.T)
 
 
 @partial(jit, static_argnames=("filt",))
