@@ -481,6 +481,32 @@ def test_gradient_criteria_on_padded_rows_equal_the_real_rows_under_jit_and_grad
         kfold_tikhonov_loss(jnp.eye(16), jnp.eye(2), jnp.zeros((16, 2)), 0.1, mp, held=hp[:2])
 
 
+def test_a_concrete_real_row_count_outside_the_rows_is_refused_by_name():
+    """``n`` of loo_path / gcv_path / eigen_criterion given as a number must count real rows of Y
+    (1 ≤ n ≤ N, an integer): otherwise the losses would be rescaled (n > N) or divided by zero.
+    n = N is the default's value, and a traced n is not checked (a bucketed fit's own)."""
+    from jaxmtl.errors import ParameterError
+    from jaxmtl.filters import Tikhonov
+    from jaxmtl.learning.gradient import eigen_criterion
+    from jaxmtl.operators.base import SeparableOperator
+    from jaxmtl.selection import gcv_path, loo_path
+
+    X, Y = _data(9, seed=5)
+    dtype = jnp.asarray(X).dtype
+    K = jnp.asarray(np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)), dtype)
+    eig = SeparableOperator(K, jnp.eye(Y.shape[1], dtype=dtype)).eigh()
+    Yj, lams = jnp.asarray(Y, dtype), jnp.asarray([1e-2, 1e-1], dtype)
+    for path in (loo_path, gcv_path):
+        for bad in (0, 10, 4.5, -1):
+            with pytest.raises(ParameterError, match=rf"n \(the real rows.*\[1, 9\]; received {bad}"):
+                path(eig, Yj, Tikhonov(), lams, n=bad)
+        np.testing.assert_allclose(path(eig, Yj, Tikhonov(), lams, n=9), path(eig, Yj, Tikhonov(), lams), rtol=1e-6)
+        traced = jax.jit(lambda m: path(eig, Yj, Tikhonov(), lams, n=m))(jnp.int32(9))
+        np.testing.assert_allclose(traced, path(eig, Yj, Tikhonov(), lams), rtol=1e-6)
+    with pytest.raises(ParameterError, match="received 10"):
+        eigen_criterion(K, jnp.ones(Y.shape[1], dtype), jnp.eye(Y.shape[1], dtype=dtype), Yj, 0.1, n=10)
+
+
 def test_minimize_compiles_once_per_function_and_takes_unhashable_callables(programs):
     """``minimize(fun, raw0, args=)``: a module-level ``fun`` with new data of the same shapes
     compiles nothing the second time; an unhashable callable still minimises (compiled per call)."""

@@ -193,6 +193,8 @@ TRACED: dict[tuple[Any, str | tuple[str, ...]], Case] = {
         lambda t: paths.feature_kfold_losses(STATS, A_EIG[None], V_EIG, TIK, _lams(t)), 0.1, 0.3),
     (paths.feature_holdout_losses, "params"): Case(
         lambda t: paths.feature_holdout_losses(STATS, STATS_HELD, A_EIG[None], V_EIG, TIK, _lams(t)), 0.1, 0.3),
+    (paths.feature_path_coefficients, "params"): Case(
+        lambda t: paths.feature_path_coefficients(STATS, A_EIG[None], V_EIG, TIK, _lams(t)), 0.1, 0.3),
     (mkl.rls2_objective, ("lam", "d")): Case(lambda t: mkl.rls2_objective(STACK, Y, t / 3, _d(t), C_RLS2), 0.3, 0.7),
     (mkl.rls2_step, ("lam", "d")): Case(lambda t: mkl.rls2_step(STACK, Y, t / 3, _d(t), smo_tol=SMO_TOL), 0.3, 0.7,
                                         grad=False),

@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 from jax.typing import ArrayLike, DTypeLike
 
-from .._checks import check_int, require_concrete
+from .._checks import check_int, is_traced, require_concrete
 from .._jit import jit
 from ..errors import ParameterError, ShapeError
 from ..filters.spectral import SpectralFilter
@@ -114,8 +114,19 @@ def _hat_path(eig: SeparableEigh, Y, filt, params, tau, emit_from_hat, report=No
     return jax.vmap(one_output_matrix, in_axes=(0, None))(eig.a, tau)
 
 
-@partial(jit, static_argnames=("filt", "loss"))
-@full_precision
+def _check_real_count(n: ArrayLike | None, Y: Array) -> None:
+    """A concrete ``n`` (real rows) must be an integer in [1, N] for Y's N rows; a traced one is
+    the caller's (a bucketed fit passes its own). Outside the range the losses would be silently
+    rescaled (n > N) or divided by zero (n ≤ 0)."""
+    if n is None or is_traced(n):
+        return
+    value = np.asarray(n)
+    N = int(np.shape(Y)[0])
+    if value.ndim != 0 or not np.isfinite(value) or value != np.round(value) or not 1 <= value <= N:
+        raise ParameterError(f"n (the real rows, the first n of Y's {N}) must be an integer in [1, {N}]; "
+                             f"received {n!r}.")
+
+
 def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
              loss: Callable = mse_loss, report: Array | None = None, n: ArrayLike | None = None) -> Array:
     """Closed-form leave-one-input-out loss for every path parameter.
@@ -137,6 +148,13 @@ def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, 
       (P,) or (Ω, P) losses; +inf where a hat block of a real row is numerically singular
       (interpolation).
     """
+    _check_real_count(n, Y)
+    return _loo_path(eig, Y, filt, params, tau, loss, report, n)
+
+
+@partial(jit, static_argnames=("filt", "loss"))
+@full_precision
+def _loo_path(eig, Y, filt, params, tau=None, loss=mse_loss, report=None, n=None):
     U2 = eig.U**2
     n, real = _real_rows(Y, n)
     w = jnp.where(real, 1.0 / n, 0.0).astype(Y.dtype)
@@ -152,8 +170,6 @@ def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, 
     return _hat_path(eig, Y, filt, params, tau, emit, report, n)
 
 
-@partial(jit, static_argnames=("filt",))
-@full_precision
 def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
              report: Array | None = None, n: ArrayLike | None = None) -> Array:
     """Generalized cross-validation ‖Y−F‖²/(nd) / (1 − tr H/(nd))² along the path.
@@ -165,6 +181,13 @@ def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, 
     Returns:
       (P,) or (Ω, P); +inf where tr H = nd.
     """
+    _check_real_count(n, Y)
+    return _gcv_path(eig, Y, filt, params, tau, report, n)
+
+
+@partial(jit, static_argnames=("filt",))
+@full_precision
+def _gcv_path(eig, Y, filt, params, tau=None, report=None, n=None):
     n, real = _real_rows(Y, n)
     nd = n * Y.shape[1]
 
