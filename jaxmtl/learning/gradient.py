@@ -234,7 +234,8 @@ def eigen_criterion(K: Array, a: Array, V: Array, Y: Array, param: float | Array
     filt = Tikhonov() if filt is None else filt
     s, U = eigh(K)
     eig = SeparableEigh(clip_psd(s), U, a, V)
-    fn = {"loo": loo_path, "gcv": gcv_path}.get(criterion)
+    criteria: dict[str, Callable[..., Array]] = {"loo": loo_path, "gcv": gcv_path}
+    fn = criteria.get(criterion)
     if fn is None:
         raise ParameterError(f"criterion must be 'loo' or 'gcv'; received {criterion!r}.")
     if isinstance(filt, IterativeFilter):
