@@ -16,12 +16,16 @@ its own λ); chosen on the validation rows, the selected model scored on the tes
 Rows of the table (each configuration in a fresh process; peak resident set from VmHWM):
 
 * ``jaxmtl`` — :func:`jaxmtl.operators.stream_statistics` streams the training file once (φ(X)
-  in row blocks, ΦᵀΦ, ΦᵀY, YᵀY accumulated), then the validation file once; every (λ, ω) and
-  every output's own λ are scored from one M × M eigendecomposition
-  (:func:`jaxmtl.paths.feature_holdout_losses`), the coefficients come from the same statistics
-  (:func:`jaxmtl.paths.feature_coefficients`), and the test predictions are streamed
-  (:func:`jaxmtl.operators.stream_predict`). Three passes over rows in all. Compilation is
-  measured apart: a warm-up on the first chunk compiles every call first.
+  in row blocks, ΦᵀΦ, ΦᵀY, YᵀY accumulated), then the validation file once, scoring every (λ, ω)
+  and every output's own λ by the cheaper of two passes: where the grid's Ω·P·d coefficient
+  columns are fewer than 2M, their predictions (:func:`jaxmtl.paths.feature_path_coefficients`
+  from one M × M eigendecomposition, then :func:`jaxmtl.operators.stream_holdout_losses`:
+  2·M·Ω·P·d flops per row, through the centres), else the rows' statistics
+  (:func:`jaxmtl.paths.feature_holdout_losses`: 4·M² per row). The selected coefficients are
+  among the path's (or come from the same statistics, :func:`jaxmtl.paths.feature_coefficients`),
+  and the test predictions are streamed (:func:`jaxmtl.operators.stream_predict`, also through
+  the centres). Three passes over rows in all. Compilation is measured apart: a warm-up on the
+  first chunk compiles every call first.
 * ``jaxmtl-cg`` (larger M) — :func:`jaxmtl.paths.falkon_path`: Falkon's preconditioned CG for
   every λ in lock step (ω = 0), the route where the M × M eigendecomposition stops paying.
 * ``falkon`` — Falkon (A. Rudi, L. Carratino, L. Rosasco, NIPS 2017; the ``falkon`` package, when
@@ -175,8 +179,8 @@ def worker_jaxmtl(task: dict) -> dict:
     from jaxmtl.filters import Tikhonov
     from jaxmtl.kernels import Gaussian
     from jaxmtl.kernels.outputs import common_similarity_eigh
-    from jaxmtl.operators import NystromFeatures, stream_predict, stream_statistics
-    from jaxmtl.paths import feature_coefficients, feature_holdout_losses
+    from jaxmtl.operators import NystromFeatures, stream_holdout_losses, stream_predict, stream_statistics
+    from jaxmtl.paths import feature_coefficients, feature_holdout_losses, feature_path_coefficients
 
     paths, n, M = task["paths"], task["n"], task["M"]
     sigma, Z = width_and_centres(paths, n, M)
@@ -191,6 +195,7 @@ def worker_jaxmtl(task: dict) -> dict:
     t = time.perf_counter()
     fmap = jax.block_until_ready(NystromFeatures.from_centres(Gaussian(sigma), jnp.asarray(Z, f32)))
     whitening_s = time.perf_counter() - t
+    by_predictions = len(OMEGAS) * len(LAMBDAS) * D_OUTPUTS < 2 * M  # the cheaper validation pass (see the module)
 
     def run(Xtr, Ytr, Xva, Yva, progress):
         times = {}
@@ -199,22 +204,28 @@ def worker_jaxmtl(task: dict) -> dict:
         jax.block_until_ready(st_tr)
         times["train_pass_s"] = time.perf_counter() - t
         t = time.perf_counter()
-        st_va = stream_statistics(fmap, Xva, Yva, CHUNK, progress=progress, desc="validation rows")
-        jax.block_until_ready(st_va)
+        if by_predictions:  # every (ω, λ)'s coefficients from one eigh, then the rows' predictions
+            C = jax.block_until_ready(feature_path_coefficients(st_tr, a, V, filt, lams))  # (Ω, P, M, d)
+            times["path_coefficients_s"] = time.perf_counter() - t
+            t = time.perf_counter()
+            L = np.asarray(stream_holdout_losses(fmap, C, Xva, Yva, CHUNK, progress=progress, desc="validation rows"))
+        else:  # the rows' statistics, then every (ω, λ) from one eigh
+            st_va = stream_statistics(fmap, Xva, Yva, CHUNK, progress=progress, desc="validation rows")
+            L = np.asarray(feature_holdout_losses(st_tr, st_va, a, V, filt, lams))  # (Ω, P, d)
         times["validation_pass_s"] = time.perf_counter() - t
         t = time.perf_counter()
-        L = np.asarray(feature_holdout_losses(st_tr, st_va, a, V, filt, lams))  # (Ω, P, d), one eigh
         family = L.mean(-1)
         w, k = np.unravel_index(np.argmin(family), family.shape)
         per_k = np.argmin(L[0], axis=0)  # ω = 0 is A = I: each output's own λ
         per_loss = float(np.mean(L[0][per_k, np.arange(D_OUTPUTS)]))
         if per_loss < family[w, k]:
             choice = {"family": "per_output", "lambdas": [LAMBDAS[i] for i in per_k], "val_mse": per_loss}
-            W = feature_coefficients(st_tr, jnp.ones(D_OUTPUTS, f32), eye, filt, lams[per_k])
+            W = (C[0, per_k, :, np.arange(D_OUTPUTS)].T if by_predictions
+                 else feature_coefficients(st_tr, jnp.ones(D_OUTPUTS, f32), eye, filt, lams[per_k]))
         else:
             choice = {"family": "common_similarity", "omega": OMEGAS[w], "lambda": LAMBDAS[k],
                       "val_mse": float(family[w, k])}
-            W = feature_coefficients(st_tr, a[w], V, filt, lams[k]) @ (V * a[w]) @ V.T
+            W = C[w, k] if by_predictions else feature_coefficients(st_tr, a[w], V, filt, lams[k]) @ (V * a[w]) @ V.T
         W = jax.block_until_ready(W)
         times["selection_s"] = time.perf_counter() - t
         return W, choice, times, L
@@ -233,10 +244,12 @@ def worker_jaxmtl(task: dict) -> dict:
     P = stream_predict(fmap, W, Xte, CHUNK)
     times["test_pass_s"] = time.perf_counter() - t
     rmse = _rmse(P, Yte)
-    return {"method": "jaxmtl", "route": "eigen (M × M), streamed", "n": n, "M": M, "sigma": sigma,
+    route = "eigen (M × M), streamed; validation by " + ("predictions" if by_predictions else "statistics")
+    return {"method": "jaxmtl", "route": route, "n": n, "M": M, "sigma": sigma,
             "seconds_to_model": to_model, "compile_s": compile_s, **times, "passes_over_rows": 3,
             "grid_points": len(LAMBDAS) * len(OMEGAS) + len(LAMBDAS) * D_OUTPUTS, "selected": choice,
-            "val_rmse": float(np.sqrt(choice["val_mse"])),  # from the statistics: no extra pass "test_rmse_per_output": rmse,
+            "val_rmse": float(np.sqrt(choice["val_mse"])),  # from the validation pass: no extra pass
+            "test_rmse_per_output": rmse,
             "test_rmse": float(np.sqrt(np.mean(np.square(rmse)))),
             "val_mse_grid": {"omega0_mean": L[0].mean(-1).tolist(), "best_per_omega": L.mean(-1).min(1).tolist()},
             "peak_rss_mb": _bench.proc_status_kb("VmHWM") / 1024, "rss_before_mb": base_kb / 1024,
