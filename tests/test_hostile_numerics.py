@@ -119,6 +119,39 @@ def test_squared_distances_are_accurate_next_to_an_outlier_in_float32():
         assert np.all(np.diag(d2) == 0)
 
 
+def _sorted_shapes(jaxpr) -> list[tuple]:
+    """Shapes of the operands of every sort in ``jaxpr`` and the programs nested in it."""
+    shapes = []
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "sort":
+            shapes.append(eqn.invars[0].aval.shape)
+        for value in eqn.params.values():
+            inner = getattr(value, "jaxpr", value)
+            if hasattr(inner, "eqns"):
+                shapes += _sorted_shapes(inner)
+    return shapes
+
+
+def test_squared_distances_shift_by_a_median_of_a_few_rows_and_stay_accurate_next_to_outliers():
+    """With many rows (p > 4) the shift's median reads at most SHIFT_ROWS evenly spaced rows of X2
+    (the only sort of the program: no sort of all of X2 in every prediction), and the distances
+    stay as accurate as the naive ones where a tenth of the rows are far outliers."""
+    from jaxmtl.kernels.scalar import SHIFT_ROWS
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3000, 6))
+    X[::10] += 1e4  # outliers in a tenth of the rows, evenly spread: some in the shift's sample
+    Q = rng.normal(size=(7, 6))
+    sorts = _sorted_shapes(jax.make_jaxpr(squared_distances)(Q, X).jaxpr)
+    assert len(sorts) == 1 and sorts[0][0] <= SHIFT_ROWS, sorts
+    with jax.enable_x64(False):
+        d2 = np.asarray(squared_distances(Q.astype(np.float32), X.astype(np.float32)), np.float64)
+    ref = ((Q[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    inliers = np.arange(3000) % 10 != 0
+    np.testing.assert_allclose(d2[:, inliers], ref[:, inliers], rtol=1e-4, atol=1e-4 * 6)
+    np.testing.assert_allclose(d2[:, ~inliers], ref[:, ~inliers], rtol=1e-5)
+
+
 def test_narrowing_that_merges_rows_warns_and_names_dtype_float64():
     X = np.r_[[[0.0], [1.0]], np.full((9, 1), 1e9)]  # 0 and 1, 1e9 from the median: merged in float32
     with jax.enable_x64(False), pytest.warns(UserWarning, match="dtype='float64'"):

@@ -100,6 +100,8 @@ GRAM_PRECISION = jax.lax.Precision.HIGHEST
 # Up to this many features the distances are summed from the differences x_j − x'_j (an
 # (n1, n2, p) intermediate, exact to (p + 2)·eps relative); above it, from one matrix product.
 DIFFERENCE_FORM_MAX_FEATURES = 4
+# The median shift of the matrix-product form reads at most this many evenly spaced rows of X2.
+SHIFT_ROWS = 255
 
 
 def squared_distances(X1: ArrayLike, X2: ArrayLike) -> Array:
@@ -110,7 +112,10 @@ def squared_distances(X1: ArrayLike, X2: ArrayLike) -> Array:
     * p ≤ ``DIFFERENCE_FORM_MAX_FEATURES``: Σ_j (x_j − x'_j)², each entry to a relative error of
       (p + 2)·eps whatever the offset or the spread of the data (an (n1, n2, p) intermediate);
     * larger p: ‖a‖² + ‖b‖² − 2⟨a, b⟩ (one matrix product) after shifting both sets by the
-      coordinate-wise **median** of X2. Each entry's round-off is about (2p + 8)·eps·(‖a‖² + ‖b‖²)
+      coordinate-wise **median** of X2 (of at most ``SHIFT_ROWS`` evenly spaced rows of it: any
+      point amid the data serves, and a sort of all of X2 in every call — in every prediction,
+      or folded by XLA when a fitted model is closed over in a user's ``jit`` — would cost more
+      than the product it steadies). Each entry's round-off is about (2p + 8)·eps·(‖a‖² + ‖b‖²)
       with a, b the shifted rows: a far outlier has a large ‖a‖² and loses the accuracy of its own
       row and column only (a mean shift would move every row by the outlier / n and flatten all
       distances). Values below that round-off are set to 0, so duplicate points are exactly 0
@@ -135,7 +140,7 @@ def squared_distances(X1: ArrayLike, X2: ArrayLike) -> Array:
     if X1.shape[1] <= DIFFERENCE_FORM_MAX_FEATURES:
         diff = X1[:, None, :] - X2[None, :, :]
         return jnp.sum(diff * diff, axis=-1)
-    m = jax.lax.stop_gradient(jnp.median(X2, axis=0))
+    m = jax.lax.stop_gradient(jnp.median(X2[:: -(-X2.shape[0] // SHIFT_ROWS)], axis=0))
     A, B = X1 - m, X2 - m
     norms = jnp.sum(A * A, 1)[:, None] + jnp.sum(B * B, 1)[None, :]
     d2 = norms - 2.0 * jnp.matmul(A, B.T, precision=GRAM_PRECISION)

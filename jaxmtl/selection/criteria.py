@@ -127,6 +127,7 @@ def _check_real_count(n: ArrayLike | None, Y: Array) -> None:
                              f"received {n!r}.")
 
 
+@full_precision
 def loo_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
              loss: Callable = mse_loss, report: Array | None = None, n: ArrayLike | None = None) -> Array:
     """Closed-form leave-one-input-out loss for every path parameter.
@@ -170,6 +171,7 @@ def _loo_path(eig, Y, filt, params, tau=None, loss=mse_loss, report=None, n=None
     return _hat_path(eig, Y, filt, params, tau, emit, report, n)
 
 
+@full_precision
 def gcv_path(eig: SeparableEigh, Y: Array, filt: SpectralFilter, params: Array, tau: ArrayLike | None = None,
              report: Array | None = None, n: ArrayLike | None = None) -> Array:
     """Generalized cross-validation ‖Y−F‖²/(nd) / (1 − tr H/(nd))² along the path.
