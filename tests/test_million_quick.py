@@ -38,6 +38,8 @@ def test_quick_run_selects_from_the_whole_grid(tmp_path):
     # the validation pass: by the rows' statistics where the grid has 2M coefficient columns or more
     # (20 λ × 6 ω × 8 outputs = 960 ≥ 400), by the path's predictions below (960 < 1000)
     assert ours["route"].endswith("by statistics") and rows[("jaxmtl", 500)]["route"].endswith("by predictions")
+    both = rows[("jaxmtl", 500)]  # the statistics' pass timed beside it gives the same losses
+    assert both["validation_by_statistics_s"] > 0 and both["validation_losses_max_rel_diff"] < 5e-3
     falkon = rows[("falkon", 200)]
     if "fits" in falkon:  # Falkon installed: same centres, same λ: the same Nyström ridge
         assert ours["test_rmse"] <= 1.01 * falkon["best_test_rmse"]

@@ -155,6 +155,13 @@ def test_scale_page_million_paragraph_matches_the_recorded_runs():
         round(fit_at[100_000]["fit_s"]), round(mid["test_rmse"], 3), round(fit_at[100_000]["test_rmse"], 3),
         round(small["seconds_to_model"]), round(fit_at[10_000]["fit_s"]), round(small["test_rmse"], 3),
         round(fit_at[10_000]["test_rmse"], 3)]
+    m = _quoted(page, r"took ([\d.]+)–([\d.]+) s against the predictions' ([\d.]+)–([\d.]+) s, and the two passes' "
+                      r"losses differ by at most ([\d.]+) %")
+    stats = [r["validation_by_statistics_s"] for r in ours.values()]
+    preds = [r["validation_pass_s"] for r in ours.values()]
+    assert [float(x) for x in m.groups()[:4]] == [round(min(stats), 1), round(max(stats), 1), round(min(preds), 1),
+                                                  round(max(preds), 1)]
+    assert max(r["validation_losses_max_rel_diff"] for r in ours.values()) <= float(m.group(5)) / 100
     m = _quoted(page, r"The changes account for 19.1 → ([\d.]+) s and 98.7 → ([\d.]+) s \(validation pass ([\d.]+) s, "
                       r"test pass ([\d.]+) s, training pass ([\d.]+) s at 10⁶ rows\)")
     assert [float(x) for x in m.groups()] == [round(mid["seconds_to_model"], 1), round(big["seconds_to_model"], 1),
