@@ -402,8 +402,8 @@ def _gram_block_width(D: int) -> int:
 def _lower_block_gram(R: Array, width: int) -> Array:
     """(D, D) the blocks of RᵀR on and below the diagonal (column blocks of ``width``), zero above.
 
-    Block row i is R_iᵀ [R_0 … R_i], one product: with 4 blocks 5/8 of RᵀR's flops (a 2-core CPU
-    forms it in about 0.7 × RᵀR's time at D = 2000); RᵀR is L + Lᵀ off the diagonal blocks.
+    Block row i is R_iᵀ [R_0 … R_i], one product: with 4 blocks 5/8 of RᵀR's flops; RᵀR is L + Lᵀ
+    off the diagonal blocks (docs/performance.md, "Feature statistics", has the measurement).
     """
     D = R.shape[1]
     if width >= D:
