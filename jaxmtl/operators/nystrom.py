@@ -122,6 +122,8 @@ class FeatureMap(eqx.Module):
         With a transform T and fewer columns than features (c < D, as for predictions), this is
         raw(X) (T W): 2·D·c flops per row instead of the 2·D² of forming φ(X) first (the
         Nyström features of M centres cost M² per row, the centres' coefficients T W only M·c).
+        Code that applies the same W to many row blocks calls :meth:`prepare` once and
+        :meth:`apply_prepared` per block.
 
         Example:
             >>> from jaxmtl.kernels import Gaussian
@@ -131,10 +133,29 @@ class FeatureMap(eqx.Module):
             >>> bool(jnp.allclose(fm.apply(X, W), fm(X) @ W, atol=1e-4))
             True
         """
+        return self.apply_prepared(X, *self.prepare(W))
+
+    @full_precision
+    def prepare(self, W: Array) -> tuple[Array, bool]:
+        """(V, on_raw) with φ(X) W = raw(X) V when ``on_raw``, else φ(X) V: V = T W (D, c) where a
+        transform T and c < D make that the cheaper product, else W itself.
+
+        Example:
+            >>> from jaxmtl.kernels import Gaussian
+            >>> fm = NystromFeatures.from_centres(Gaussian(0.5), jnp.linspace(0.0, 1.0, 4)[:, None])
+            >>> V, on_raw = fm.prepare(jnp.ones((4, 2)))
+            >>> V.shape, on_raw
+            ((4, 2), True)
+        """
         T = self.transform
         if T is None or W.shape[1] >= T.shape[1]:
-            return jnp.matmul(self(X), W, precision=GRAM_PRECISION)
-        return jnp.matmul(self.raw(X), jnp.matmul(T, W, precision=GRAM_PRECISION), precision=GRAM_PRECISION)
+            return W, False
+        return jnp.matmul(T, W, precision=GRAM_PRECISION), True
+
+    @full_precision
+    def apply_prepared(self, X: Array, V: Array, on_raw: bool) -> Array:
+        """(n, c) φ(X) W from :meth:`prepare`'s (V, on_raw) for W."""
+        return jnp.matmul(self.raw(X) if on_raw else self(X), V, precision=GRAM_PRECISION)
 
     @full_precision
     def gram(self, X1: Array, X2: Array | None = None) -> Array:

@@ -127,10 +127,10 @@ def stream_statistics(fmap: FeatureMap, X: Any, Y: Any, chunk_rows: int = 65536,
 
 
 @filter_jit
-def _predict_chunk(fmap: FeatureMap, W: Array, X: ArrayLike, block: int) -> Array:
+def _predict_chunk(fmap: FeatureMap, V: Array, on_raw: bool, X: ArrayLike, block: int) -> Array:
     X = jnp.asarray(X)
     blocks = X.reshape(-1, block, X.shape[1])  # features of one block at a time: memory O(block·D)
-    return jax.lax.map(lambda B: fmap.apply(B, W), blocks).reshape(X.shape[0], W.shape[1])
+    return jax.lax.map(lambda B: fmap.apply_prepared(B, V, on_raw), blocks).reshape(X.shape[0], V.shape[1])
 
 
 @full_precision
@@ -157,24 +157,26 @@ def stream_predict(fmap: FeatureMap, W: Any, X: Any, chunk_rows: int = 65536, ou
     out = np.empty((n, W.shape[1]), W.dtype) if out is None else out
     if out.shape != (n, W.shape[1]):
         raise ShapeError(f"out must have shape ({n}, {W.shape[1]}); received {out.shape}.")
+    V, on_raw = fmap.prepare(W)  # once per file, not per block
     bar = ProgressBar(n, desc, enabled=progress)
     for start in range(0, n, chunk):  # one compiled call per chunk; the write of one overlaps the next
         stop = min(start + chunk, n)
-        out[start:stop] = np.asarray(_predict_chunk(fmap, W, _read(X, start, chunk, W.dtype, "X"), block))[: stop - start]
+        out[start:stop] = np.asarray(_predict_chunk(fmap, V, on_raw, _read(X, start, chunk, W.dtype, "X"),
+                                                    block))[: stop - start]
         bar.update(stop)
     return out
 
 
 @filter_jit
-def _add_squared_errors(total: Array, fmap: FeatureMap, C: Array, X: ArrayLike, Y: ArrayLike, valid: ArrayLike,
-                        block: int) -> Array:
+def _add_squared_errors(total: Array, fmap: FeatureMap, V: Array, on_raw: bool, X: ArrayLike, Y: ArrayLike,
+                        valid: ArrayLike, block: int) -> Array:
     X, Y = jnp.asarray(X), jnp.asarray(Y)
     K, d = total.shape
     w = (jnp.arange(X.shape[0]) < valid).astype(total.dtype).reshape(-1, block, 1, 1)
 
     def one_block(acc, blk):  # predictions of every column for ``block`` rows at a time: memory O(block·K·d)
         B, Yb, wb = blk
-        E = fmap.apply(B, C).reshape(block, K, d) - Yb[:, None, :]
+        E = fmap.apply_prepared(B, V, on_raw).reshape(block, K, d) - Yb[:, None, :]
         return acc + jnp.sum(wb * E * E, axis=0), None
 
     out, _ = jax.lax.scan(one_block, total, (X.reshape(-1, block, X.shape[1]), Y.reshape(-1, block, d), w))
@@ -222,10 +224,11 @@ def stream_holdout_losses(fmap: FeatureMap, C: Any, X: Any, Y: Any, chunk_rows: 
     K = int(np.prod(lead, dtype=int))
     columns = jnp.moveaxis(C.reshape(K, fmap.n_components, d), 0, 1).reshape(fmap.n_components, K * d)
     chunk, block = _chunk_size(n, chunk_rows, block_size)
+    V, on_raw = fmap.prepare(columns)  # once per file, not per block
     total = jnp.zeros((K, d), C.dtype)
     bar = ProgressBar(n, desc, enabled=progress)
     for start in range(0, n, chunk):  # one compiled call per chunk of the file
-        total = _add_squared_errors(total, fmap, columns, _read(X, start, chunk, C.dtype, "X"),
+        total = _add_squared_errors(total, fmap, V, on_raw, _read(X, start, chunk, C.dtype, "X"),
                                     _read(Y, start, chunk, C.dtype, "Y"), np.int32(min(chunk, n - start)), block)
         bar.update(min(start + chunk, n))
     return (total / n).reshape(*lead, d)
