@@ -91,6 +91,9 @@ PARSER.add_argument("--add", default=None, metavar="N:M",
 PARSER.add_argument("--rerun", default=None, metavar="METHOD[:N:M]",
                     help="rerun every row of METHOD (e.g. jaxmtl), or its row at n = N with M centres, of the last "
                          "results, each in a fresh process, and replace them")
+PARSER.add_argument("--pair", default=None, metavar="N:M[,N:M]",
+                    help="jaxmtl's rows at n = N with M centres and Falkon's fit at its tuned λ there, measured again "
+                         "one after the other in this run (each in a fresh process), and replaced")
 PARSER.add_argument("--data-dir", default=None, help="where the memory-mapped rows are written (default benchmarks/.cache)")
 PARSER.add_argument("--threads", type=int, default=0, help="BLAS/XLA threads (default 0: all cores)")
 PARSER.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -499,7 +502,9 @@ def main(argv=None):
         return
     if args.add and not re.fullmatch(r"\d+:\d+", args.add):
         PARSER.error(f"--add takes N:M (training rows and centres, e.g. 100000:10000); received {args.add!r}")
-    if args.add_falkon or args.rerun or args.add:
+    if args.pair and not re.fullmatch(r"\d+:\d+(,\d+:\d+)*", args.pair):
+        PARSER.error(f"--pair takes N:M[,N:M] (training rows and centres, e.g. 100000:2000); received {args.pair!r}")
+    if args.add_falkon or args.rerun or args.add or args.pair:
         return merge_into_last(args)
     sizes, tasks = plan(args)
     folder = Path(args.data_dir or Path(__file__).resolve().parent / ".cache" / ("million_quick" if args.quick else "million"))
@@ -552,9 +557,9 @@ def _measure(task: dict) -> dict:
 
 def merge_into_last(args) -> None:
     """``--add-falkon N:I,J`` (more Falkon fits at n = N, merged into its row), ``--rerun METHOD[:N:M]``
-    (every row of METHOD, or its row at (N, M), measured again and replaced) or ``--add N:M`` (jaxmtl's eigen and CG
-    routes and Falkon at n = N with M centres, replacing earlier rows of that size), each in a
-    fresh process, in the last results."""
+    (every row of METHOD, or its row at (N, M), measured again and replaced), ``--add N:M`` (jaxmtl's eigen and CG
+    routes and Falkon at n = N with M centres, replacing earlier rows of that size) or ``--pair N:M,…`` (see
+    :func:`pair_rows`), each in a fresh process, in the last results."""
     import _bench
 
     path = _bench.RESULTS / ("million" + ("_quick" if args.quick else "") + ".json")
@@ -563,9 +568,13 @@ def merge_into_last(args) -> None:
     paths = make_files(folder, QUICK if args.quick else FULL)
     command = "python benchmarks/million.py " + (f"--add-falkon {args.add_falkon}" + (f" --M {args.M}" if args.M else "")
                                                  if args.add_falkon else
-                                                 f"--add {args.add}" if args.add else f"--rerun {args.rerun}")
+                                                 f"--add {args.add}" if args.add else
+                                                 f"--pair {args.pair}" if args.pair else f"--rerun {args.rerun}")
     command += f" --falkon-lambdas {args.falkon_lambdas}" if args.add and args.falkon_lambdas else ""
-    if args.add:
+    if args.pair:
+        for spec in args.pair.split(","):
+            pair_rows(res["rows"], *(int(x) for x in spec.split(":")), paths=paths, command=command)
+    elif args.add:
         n, M = (int(x) for x in args.add.split(":"))
         new: list[dict] = []
         for method in ("jaxmtl", "jaxmtl-cg", "falkon"):
@@ -609,6 +618,32 @@ def merge_into_last(args) -> None:
     print(json.dumps(res["targets"], indent=1, default=float))
     if not args.quick:
         plot(res["rows"], path.with_suffix(".png"))
+
+
+def pair_rows(rows: list[dict], n: int, M: int, paths: dict, command: str) -> None:
+    """jaxmtl's rows at (n, M) (the eigen route, and the CG route where it has one) and Falkon's fit at its
+    tuned λ there, measured again one after the other, in place: times of separate runs of the same code
+    on one kind of machine have differed by over 1.5×, so a comparison wants both from the same run.
+    The new Falkon fit replaces the one at that λ and carries ``command``."""
+    import _bench
+
+    falkon = next((r for r in rows if r.get("method") == "falkon" and (r["n"], r["M"]) == (n, M) and "fits" in r), None)
+    tuned = tuned_falkon(rows, falkon) if falkon else {}
+    if "falkon_tuned_lambda" not in tuned:
+        raise SystemExit(f"--pair: no Falkon row with a tuned λ at n = {n}, M = {M}")
+    for i, row in enumerate(rows):
+        if row.get("method") in ("jaxmtl", "jaxmtl-cg") and (row["n"], row["M"]) == (n, M):
+            task = {"method": row["method"], "n": n, "M": M, "paths": paths, "device": False, "progress": False}
+            rows[i] = {**_measure(task), "command": command}
+    lam = tuned["falkon_tuned_lambda"]
+    new = _bench.isolated(__file__, {"method": "falkon", "n": n, "M": M, "paths": paths,
+                                     "lambda_indices": [LAMBDAS.index(lam)]}, timeout=7200)
+    if "fits" not in new:
+        raise SystemExit(f"Falkon failed: {new}")
+    print(f"falkon     n={n:>8d} M={M:>6d}: fit at λ = {lam:.2e}: {new['fits'][0]['fit_s']:.1f} s", flush=True)
+    falkon["fits"] = [f for f in falkon["fits"] if f["lambda"] != lam] + [{**f, "command": command} for f in new["fits"]]
+    falkon["peak_rss_mb"] = max(falkon["peak_rss_mb"], new["peak_rss_mb"])
+    _summarise_falkon(falkon)
 
 
 def save(args, argv, sizes: dict, rows: list[dict], start: float, complete: bool) -> Path:

@@ -87,10 +87,17 @@ def _falkon_rmse(t: dict) -> str:
 
 
 def _runs_apart(res: dict, n: int, M: int) -> str:
-    """A note where jaxmtl's row and Falkon's at (n, M) were measured by different commands: times
-    of separate runs of the same code on this kind of machine have differed by over 1.5×."""
-    command = {r["method"]: r.get("command", res["command"]) for r in res["rows"] if (r["n"], r["M"]) == (n, M)}
-    return "" if command.get("jaxmtl") == command.get("falkon") else ", measured in another run than jaxmtl's"
+    """A note where jaxmtl's row and the Falkon fit it is compared with at (n, M) were measured by
+    different commands: times of separate runs of the same code on this kind of machine have differed
+    by over 1.5×. A fit measured with ``--pair`` carries its own command."""
+    rows = {r["method"]: r for r in res["rows"] if (r["n"], r["M"]) == (n, M)}
+    if "jaxmtl" not in rows or "falkon" not in rows:
+        return ""
+    lam = res["targets"].get(f"n={n},M={M}", {}).get("falkon_tuned_lambda")
+    fit = next((f for f in rows["falkon"].get("fits", ()) if f["lambda"] == lam), {})
+    ours = rows["jaxmtl"].get("command", res["command"])
+    theirs = fit.get("command", rows["falkon"].get("command", res["command"]))
+    return "" if ours == theirs else ", measured in another run than jaxmtl's"
 
 
 def million() -> str:

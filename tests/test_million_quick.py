@@ -75,6 +75,30 @@ def test_quick_run_selects_from_the_whole_grid(tmp_path):
                              timeout=300, env=env)
     assert missing.returncode == 1 and "no row 'jaxmtl:1:2'" in missing.stderr and "jaxmtl-cg:10000:250" in missing.stderr
 
+    # --pair wants a Falkon row tuned on at least 5 λ (the one --add wrote has 2)
+    unpaired = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "million.py"), "--quick", "--pair", "10000:250",
+                               "--data-dir", str(tmp_path / "rows")], cwd=ROOT, capture_output=True, text=True,
+                              timeout=300, env=env)
+    assert unpaired.returncode == 1 and "no Falkon row with a tuned λ at n = 10000, M = 250" in unpaired.stderr
+
     bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "million.py"), "--quick", "--add", "10000"], cwd=ROOT,
                          capture_output=True, text=True, timeout=300, env=env)
     assert bad.returncode == 2 and "--add takes N:M" in bad.stderr and "'10000'" in bad.stderr
+
+
+def test_runs_apart_follows_the_fit_compared():
+    """The tables say "measured in another run" unless jaxmtl's row and the Falkon fit at its tuned λ
+    carry the same command (a ``--pair`` run stamps that fit)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from _large_scale_sections import _runs_apart
+
+    fits = [{"lambda": 1e-6}, {"lambda": 1e-5}]
+    res = {"command": "python benchmarks/million.py", "targets": {"n=10,M=2": {"falkon_tuned_lambda": 1e-6}},
+           "rows": [{"method": "jaxmtl", "n": 10, "M": 2}, {"method": "falkon", "n": 10, "M": 2, "fits": fits}]}
+    assert _runs_apart(res, 10, 2) == ""  # both from the main run
+    res["rows"][0]["command"] = "python benchmarks/million.py --pair 10:2"
+    assert "another run" in _runs_apart(res, 10, 2)
+    fits[1]["command"] = "python benchmarks/million.py --pair 10:2"  # not the fit compared
+    assert "another run" in _runs_apart(res, 10, 2)
+    fits[0]["command"] = "python benchmarks/million.py --pair 10:2"
+    assert _runs_apart(res, 10, 2) == ""
