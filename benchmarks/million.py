@@ -94,6 +94,8 @@ PARSER.add_argument("--rerun", default=None, metavar="METHOD[:N:M]",
 PARSER.add_argument("--pair", default=None, metavar="N:M[,N:M]",
                     help="jaxmtl's rows at n = N with M centres and Falkon's fit at its tuned λ there, measured again "
                          "one after the other in this run (each in a fresh process), and replaced")
+PARSER.add_argument("--repeats", type=int, default=1,
+                    help="with --pair: each measurement this many times, in turn; the run of median time kept")
 PARSER.add_argument("--data-dir", default=None, help="where the memory-mapped rows are written (default benchmarks/.cache)")
 PARSER.add_argument("--threads", type=int, default=0, help="BLAS/XLA threads (default 0: all cores)")
 PARSER.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -569,11 +571,13 @@ def merge_into_last(args) -> None:
     command = "python benchmarks/million.py " + (f"--add-falkon {args.add_falkon}" + (f" --M {args.M}" if args.M else "")
                                                  if args.add_falkon else
                                                  f"--add {args.add}" if args.add else
-                                                 f"--pair {args.pair}" if args.pair else f"--rerun {args.rerun}")
+                                                 f"--pair {args.pair}" + (f" --repeats {args.repeats}" if args.repeats > 1 else "")
+                                                 if args.pair else f"--rerun {args.rerun}")
     command += f" --falkon-lambdas {args.falkon_lambdas}" if args.add and args.falkon_lambdas else ""
     if args.pair:
         for spec in args.pair.split(","):
-            pair_rows(res["rows"], *(int(x) for x in spec.split(":")), paths=paths, command=command)
+            pair_rows(res["rows"], *(int(x) for x in spec.split(":")), paths=paths, command=command,
+                      repeats=args.repeats)
     elif args.add:
         n, M = (int(x) for x in args.add.split(":"))
         new: list[dict] = []
@@ -620,30 +624,42 @@ def merge_into_last(args) -> None:
         plot(res["rows"], path.with_suffix(".png"))
 
 
-def pair_rows(rows: list[dict], n: int, M: int, paths: dict, command: str) -> None:
+def pair_rows(rows: list[dict], n: int, M: int, paths: dict, command: str, repeats: int = 1) -> None:
     """jaxmtl's rows at (n, M) (the eigen route, and the CG route where it has one) and Falkon's fit at its
-    tuned λ there, measured again one after the other, in place: times of separate runs of the same code
-    on one kind of machine have differed by over 1.5×, so a comparison wants both from the same run.
-    The new Falkon fit replaces the one at that λ and carries ``command``."""
+    tuned λ there, measured again in turn, ``repeats`` times each (jaxmtl, Falkon, jaxmtl, …), in place:
+    times of separate runs of the same code on one kind of machine have differed by over 1.5×, so a
+    comparison wants both from the same run. Each keeps its run of median time (the lower middle for
+    an even count), every time recorded (``repeat_s``). The Falkon fit goes to the row's
+    ``paired_fits`` with ``command``, apart from the ``fits`` its λ was tuned on: its CG in float32
+    does not give the same iterates from run to run, and a refit must not move the tuning."""
     import _bench
 
     falkon = next((r for r in rows if r.get("method") == "falkon" and (r["n"], r["M"]) == (n, M) and "fits" in r), None)
     tuned = tuned_falkon(rows, falkon) if falkon else {}
     if "falkon_tuned_lambda" not in tuned:
         raise SystemExit(f"--pair: no Falkon row with a tuned λ at n = {n}, M = {M}")
-    for i, row in enumerate(rows):
-        if row.get("method") in ("jaxmtl", "jaxmtl-cg") and (row["n"], row["M"]) == (n, M):
-            task = {"method": row["method"], "n": n, "M": M, "paths": paths, "device": False, "progress": False}
-            rows[i] = {**_measure(task), "command": command}
     lam = tuned["falkon_tuned_lambda"]
-    new = _bench.isolated(__file__, {"method": "falkon", "n": n, "M": M, "paths": paths,
-                                     "lambda_indices": [LAMBDAS.index(lam)]}, timeout=7200)
-    if "fits" not in new:
-        raise SystemExit(f"Falkon failed: {new}")
-    print(f"falkon     n={n:>8d} M={M:>6d}: fit at λ = {lam:.2e}: {new['fits'][0]['fit_s']:.1f} s", flush=True)
-    falkon["fits"] = [f for f in falkon["fits"] if f["lambda"] != lam] + [{**f, "command": command} for f in new["fits"]]
-    falkon["peak_rss_mb"] = max(falkon["peak_rss_mb"], new["peak_rss_mb"])
-    _summarise_falkon(falkon)
+    ours = [i for i, row in enumerate(rows) if row.get("method") in ("jaxmtl", "jaxmtl-cg") and (row["n"], row["M"]) == (n, M)]
+    runs: dict = {i: [] for i in ours}
+    fits: list[dict] = []
+    for _ in range(repeats):
+        for i in ours:
+            runs[i].append(_measure({"method": rows[i]["method"], "n": n, "M": M, "paths": paths, "device": False,
+                                     "progress": False}))
+        new = _bench.isolated(__file__, {"method": "falkon", "n": n, "M": M, "paths": paths,
+                                         "lambda_indices": [LAMBDAS.index(lam)]}, timeout=7200)
+        if "fits" not in new:
+            raise SystemExit(f"Falkon failed: {new}")
+        print(f"falkon     n={n:>8d} M={M:>6d}: fit at λ = {lam:.2e}: {new['fits'][0]['fit_s']:.1f} s", flush=True)
+        fits.append({**new["fits"][0], "peak_rss_mb": new["peak_rss_mb"]})
+
+    def median(items: list[dict], key: str) -> dict:
+        return {**sorted(items, key=lambda r: r[key])[(len(items) - 1) // 2], "repeat_s": [r[key] for r in items]}
+
+    for i in ours:
+        rows[i] = {**median(runs[i], "seconds_to_model"), "command": command}
+    paired = [f for f in falkon.get("paired_fits", []) if f["lambda"] != lam]
+    falkon["paired_fits"] = paired + [{**median(fits, "fit_s"), "command": command}]
 
 
 def save(args, argv, sizes: dict, rows: list[dict], start: float, complete: bool) -> Path:
@@ -713,8 +729,15 @@ def compare(rows: list[dict]) -> dict:
         # time depends on λ, and the fit compared is the one at its tuned λ (else the fastest)
         at_tuned = next((x["fit_s"] for x in f["fits"] if x["lambda"] == tuned.get("falkon_tuned_lambda")), None)
         one_fit = min(x["fit_s"] for x in f["fits"]) if at_tuned is None else at_tuned
+        is_ = "the fastest fit" if at_tuned is None else "the fit at its tuned λ"
+        paired = next((x for x in f.get("paired_fits", ()) if x["lambda"] == tuned.get("falkon_tuned_lambda")
+                       and x["command"] == r.get("command")), None)
+        if paired is not None:  # measured beside jaxmtl's row (--pair): that time, the tuning run's apart
+            tuned.update(falkon_fit_s_in_tuning_run=one_fit, falkon_paired_val_rmse=paired["val_rmse"],
+                         falkon_paired_test_rmse=paired["test_rmse"], falkon_paired_repeat_s=paired["repeat_s"])
+            one_fit, is_ = paired["fit_s"], "the fit at its tuned λ, measured again in jaxmtl's run"
         out[key] = {"jaxmtl_whole_grid_s": r["seconds_to_model"], "falkon_one_fit_s": one_fit,
-                    "falkon_one_fit_is": "the fastest fit" if at_tuned is None else "the fit at its tuned λ",
+                    "falkon_one_fit_is": is_,
                     "falkon_fits_s": sum(x["fit_s"] for x in f["fits"]),
                     "time_met": bool(r["seconds_to_model"] < one_fit), "jaxmtl_test_rmse": r["test_rmse"],
                     "falkon_best_test_rmse": f["best_test_rmse"], "rmse_met": bool(r["test_rmse"] <= f["best_test_rmse"]),

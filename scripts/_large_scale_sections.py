@@ -75,8 +75,11 @@ def _merged(res: dict) -> list[str]:
 
 def _one_fit(t: dict) -> str:
     """Which Falkon fit a target compares with (its CG stops early, sooner at a larger λ)."""
-    if t.get("falkon_one_fit_is") == "the fit at its tuned λ":
-        return f"at its tuned λ = {t['falkon_tuned_lambda']:.1e} ({t['falkon_tuned_on']})"
+    if t.get("falkon_one_fit_is", "").startswith("the fit at its tuned λ"):
+        again = ("; fitted again in jaxmtl's run, median of "
+                 f"{'/'.join(f'{s:.1f}' for s in t['falkon_paired_repeat_s'])} s, "
+                 f"{t['falkon_fit_s_in_tuning_run']:.1f} s in the tuning run") if "falkon_paired_repeat_s" in t else ""
+        return f"at its tuned λ = {t['falkon_tuned_lambda']:.1e} ({t['falkon_tuned_on']}{again})"
     return "the fastest of its fits"
 
 
@@ -89,15 +92,14 @@ def _falkon_rmse(t: dict) -> str:
 def _runs_apart(res: dict, n: int, M: int) -> str:
     """A note where jaxmtl's row and the Falkon fit it is compared with at (n, M) were measured by
     different commands: times of separate runs of the same code on this kind of machine have differed
-    by over 1.5×. A fit measured with ``--pair`` carries its own command."""
+    by over 1.5×. A fit measured again with ``--pair`` sits in ``paired_fits`` with its command."""
     rows = {r["method"]: r for r in res["rows"] if (r["n"], r["M"]) == (n, M)}
     if "jaxmtl" not in rows or "falkon" not in rows:
         return ""
-    lam = res["targets"].get(f"n={n},M={M}", {}).get("falkon_tuned_lambda")
-    fit = next((f for f in rows["falkon"].get("fits", ()) if f["lambda"] == lam), {})
+    if res["targets"].get(f"n={n},M={M}", {}).get("falkon_one_fit_is", "").endswith("in jaxmtl's run"):
+        return ""
     ours = rows["jaxmtl"].get("command", res["command"])
-    theirs = fit.get("command", rows["falkon"].get("command", res["command"]))
-    return "" if ours == theirs else ", measured in another run than jaxmtl's"
+    return "" if ours == rows["falkon"].get("command", res["command"]) else ", measured in another run than jaxmtl's"
 
 
 def million() -> str:

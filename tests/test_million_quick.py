@@ -87,18 +87,29 @@ def test_quick_run_selects_from_the_whole_grid(tmp_path):
 
 
 def test_runs_apart_follows_the_fit_compared():
-    """The tables say "measured in another run" unless jaxmtl's row and the Falkon fit at its tuned λ
-    carry the same command (a ``--pair`` run stamps that fit)."""
+    """The tables say "measured in another run" unless jaxmtl's row and the Falkon fit it is compared
+    with come from one command (a ``--pair`` run's refit at the tuned λ counts as Falkon's)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
     sys.path.insert(0, str(ROOT / "scripts"))
     from _large_scale_sections import _runs_apart
+    from million import compare
 
-    fits = [{"lambda": 1e-6}, {"lambda": 1e-5}]
-    res = {"command": "python benchmarks/million.py", "targets": {"n=10,M=2": {"falkon_tuned_lambda": 1e-6}},
-           "rows": [{"method": "jaxmtl", "n": 10, "M": 2}, {"method": "falkon", "n": 10, "M": 2, "fits": fits}]}
-    assert _runs_apart(res, 10, 2) == ""  # both from the main run
-    res["rows"][0]["command"] = "python benchmarks/million.py --pair 10:2"
+    fits = [{"lambda": lam, "fit_s": 5.0 + i, "val_rmse": [0.9, 0.5, 0.6, 0.7, 0.8][i], "test_rmse": 0.6}
+            for i, lam in enumerate([1e-7, 1e-6, 1e-5, 1e-4, 1e-3])]
+    rows = [{"method": "jaxmtl", "n": 10, "M": 2, "seconds_to_model": 6.5, "test_rmse": 0.59, "peak_rss_mb": 1.0},
+            {"method": "falkon", "n": 10, "M": 2, "fits": fits, "best_test_rmse": 0.6, "peak_rss_mb": 2.0}]
+    res = {"command": "python benchmarks/million.py", "rows": rows, "targets": compare(rows)}
+    t = res["targets"]["n=10,M=2"]
+    assert t["falkon_one_fit_s"] == 6.0 and not t["time_met"] and _runs_apart(res, 10, 2) == ""  # one run
+    rows[0]["command"] = pair = "python benchmarks/million.py --pair 10:2"
+    res["targets"] = compare(rows)
     assert "another run" in _runs_apart(res, 10, 2)
-    fits[1]["command"] = "python benchmarks/million.py --pair 10:2"  # not the fit compared
-    assert "another run" in _runs_apart(res, 10, 2)
-    fits[0]["command"] = "python benchmarks/million.py --pair 10:2"
-    assert _runs_apart(res, 10, 2) == ""
+    rows[1]["paired_fits"] = [{"lambda": 1e-5, "fit_s": 4.0, "val_rmse": 0.5, "test_rmse": 0.6, "repeat_s": [4.0],
+                               "command": pair}]  # not at the tuned λ
+    res["targets"] = compare(rows)
+    assert "another run" in _runs_apart(res, 10, 2) and res["targets"]["n=10,M=2"]["falkon_one_fit_s"] == 6.0
+    rows[1]["paired_fits"].append({**rows[1]["paired_fits"][0], "lambda": 1e-6, "fit_s": 7.0, "repeat_s": [7.0]})
+    res["targets"] = compare(rows)
+    t = res["targets"]["n=10,M=2"]
+    assert _runs_apart(res, 10, 2) == "" and t["time_met"] and t["falkon_one_fit_s"] == 7.0
+    assert t["falkon_fit_s_in_tuning_run"] == 6.0 and t["falkon_tuned_lambda"] == 1e-6  # the tuning is the grid's
