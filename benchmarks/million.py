@@ -340,7 +340,8 @@ def worker_falkon(task: dict) -> dict:
         rows.append({"lambda": LAMBDAS[i], "fit_s": fit_s, "val_rmse": float(np.sqrt(np.mean(np.square(_rmse(pv, Yva))))),
                      "test_rmse": float(np.sqrt(np.mean(np.square(_rmse(pt, Yte)))))})
         print(f"    falkon λ = {LAMBDAS[i]:.1e}: {fit_s:.1f} s, test RMSE {rows[-1]['test_rmse']:.4f}", flush=True)
-    return _summarise_falkon({"method": "falkon", "version": falkon.__version__, "n": n, "M": M, "sigma": sigma,
+    return _summarise_falkon({"method": "falkon", "version": falkon.__version__, "torch": torch.__version__,
+                              "n": n, "M": M, "sigma": sigma,
                               "maxiter": task.get("maxiter", 20), "fits": rows,
                               "peak_rss_mb": _bench.proc_status_kb("VmHWM") / 1024, "dtype": "float32",
                               "torch_threads": torch.get_num_threads()})
