@@ -91,7 +91,7 @@ def pytest_ignore_collect(collection_path: Path, config):
 # ``.ci/run`` with ``-m scripts``.
 SCRIPT_MODULES = ("test_repro_scripts.py", "test_repro_music.py", "test_independent_filter.py",
                   "test_perf_solvers_table.py", "test_gpu_suite.py", "test_perf_scale_quick.py",
-                  "test_million_quick.py", "test_perf_routes_quick.py")
+                  "test_million_quick.py", "test_perf_routes_quick.py", "test_perf_features_quick.py")
 # Modules whose tests fit estimators end to end on real or generated data sets, run subprocesses or
 # execute whole pages (tutorials, README, the API walks): marked ``long``, outside the default run,
 # run by ``.ci/run`` with ``-m "long or scripts"`` (and in its float32 run). The default run keeps

@@ -307,3 +307,21 @@ def test_performance_lapack_threads_table_matches_the_recorded_run():
             quoted = [float(v) for v in cell.split("/")]  # default / one thread, as rounded on the page
             recorded = [ms[(processes, one)][f"{op}/{n}"] for one in (False, True)]
             assert quoted == pytest.approx(recorded, rel=0.06), (n, op, processes)
+
+
+def test_performance_feature_costs_match_the_recorded_run():
+    """docs/performance.md quotes benchmarks/results/perf_features.json: the blocked ΦᵀΦ against the plain
+    product, and a closed-over predictor with every fitted row sorted against 255 of them."""
+    res = json.loads((ROOT / "benchmarks/results/perf_features.json").read_text())
+    stats = {(r["M"], r["blocked"]): r["median_s"] for r in res["rows"] if r["case"] == "statistics"}
+    m = _quoted("docs/performance.md", r"([\d.]+) → ([\d.]+) s with 2000 centres, ([\d.]+) → ([\d.]+) s with 10 000 \(an")
+    assert [float(x) for x in m.groups()] == [round(stats[(M, b)], 2 if M == 2000 else 1)
+                                              for M in (2000, 10_000) for b in (False, True)]
+    closed = {r["shift_rows"] == 255: r for r in res["rows"] if r["case"] == "closed_over"}
+    m = _quoted("docs/performance.md", r"the first call took ([\d.]+) s, nearly all of it compiling \(folding\), and XLA "
+                                       r"printed its slow-constant-folding warning; with 255 rows, ([\d.]+) s and no warning\. "
+                                       r"`predict` on 10 rows took ([\d.]+) ms against ([\d.]+) ms")
+    assert [float(x) for x in m.groups()] == [round(closed[False]["first_call_s"], 2), round(closed[True]["first_call_s"], 2),
+                                              round(1e3 * closed[False]["median_s"], 1), round(1e3 * closed[True]["median_s"], 1)]
+    assert closed[False]["slow_folding_warning"] and not closed[True]["slow_folding_warning"]
+    assert closed[False]["compile_s"] > 0.9 * closed[False]["first_call_s"]  # "nearly all of it compiling"

@@ -1,24 +1,13 @@
 """benchmarks/repro_music.py --quick ([Din11] §5.4) runs, checks its quick claims and writes its JSON."""
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from _quick import run_quick
 
 pytestmark = pytest.mark.slow  # the quick run takes about 1.5 min on 2 cores
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def test_repro_music_quick(tmp_path):
-    env = {**os.environ, "JAXMTL_RESULTS_DIR": str(tmp_path), "MPLBACKEND": "Agg"}
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "repro_music.py"), "--quick"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600, env=env)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    payload = json.loads((tmp_path / "repro_music_quick.json").read_text())
+    payload = run_quick("repro_music.py", tmp_path)
     assert payload["mode"] == "quick" and payload["command"] == "python benchmarks/repro_music.py --quick"
     statuses = {c["claim"]: c["status"] for c in payload["claims"]}
     assert set(statuses.values()) <= {"pass", "skipped (quick)"}, payload["claims"]
