@@ -127,10 +127,18 @@ def stream_statistics(fmap: FeatureMap, X: Any, Y: Any, chunk_rows: int = 65536,
 
 
 @filter_jit
-def _predict_chunk(fmap: FeatureMap, V: Array, on_raw: bool, X: ArrayLike, block: int) -> Array:
+def _predict_chunk(fmap: FeatureMap, V: Array, on_raw: bool, X: ArrayLike, valid: ArrayLike, block: int) -> Array:
     X = jnp.asarray(X)
     blocks = X.reshape(-1, block, X.shape[1])  # features of one block at a time: memory O(block·D)
-    return jax.lax.map(lambda B: fmap.apply_prepared(B, V, on_raw), blocks).reshape(X.shape[0], V.shape[1])
+    predict = lambda B: fmap.apply_prepared(B, V, on_raw)  # noqa: E731
+    out = jax.eval_shape(predict, blocks[0])
+
+    def one_block(args):  # a block of the last chunk's padding only is skipped (zeros)
+        B, start = args
+        return jax.lax.cond(start < valid, predict, lambda _: jnp.zeros(out.shape, out.dtype), B)
+
+    starts = jnp.arange(blocks.shape[0]) * block
+    return jax.lax.map(one_block, (blocks, starts)).reshape(X.shape[0], V.shape[1])
 
 
 @full_precision
@@ -162,7 +170,7 @@ def stream_predict(fmap: FeatureMap, W: Any, X: Any, chunk_rows: int = 65536, ou
     for start in range(0, n, chunk):  # one compiled call per chunk; the write of one overlaps the next
         stop = min(start + chunk, n)
         out[start:stop] = np.asarray(_predict_chunk(fmap, V, on_raw, _read(X, start, chunk, W.dtype, "X"),
-                                                    block))[: stop - start]
+                                                    np.int32(stop - start), block))[: stop - start]
         bar.update(stop)
     return out
 
@@ -174,10 +182,13 @@ def _add_squared_errors(total: Array, fmap: FeatureMap, V: Array, on_raw: bool, 
     K, d = total.shape
     w = (jnp.arange(X.shape[0]) < valid).astype(total.dtype).reshape(-1, block, 1, 1)
 
-    def one_block(acc, blk):  # predictions of every column for ``block`` rows at a time: memory O(block·K·d)
+    def add(acc, blk):  # predictions of every column for ``block`` rows at a time: memory O(block·K·d)
         B, Yb, wb = blk
         E = fmap.apply_prepared(B, V, on_raw).reshape(block, K, d) - Yb[:, None, :]
-        return acc + jnp.sum(wb * E * E, axis=0), None
+        return acc + jnp.sum(wb * E * E, axis=0)
+
+    def one_block(acc, blk):  # a block of the last chunk's padding only is skipped
+        return jax.lax.cond(jnp.any(blk[2] > 0), add, lambda acc, _: acc, acc, blk), None
 
     out, _ = jax.lax.scan(one_block, total, (X.reshape(-1, block, X.shape[1]), Y.reshape(-1, block, d), w))
     return out
