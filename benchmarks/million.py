@@ -39,7 +39,9 @@ Rows of the table (each configuration in a fresh process; peak resident set from
   residuals are below ``cg_tolerance``, sooner at a larger λ, so a fit's time depends on λ: the targets
   compare the whole grid with ONE fit at Falkon's tuned λ (:func:`tuned_falkon`: selected on the
   validation rows among at least five fitted λ; at 10⁶ rows the λ so selected at 10⁵ rows, fitted once
-  with ``--add-falkon 1000000:I --M M``).
+  with ``--add-falkon 1000000:I --M M``). ``--pair N:M[,N:M] [--repeats R]`` measures jaxmtl's rows and
+  that fit again in turn in one run (:func:`pair_rows`); the targets take the faster of the tuned
+  fit's two measurements.
 * ``sklearn`` — scikit-learn's ``Nystroem`` (its own uniform centres, same M and width) +
   ``RidgeCV(alpha_per_target=True)`` on the same λ grid (its efficient leave-one-out), the
   baseline every user has; it holds the n × M features in memory, so it runs to n = 10⁵.
@@ -49,8 +51,8 @@ n = 1 000 000 with M = 20 000 on the Nyström route, and a plain PyTorch Nyströ
 per λ, what a user writes) when torch has a CUDA device. Writes ``million_gpu.json``.
 
 Usage: python benchmarks/million.py [--quick] [--device] [--sizes 10000,100000,1000000] [--M 2000]
-       [--large-M 5000] [--falkon-lambdas K] [--add-falkon N:I,J [--M M]] [--add N:M] [--rerun METHOD[:N:M]] [--data-dir DIR]
-       [--threads N]
+       [--large-M 5000] [--falkon-lambdas K] [--add-falkon N:I,J [--M M]] [--add N:M] [--rerun METHOD[:N:M]]
+       [--pair N:M[,N:M] [--repeats R]] [--data-dir DIR] [--threads N]
 Writes benchmarks/results/million[_quick|_gpu].json and million.png (time and memory against n).
 """
 

@@ -130,7 +130,10 @@ def stream_statistics(fmap: FeatureMap, X: Any, Y: Any, chunk_rows: int = 65536,
 def _predict_chunk(fmap: FeatureMap, V: Array, on_raw: bool, X: ArrayLike, valid: ArrayLike, block: int) -> Array:
     X = jnp.asarray(X)
     blocks = X.reshape(-1, block, X.shape[1])  # features of one block at a time: memory O(block·D)
-    predict = lambda B: fmap.apply_prepared(B, V, on_raw)  # noqa: E731
+
+    def predict(B):
+        return fmap.apply_prepared(B, V, on_raw)
+
     out = jax.eval_shape(predict, blocks[0])
 
     def one_block(args):  # a block of the last chunk's padding only is skipped (zeros)
