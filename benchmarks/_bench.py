@@ -17,6 +17,10 @@ if str(ROOT) not in sys.path:  # the scripts import jaxmtl from this checkout
     sys.path.insert(0, str(ROOT))
 
 
+# XLA's warning when constant folding is slow (data closed over as constants instead of arguments),
+# searched for in a child's stderr in lower case
+CONSTANT_FOLDING = "constant folding"
+
 # Source lines for a child process (``python -c``) that count the XLA programs it compiles and their
 # compilation seconds into ``counts``; the child imports jax first.
 COMPILE_COUNTER = """

@@ -57,7 +57,7 @@ import subprocess
 import sys
 import time
 
-from _bench import (COMPILE_COUNTER, FIRST_ANSWER_FIT, ROOT, first_answer_header, fresh_process_env, table,
+from _bench import (COMPILE_COUNTER, CONSTANT_FOLDING, FIRST_ANSWER_FIT, ROOT, first_answer_header, fresh_process_env, table,
                     write)
 
 ESTIMATORS = ("VectorValuedRegressor", "MultiClassClassifier", "MultiTaskRegressor")
@@ -69,8 +69,6 @@ CV_FOLDS = (3, 5, 10)
 # 500 rows took 5.8 to 7.1 s in three runs). At and above it one process: the grid search alone
 # takes 11 minutes at 5000 rows, where the ratios are 0.1–0.3.
 REPEAT_BELOW = 5000
-# XLA's warning when constant folding is slow (data closed over as constants instead of arguments)
-CONSTANT_FOLDING = "constant folding"
 
 # GridSearchCV over parameters of each estimator that change no array shape (job "search")
 SEARCH_GRIDS = {"VectorValuedRegressor": {"normalize_y": [True, False], "random_state": [0, 1]},

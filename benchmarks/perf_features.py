@@ -24,11 +24,9 @@ import sys
 import tempfile
 import time
 
-from _bench import COMPILE_COUNTER, isolated, median_time, parse_args, report, set_threads
+from _bench import COMPILE_COUNTER, CONSTANT_FOLDING, isolated, median_time, parse_args, report, set_threads
 
 set_threads()  # before numpy / jax: --threads 0 for all cores, as the docs' figures
-
-SLOW_FOLDING = "Constant folding an instruction is taking"
 
 
 def _captured_stderr(fn):
@@ -95,7 +93,7 @@ def closed_over(task: dict) -> dict:
     compiled = dict(counter["counts"])
     est.predict(X[:10])
     return {"first_call_s": first, "programs": compiled["programs"], "compile_s": compiled["compile_s"],
-            "slow_folding_warning": SLOW_FOLDING in err, "median_s": median_time(lambda: est.predict(X[:10]), 50)}
+            "slow_folding_warning": CONSTANT_FOLDING in err.lower(), "median_s": median_time(lambda: est.predict(X[:10]), 50)}
 
 
 WORKERS = {"statistics": statistics, "closed_over": closed_over}

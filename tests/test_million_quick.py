@@ -81,6 +81,10 @@ def test_quick_run_selects_from_the_whole_grid(tmp_path):
                               timeout=300, env=env)
     assert unpaired.returncode == 1 and "no Falkon row with a tuned λ at n = 10000, M = 250" in unpaired.stderr
 
+    badpair = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "million.py"), "--quick", "--pair", "10000"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert badpair.returncode == 2 and "--pair takes N:M[,N:M]" in badpair.stderr and "'10000'" in badpair.stderr
+
     bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "million.py"), "--quick", "--add", "10000"], cwd=ROOT,
                          capture_output=True, text=True, timeout=300, env=env)
     assert bad.returncode == 2 and "--add takes N:M" in bad.stderr and "'10000'" in bad.stderr

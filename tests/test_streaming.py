@@ -134,6 +134,29 @@ def test_feature_map_applies_coefficients_through_its_transform():
                                    atol=ATOL * (np.abs(P) @ np.abs(W)).max())
 
 
+def test_prepared_coefficients_trace_and_refuse_bad_shapes():
+    """prepare + apply_prepared equal apply under jit, vmap over coefficient sets and grad (against
+    finite differences); a W without one row per feature is refused by name."""
+    X, _ = _data(30)
+    fm = NystromFeatures.from_centres(Gaussian(1.5), jnp.asarray(X[:8]))
+    Xj = jnp.asarray(X)
+    Ws = jnp.asarray(np.random.default_rng(0).normal(size=(4, 8, 2)), Xj.dtype)
+    jitted = jax.jit(lambda W: fm.apply_prepared(Xj, *fm.prepare(W)))
+    np.testing.assert_allclose(jitted(Ws[0]), fm.apply(Xj, Ws[0]), rtol=RTOL, atol=ATOL)
+    stacked = jax.vmap(lambda W: fm.apply_prepared(Xj, *fm.prepare(W)))(Ws)
+    np.testing.assert_allclose(stacked[2], fm.apply(Xj, Ws[2]), rtol=RTOL, atol=ATOL)
+    loss = lambda W: jnp.sum(fm.apply_prepared(Xj, *fm.prepare(W)) ** 2)  # noqa: E731
+    g = jax.grad(loss)(Ws[0])
+    E = jnp.zeros_like(Ws[0]).at[3, 1].set(1.0)
+    h = 1e-6 if X64 else 1e-2
+    fd = (loss(Ws[0] + h * E) - loss(Ws[0] - h * E)) / (2 * h)
+    assert bool(jnp.all(jnp.isfinite(g)))
+    assert float(g[3, 1]) == pytest.approx(float(fd), rel=1e-5 if X64 else 2e-2)
+    for bad in (np.ones((7, 2)), np.ones(8)):
+        with pytest.raises(ShapeError, match=r"W must have shape \(8, c\)"):
+            fm.prepare(jnp.asarray(bad))
+
+
 def test_streaming_refuses_mismatched_rows(memmapped):
     Xm, Ym, X, _ = memmapped
     fm = NystromFeatures.fit(Gaussian(1.2), jnp.asarray(X), 5, random_state=0)

@@ -147,6 +147,9 @@ class FeatureMap(eqx.Module):
             >>> V.shape, on_raw
             ((4, 2), True)
         """
+        if jnp.ndim(W) != 2 or W.shape[0] != self.n_components:
+            raise ShapeError(f"W must have shape ({self.n_components}, c): one row per feature; received "
+                             f"{jnp.shape(W)}.")
         T = self.transform
         if T is None or W.shape[1] >= T.shape[1]:
             return W, False
