@@ -24,10 +24,15 @@ the outputs on the eigenvectors of A, and direction j solves (a_j K_nmᵀK_nm + 
 K_nmᵀ ỹ_j with A_j a square root of a_j TTᵀ/m + λI — our extension of Alg. 1 to separable kernels.
 Every λ of the path and every output direction run in lock step: one pass over the data per
 step (K_nm recomputed in row blocks, memory O(block·m + m² + P·d·m) whatever n), in one ``lax.scan``.
-Departures: the K_mm used in the preconditioner gets Falkon's jitter m·eps·I, the system
-itself keeps the exact K_mm, so CG converges to the exact Nyström solution; A_j is the symmetric
-root from one eigendecomposition of TTᵀ shared by every column, not a Cholesky factor per column
-(AᵀA, and so BBᵀ, is the same: the same CG iterates in exact arithmetic, m² memory).
+Departures: T is the eigen square root of K_mm + m·eps·I (Falkon's jitter) = Q Σ² Qᵀ, T = ΣQᵀ, not
+its Cholesky factor: TTᵀ = Σ² is diagonal, so A_c, the root of a_c TTᵀ/m + λ_c I, is diagonal for
+every column, and one eigendecomposition of K_mm is the whole preconditioner (no m × m factor per
+column, no second decomposition). BBᵀ = [a_c K̃²/m + λ_c K̃]⁻¹/n (K̃ = K_mm + m·eps·I) whichever
+square root T is, so the CG iterates are [RCR17]'s in exact arithmetic (tests/test_scale.py checks
+them against Alg. 1 with Cholesky factors, one per column). A step costs one pass over the rows and three
+m × m products with the P·d columns (B, Bᵀ and K_mm), where Cholesky factors cost two triangular
+solves and, with one root per column, four more products. The system itself keeps the exact K_mm,
+not the jittered one, so CG converges to the exact Nyström solution.
 
 Example:
     >>> import jax.numpy as jnp
@@ -324,41 +329,41 @@ def _falkon(kernel, Z, X, Y, A, lambdas, Xe, Ye, n_steps, block, preconditioned)
     a, V = eigh(A)
     a = clip_psd(a)
     Kmm = kernel(Z, Z)
-    eye = jnp.eye(m, dtype=dtype)
     b = _transposed_product(kernel, X, Z, Y @ V, block)  # K_mn Ỹ  (m, d), in row blocks of X
     lam = jnp.repeat(lambdas, d)  # column c = (λ_p, direction j): p-major
     aj = jnp.tile(a, P)
     bcols = jnp.tile(b, (1, P))  # (m, P·d)
+
+    def H(v):  # (a_c K_mn K_nm + nλ_c K_mm) v for every column c
+        return aj[None, :] * _normal_product(kernel, X, Z, v, block) + n * lam[None, :] * (Kmm @ v)
+
     if preconditioned:
-        L = jnp.linalg.cholesky(Kmm + m * jnp.finfo(dtype).eps * eye)  # K_mm = L Lᵀ, T = Lᵀ
-        s, U = eigh(L.T @ L)  # T Tᵀ = U diag(s) Uᵀ: one decomposition serves every column
-        # A_c = U diag(√(a_c s/m + λ_c)) Uᵀ, the symmetric root of a_c TTᵀ/m + λ_c I ([RCR17] take its
-        # Cholesky factor: AᵀA, and so BBᵀ, is the same, but that needs one m × m factor per column)
-        root_inv = jax.lax.rsqrt(clip_psd(s)[:, None] * aj[None, :] / m + lam[None, :])  # (m, P·d)
+        # T = Σ Qᵀ with K_mm + m·eps·I = Q Σ² Qᵀ: TTᵀ = Σ² is diagonal, so A_c, the root of
+        # a_c TTᵀ/m + λ_c I, is diag(r_c), and B = T⁻¹A⁻¹/√n = W diag(1/r_c)/√n with W = Q Σ⁻¹.
+        ev, Q = eigh(Kmm)
+        ev = clip_psd(ev)
+        sig2 = ev + m * jnp.finfo(dtype).eps
+        W = Q * jax.lax.rsqrt(sig2)[None, :]
+        r_inv = jax.lax.rsqrt(sig2[:, None] * aj[None, :] / m + lam[None, :])  # (m, P·d)
 
-        def a_inv(W):  # A_c⁻¹ w_c for every column c (A_c symmetric: also A_c⁻ᵀ)
-            return U @ (root_inv * (U.T @ W))
+        def coef_of(beta):  # α = B β
+            return W @ (r_inv * beta) / jnp.sqrt(n)
 
-        def Bmul(W):  # B w = T⁻¹ A⁻¹ w / √n, column-wise
-            return jax.scipy.linalg.solve_triangular(L, a_inv(W), lower=True, trans="T") / jnp.sqrt(n)
+        def op(q):  # Bᵀ H B q for every column c
+            return r_inv * (W.T @ H(coef_of(q))) / jnp.sqrt(n)
 
-        def Btmul(W):  # Bᵀ w = A⁻ᵀ T⁻ᵀ w / √n
-            return a_inv(jax.scipy.linalg.solve_triangular(L, W, lower=True)) / jnp.sqrt(n)
+        rhs = r_inv * (W.T @ bcols) / jnp.sqrt(n)
     else:
-        def Bmul(W):
-            return W
+        def coef_of(beta):
+            return beta
 
-        Btmul = Bmul
-
-    def H(W):  # (a_j K_mn K_nm + nλ K_mm) w for every column
-        return aj[None, :] * _normal_product(kernel, X, Z, W, block) + n * lam[None, :] * (Kmm @ W)
-
-    rhs = Btmul(bcols)
+        op = H
+        rhs = bcols
     norm0 = jnp.maximum(jnp.linalg.norm(rhs, axis=0), jnp.finfo(dtype).tiny)
 
     def step(carry, _):
         x, r, p, rs = carry
-        Mp = Btmul(H(Bmul(p)))
+        Mp = op(p)
         pMp = jnp.sum(p * Mp, axis=0)
         alpha = jnp.where(pMp > 0, rs / jnp.where(pMp > 0, pMp, 1.0), 0.0)
         x = x + alpha * p
@@ -370,7 +375,7 @@ def _falkon(kernel, Z, X, Y, A, lambdas, Xe, Ye, n_steps, block, preconditioned)
     zero = jnp.zeros_like(rhs)
     (beta, _, _, _), res = jax.lax.scan(step, (zero, rhs, rhs, jnp.sum(rhs * rhs, axis=0)), None,
                                         length=n_steps)
-    alpha_rot = Bmul(beta).reshape(m, P, d).transpose(1, 0, 2)  # (P, m, d) in the rotated outputs
+    alpha_rot = coef_of(beta).reshape(m, P, d).transpose(1, 0, 2)  # (P, m, d) in the rotated outputs
     coef = alpha_rot @ V.T
     residuals = res.T.reshape(P, d, n_steps)
     if Xe is None:
