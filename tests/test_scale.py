@@ -255,13 +255,13 @@ def _cholesky_preconditioned_cg(Knm, Kmm, Y, A, lams, steps):
 
 
 @pytest.mark.parametrize("x64", [True, False], ids=["float64", "float32"])
-def test_falkon_shared_root_preconditioner_gives_the_iterates_of_per_column_cholesky_factors(x64):
-    """The preconditioner's A is the symmetric root of a·TTᵀ/m + λI from one eigendecomposition of TTᵀ
-    shared by every column; [RCR17] take its Cholesky factor, one per column. AᵀA (so BBᵀ) is the same
-    and CG is invariant under the orthogonal change between the two: after a few steps, short of
-    convergence, the coefficients equal the explicit per-column loop's (float64 to 1e-10; float32 to
-    its promise). The width keeps K_mm well conditioned (condition number about 400), so coefficients,
-    not only predictions, are determined to those digits."""
+def test_falkon_eigen_root_preconditioner_gives_the_iterates_of_per_column_cholesky_factors(x64):
+    """The preconditioner takes T = ΣQᵀ from K_mm + m·eps·I = QΣ²Qᵀ, so that every column's A (the
+    root of a·TTᵀ/m + λI) is diagonal; [RCR17] take T = chol(K_mm + m·eps·I) and a Cholesky factor
+    of a·TTᵀ/m + λI per column. BBᵀ is the same and CG is invariant under the orthogonal change between
+    the two: after a few steps, short of convergence, the coefficients equal the explicit per-column
+    loop's (float64 to 1e-10; float32 to its promise). The width keeps K_mm well conditioned (condition
+    number about 400), so coefficients, not only predictions, are determined to those digits."""
     rng = np.random.default_rng(7)
     X = rng.uniform(-1, 1, size=(150, 2))
     Y = np.c_[np.sin(3 * X[:, 0]), np.cos(2 * X[:, 1])] + 0.05 * rng.normal(size=(150, 2))
