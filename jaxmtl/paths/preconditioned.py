@@ -29,10 +29,10 @@ its Cholesky factor: TTᵀ = Σ² is diagonal, so A_c, the root of a_c TTᵀ/m +
 every column, and one eigendecomposition of K_mm is the whole preconditioner (no m × m factor per
 column, no second decomposition). BBᵀ = [a_c K̃²/m + λ_c K̃]⁻¹/n (K̃ = K_mm + m·eps·I) whichever
 square root T is, so the CG iterates are [RCR17]'s in exact arithmetic (tests/test_scale.py checks
-them against Alg. 1 with Cholesky factors, one per column). A step costs one pass over the rows and three
-m × m products with the P·d columns (B, Bᵀ and K_mm), where Cholesky factors cost two triangular
-solves and, with one root per column, four more products. The system itself keeps the exact K_mm,
-not the jittered one, so CG converges to the exact Nyström solution.
+them against Alg. 1 with Cholesky factors, one per column). CG runs in B's coordinates: a step is one pass over
+the rows and three m × m products with the P·d columns (B, Bᵀ and K_mm); the Cholesky form adds two
+triangular solves a step. The system itself keeps the exact K_mm, not the jittered one, so CG
+converges to the exact Nyström solution.
 
 Example:
     >>> import jax.numpy as jnp
