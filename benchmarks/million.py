@@ -30,6 +30,10 @@ Rows of the table (each configuration in a fresh process; peak resident set from
   largest relative difference of the two passes' losses is recorded.
 * ``jaxmtl-cg`` (larger M) — :func:`jaxmtl.paths.falkon_path`: Falkon's preconditioned CG for
   every λ in lock step (ω = 0), the route where the M × M eigendecomposition stops paying.
+* ``estimator`` (larger M; ``--add-estimator N:M``) — what a user of the estimators runs:
+  ``ApproximateKernelRegressor(output='independent', route='auto')`` on the training and validation
+  rows with the validation rows as its held-out split (:func:`worker_estimator`); the cost model of
+  :mod:`jaxmtl.paths.routes` picks its route, recorded with the row.
 * ``falkon`` — Falkon (A. Rudi, L. Carratino, L. Rosasco, NIPS 2017; the ``falkon`` package, when
   importable) with the same centres (``FixedSelector``) and its default 20 CG iterations, one fit
   per λ: all 20 at 10⁴ rows; at 10⁵ (5 fits) and 10⁶ (2 fits; a fit takes minutes there) the λ
@@ -51,7 +55,8 @@ n = 1 000 000 with M = 20 000 on the Nyström route, and a plain PyTorch Nyströ
 per λ, what a user writes) when torch has a CUDA device. Writes ``million_gpu.json``.
 
 Usage: python benchmarks/million.py [--quick] [--device] [--sizes 10000,100000,1000000] [--M 2000]
-       [--large-M 5000] [--falkon-lambdas K] [--add-falkon N:I,J [--M M]] [--add N:M] [--rerun METHOD[:N:M]]
+       [--large-M 5000] [--falkon-lambdas K] [--add-falkon N:I,J [--M M]] [--add N:M] [--add-estimator N:M]
+       [--rerun METHOD[:N:M]]
        [--pair N:M[,N:M] [--repeats R]] [--data-dir DIR] [--threads N]
 Writes benchmarks/results/million[_quick|_gpu].json and million.png (time and memory against n).
 """
@@ -90,6 +95,9 @@ PARSER.add_argument("--add-falkon", default=None, metavar="N:I[,J]",
                          "indices I, J… and merge the fits into the last results")
 PARSER.add_argument("--add", default=None, metavar="N:M",
                     help="rows at n = N with M centres (jaxmtl's eigen and CG routes, Falkon), merged into the last results")
+PARSER.add_argument("--add-estimator", default=None, metavar="N:M",
+                    help="the estimators' row at n = N with M centres (ApproximateKernelRegressor, route='auto'), "
+                         "merged into the last results")
 PARSER.add_argument("--rerun", default=None, metavar="METHOD[:N:M]",
                     help="rerun every row of METHOD (e.g. jaxmtl), or its row at n = N with M centres, of the last "
                          "results, each in a fresh process, and replace them")
@@ -340,7 +348,7 @@ def worker_falkon(task: dict) -> dict:
         pv = model.predict(torch.from_numpy(np.ascontiguousarray(Xva))).numpy()
         pt = model.predict(torch.from_numpy(np.ascontiguousarray(Xte))).numpy()
         rows.append({"lambda": LAMBDAS[i], "fit_s": fit_s, "val_rmse": float(np.sqrt(np.mean(np.square(_rmse(pv, Yva))))),
-                     "test_rmse": float(np.sqrt(np.mean(np.square(_rmse(pt, Yte)))))})
+                     "test_rmse": float(np.sqrt(np.mean(np.square(_rmse(pt, Yte))))), "cpu_model": _cpu_model()})
         print(f"    falkon λ = {LAMBDAS[i]:.1e}: {fit_s:.1f} s, test RMSE {rows[-1]['test_rmse']:.4f}", flush=True)
     return _summarise_falkon({"method": "falkon", "version": falkon.__version__, "torch": torch.__version__,
                               "n": n, "M": M, "sigma": sigma,
@@ -421,8 +429,39 @@ def worker_torch(task: dict) -> dict:
             "gpu_peak_mb": torch.cuda.max_memory_allocated() / 2**20, "torch": torch.__version__}
 
 
+def worker_estimator(task: dict) -> dict:
+    """What a user of the estimators runs: ``ApproximateKernelRegressor`` on the training and validation
+    rows, the validation rows as its held-out split, with the same width, λ grid and M (its own uniform
+    centres), independent outputs with one λ (A = I, Falkon's model) and ``route='auto'``: the cost model
+    picks the route (``route_``). The time includes compilation and everything ``fit`` does."""
+    import numpy as np
+
+    import _bench
+    from jaxmtl.kernels import Gaussian
+    from jaxmtl.models.approximate import ApproximateKernelRegressor
+
+    paths, n, M = task["paths"], task["n"], task["M"]
+    sigma, _ = width_and_centres(paths, n, M)
+    (Xtr, Ytr), (Xva, Yva) = _rows(paths, "train", n), _rows(paths, "val")
+    X, Y = np.concatenate([Xtr, Xva]), np.concatenate([Ytr, Yva])
+    train = np.arange(len(X)) < len(Xtr)
+    model = ApproximateKernelRegressor(Gaussian(sigma), n_components=M, output="independent", filter="tikhonov",
+                                       selection=[train], lambdas=LAMBDAS, dtype="float32", route=task.get("route", "auto"))
+    t0 = time.perf_counter()
+    model.fit(X, Y)
+    to_model = time.perf_counter() - t0
+    Xte, Yte = _rows(paths, "test")
+    rmse = _rmse(model.predict(Xte), Yte)
+    return {"method": "estimator", "route": f"ApproximateKernelRegressor(output='independent', route='auto'): "
+                                            f"route_ = {model.route_!r}", "route_taken": model.route_,
+            "n": n, "M": M, "sigma": sigma, "seconds_to_model": to_model, "includes_compilation": True,
+            "selected": {"lambda": model.best_params_["param"]},
+            "test_rmse_per_output": rmse, "test_rmse": float(np.sqrt(np.mean(np.square(rmse)))),
+            "peak_rss_mb": _bench.proc_status_kb("VmHWM") / 1024, "dtype": "float32"}
+
+
 WORKERS = {"jaxmtl": worker_jaxmtl, "jaxmtl-cg": worker_cg, "falkon": worker_falkon, "sklearn": worker_sklearn,
-           "torch": worker_torch}
+           "torch": worker_torch, "estimator": worker_estimator}
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -446,7 +485,8 @@ def plan(args) -> tuple[dict, list[dict]]:
             tasks.append({"method": "sklearn", "n": n, "M": M})
     if args.large_M:
         n = max(n for n in ns if n * args.large_M**2 <= 1e14) if any(n * args.large_M**2 <= 1e14 for n in ns) else min(ns)
-        tasks += [{"method": "jaxmtl", "n": n, "M": args.large_M}, {"method": "jaxmtl-cg", "n": n, "M": args.large_M}]
+        tasks += [{"method": "jaxmtl", "n": n, "M": args.large_M}, {"method": "jaxmtl-cg", "n": n, "M": args.large_M},
+                  {"method": "estimator", "n": n, "M": args.large_M}]
     for t in tasks:
         t["device"] = bool(args.device)
     return sizes, tasks
@@ -509,7 +549,9 @@ def main(argv=None):
         PARSER.error(f"--add takes N:M (training rows and centres, e.g. 100000:10000); received {args.add!r}")
     if args.pair and not re.fullmatch(r"\d+:\d+(,\d+:\d+)*", args.pair):
         PARSER.error(f"--pair takes N:M[,N:M] (training rows and centres, e.g. 100000:2000); received {args.pair!r}")
-    if args.add_falkon or args.rerun or args.add or args.pair:
+    if args.add_estimator and not re.fullmatch(r"\d+:\d+", args.add_estimator):
+        PARSER.error(f"--add-estimator takes N:M (e.g. 100000:10000); received {args.add_estimator!r}")
+    if args.add_falkon or args.rerun or args.add or args.pair or args.add_estimator:
         return merge_into_last(args)
     sizes, tasks = plan(args)
     folder = Path(args.data_dir or Path(__file__).resolve().parent / ".cache" / ("million_quick" if args.quick else "million"))
@@ -529,6 +571,15 @@ def main(argv=None):
     print("wrote", path)
     if not args.quick and not args.device:
         plot(rows, path.with_suffix(".png"))
+
+
+def _cpu_model() -> str | None:
+    """The processor's model name (a row's fits are compared only with rows of the same machine)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), None)
+    except OSError:
+        return None
 
 
 def _summarise_falkon(row: dict) -> dict:
@@ -553,6 +604,7 @@ def _measure(task: dict) -> dict:
     res = _bench.isolated(__file__, task, timeout=7200)
     for key in ("method", "n", "M"):
         res.setdefault(key, task[key])
+    res.setdefault("cpu_model", _cpu_model())
     res["wall_s"] = time.perf_counter() - t
     show = {k: res[k] for k in ("seconds_to_model", "median_fit_s", "test_rmse", "best_test_rmse", "peak_rss_mb",
                                 "not_available", "error") if k in res}
@@ -575,12 +627,17 @@ def merge_into_last(args) -> None:
                                                  if args.add_falkon else
                                                  f"--add {args.add}" if args.add else
                                                  f"--pair {args.pair}" + (f" --repeats {args.repeats}" if args.repeats > 1 else "")
-                                                 if args.pair else f"--rerun {args.rerun}")
+                                                 if args.pair else f"--add-estimator {args.add_estimator}"
+                                                 if args.add_estimator else f"--rerun {args.rerun}")
     command += f" --falkon-lambdas {args.falkon_lambdas}" if args.add and args.falkon_lambdas else ""
     if args.pair:
         for spec in args.pair.split(","):
             pair_rows(res["rows"], *(int(x) for x in spec.split(":")), paths=paths, command=command,
                       repeats=args.repeats)
+    elif args.add_estimator:
+        n, M = (int(x) for x in args.add_estimator.split(":"))
+        new_row = {**_measure({"method": "estimator", "n": n, "M": M, "paths": paths}), "command": command}
+        res["rows"] = [r for r in res["rows"] if (r["method"], r["n"], r["M"]) != ("estimator", n, M)] + [new_row]
     elif args.add:
         n, M = (int(x) for x in args.add.split(":"))
         new: list[dict] = []
@@ -601,6 +658,10 @@ def merge_into_last(args) -> None:
         new = _bench.isolated(__file__, task, timeout=7200)
         if "fits" not in new:
             raise SystemExit(f"Falkon failed: {new}")
+        machines = {f.get("cpu_model") for f in row["fits"] + new["fits"]}
+        if len(machines) > 1:  # a λ is tuned on fits of one machine: --rerun falkon:N:M fits them all again here
+            raise SystemExit(f"--add-falkon: the row's fits ran on {sorted(map(str, machines))}; a tuning merges fits "
+                             f"of one machine (--rerun falkon:{row['n']}:{row['M']} fits its λ again on this one)")
         row["fits"] += new["fits"]
         row["peak_rss_mb"] = max(row["peak_rss_mb"], new["peak_rss_mb"])
         _summarise_falkon(row)
@@ -752,16 +813,19 @@ def compare(rows: list[dict]) -> dict:
                     "memory_met": bool(r["peak_rss_mb"] <= f["peak_rss_mb"]), **tuned}
         if tuned.get("falkon_tuned_test_rmse") is not None:
             out[key]["rmse_vs_tuned_met"] = bool(r["test_rmse"] <= tuned["falkon_tuned_test_rmse"])
-    for r in rows:  # the CG route beside them, judged where Falkon ran
-        cg, key = r, f"n={r['n']},M={r['M']}"
-        if cg.get("method") != "jaxmtl-cg" or "seconds_to_model" not in cg or key not in out:
+    for r in rows:  # the CG route and the estimators' route beside them, judged where Falkon ran
+        key = f"n={r['n']},M={r['M']}"
+        tag = {"jaxmtl-cg": "cg", "estimator": "estimator"}.get(r.get("method"))
+        if tag is None or "seconds_to_model" not in r or key not in out:
             continue
-        out[key].update({"cg_s": cg["seconds_to_model"], "cg_test_rmse": cg["test_rmse"], "cg_peak_mb": cg["peak_rss_mb"]})
-        if "falkon_one_fit_s" in out[key]:
-            t = out[key]
-            t.update({"cg_time_met": bool(cg["seconds_to_model"] < t["falkon_one_fit_s"]),
-                      "cg_rmse_met": bool(cg["test_rmse"] <= t["falkon_best_test_rmse"]),
-                      "cg_memory_met": bool(cg["peak_rss_mb"] <= t["falkon_peak_mb"])})
+        t = out[key]
+        t.update({f"{tag}_s": r["seconds_to_model"], f"{tag}_test_rmse": r["test_rmse"], f"{tag}_peak_mb": r["peak_rss_mb"]})
+        if "falkon_one_fit_s" in t:
+            t.update({f"{tag}_time_met": bool(r["seconds_to_model"] < t["falkon_one_fit_s"]),
+                      f"{tag}_rmse_met": bool(r["test_rmse"] <= t["falkon_best_test_rmse"]),
+                      f"{tag}_memory_met": bool(r["peak_rss_mb"] <= t["falkon_peak_mb"])})
+            if tag == "estimator":
+                t["estimator_route"] = r["route_taken"]
     return out
 
 

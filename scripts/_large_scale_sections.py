@@ -36,7 +36,7 @@ def _selected(r: dict) -> str:
     if "omega" in s:
         return f"ω = {s['omega']}, λ = {s['lambda']:.1e}"
     if "lambda" in s:
-        return f"λ = {s['lambda']:.1e}"
+        return f"λ = {s['lambda']:.1e}" + (f" ({r['route_taken']} route)" if "route_taken" in r else "")
     if r.get("method") == "falkon" and "selected_on_validation" in r:
         return f"λ = {r['selected_on_validation']['lambda']:.1e} (validation)"
     return ""
@@ -54,11 +54,14 @@ def _million_table(res: dict) -> list[str]:
             times = [f["fit_s"] for f in r["fits"]]
             secs = (f"{_f(r['selected_on_validation']['fit_s'])} at its selected λ ({r['lambdas_fitted']} λ fitted, "
                     f"{_f(min(times))}–{_f(max(times))} per fit, {_f(sum(times))} in all)")
+            cpus = sorted({str(f["cpu_model"]) for f in r["fits"] if f.get("cpu_model")})
+            secs += f"; fitted on {', '.join(cpus)}" if cpus else ""
             lines.append(f"| Falkon {r.get('version', '')} ({r['maxiter']} CG steps) | {r['n']} | {r['M']} | {secs} | | "
                          f"{_f(r['test_rmse'], 4)} | {_f(r['best_test_rmse'], 4)} | {r['peak_rss_mb']:.0f} | {_selected(r)} |")
             continue
         name = {"jaxmtl": "jaxmtl, eigen route (20 λ × 6 ω + per-output)", "jaxmtl-cg": "jaxmtl, CG route (20 λ, ω = 0)",
-                "sklearn": "scikit-learn Nystroem + RidgeCV", "torch": "PyTorch, solve per λ (ω = 0)"}[r["method"]]
+                "sklearn": "scikit-learn Nystroem + RidgeCV", "torch": "PyTorch, solve per λ (ω = 0)",
+                "estimator": "ApproximateKernelRegressor (A = I, 20 λ, route='auto'), compilation included"}[r["method"]]
         lines.append(f"| {name} | {r['n']} | {r['M']} | {_f(r['seconds_to_model'])} | {_f(r.get('compile_s'))} | "
                      f"{_f(r['test_rmse'], 4)} | | {r.get('peak_rss_mb', r.get('gpu_peak_mb', 0)):.0f} | {_selected(r)} |")
     return lines
@@ -129,11 +132,14 @@ def million() -> str:
                          f"(**{'met' if t.get('rmse_vs_tuned_met', t['rmse_met']) else 'not met'}**); peak memory "
                          f"{t['jaxmtl_peak_mb']:.0f} MB against {t['falkon_peak_mb']:.0f} MB "
                          f"(**{'met' if t['memory_met'] else 'not met'}**)")
-            if "cg_time_met" in t:
-                parts.append(f"  - the CG route, 20 λ with ω = 0 (not the whole grid), {t['cg_s']:.0f} s "
-                             f"(**{'faster' if t['cg_time_met'] else 'slower'}** than one Falkon fit); test RMSE "
-                             f"{t['cg_test_rmse']:.4f} (**{'met' if t['cg_rmse_met'] else 'not met'}**); peak memory "
-                             f"{t['cg_peak_mb']:.0f} MB (**{'met' if t['cg_memory_met'] else 'not met'}**)")
+            for tag, what in (("cg", "the CG route, 20 λ with ω = 0 (not the whole grid)"),
+                              ("estimator", "the estimator (A = I, 20 λ), on the route its cost model picked "
+                                            f"({t.get('estimator_route')}), compilation included")):
+                if f"{tag}_time_met" in t:
+                    parts.append(f"  - {what}, {t[f'{tag}_s']:.0f} s "
+                                 f"(**{'faster' if t[f'{tag}_time_met'] else 'slower'}** than one Falkon fit); test RMSE "
+                                 f"{t[f'{tag}_test_rmse']:.4f} (**{'met' if t[f'{tag}_rmse_met'] else 'not met'}**); peak "
+                                 f"memory {t[f'{tag}_peak_mb']:.0f} MB (**{'met' if t[f'{tag}_memory_met'] else 'not met'}**)")
         if (RESULTS / "million.png").exists():
             parts.append("\n![time and memory against n, jaxmtl's grid beside one Falkon fit]"
                          "(../benchmarks/results/million.png)\n")

@@ -46,7 +46,7 @@ FLOAT32_MODULES = ("test_float32.py", "test_precision.py", "test_sklearn_compat.
                    "test_docstring_examples.py", "test_vector_valued_families.py", "test_hyper_gradients.py",
                    "test_regularization_path.py", "test_extending.py", "test_lineax.py", "test_export.py",
                    "test_export_all.py", "test_traced_api.py", "test_streaming.py", "test_approximate_mesh.py",
-                   "test_direct_route.py", "test_estimator_routes.py", "test_buckets.py",
+                   "test_direct_route.py", "test_estimator_routes.py", "test_falkon_grid.py", "test_buckets.py",
                    "test_buckets_multitask.py", "test_buckets_fields.py",
                    "test_buckets_solvers.py", "test_buckets_output_kernel.py", "test_buckets_mixed_effect.py")
 

@@ -40,6 +40,8 @@ def test_quick_run_selects_from_the_whole_grid(tmp_path):
     assert ours["route"].endswith("by statistics") and rows[("jaxmtl", 500)]["route"].endswith("by predictions")
     both = rows[("jaxmtl", 500)]  # the statistics' pass timed beside it gives the same losses
     assert both["validation_by_statistics_s"] > 0 and both["validation_losses_max_rel_diff"] < 5e-3
+    est = rows[("estimator", 500)]  # the estimator at the same M: its route from the cost model, the same error
+    assert est["route_taken"] in ("eigen", "cg") and est["test_rmse"] <= 1.02 * rows[("jaxmtl", 500)]["test_rmse"]
     falkon = rows[("falkon", 200)]
     if "fits" in falkon:  # Falkon installed: same centres, same λ: the same Nyström ridge
         assert ours["test_rmse"] <= 1.01 * falkon["best_test_rmse"]

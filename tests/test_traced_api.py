@@ -167,6 +167,12 @@ TRACED: dict[tuple[Any, str | tuple[str, ...]], Case] = {
                                              0.1, 0.3),
     (paths.falkon_path, "lambdas"): Case(
         lambda t: paths.falkon_path(kernels.Gaussian(1.0), X[:3], X, Y, A2, _lams(t), 3).coef, 0.1, 0.3),
+    (paths.falkon_holdout_losses, "lambdas"): Case(
+        lambda t: paths.falkon_holdout_losses(kernels.Gaussian(1.0), X[:3], X[:4], Y[:4], jnp.ones((2, 2)) * A2[0],
+                                              jnp.eye(2), _lams(t), X[4:], Y[4:], 3), 0.1, 0.3),
+    (paths.falkon_coefficients, "lambdas"): Case(
+        lambda t: paths.falkon_coefficients(kernels.Gaussian(1.0), X[:3], X, Y, jnp.ones(2), jnp.eye(2), _lams(t)[:2],
+                                            3)[1], 0.1, 0.3),
     (selection.loo_path, "params"): Case(lambda t: selection.loo_path(EIG, Y, TIK, _lams(t)), 0.1, 0.3),
     (selection.loo_path, "tau"): Case(lambda t: selection.loo_path(EIG, Y, LAND, STEPS, tau=t), 0.5, 0.8),
     (selection.gcv_path, "params"): Case(lambda t: selection.gcv_path(EIG, Y, TIK, _lams(t)), 0.1, 0.3),

@@ -51,7 +51,8 @@ from ..filters.spectral import SpectralFilter, get_filter
 from ..kernels.scalar import Gaussian, Kernel, Laplacian, Matern, median_heuristic_rows
 from ..operators.nystrom import SAMPLINGS, FeatureMap, NystromFeatures, accumulate_statistics
 from ..operators.random_features import RandomFourierFeatures, spectral_samples
-from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
+from ..paths.preconditioned import _feature_kfold_losses
+from ._feature_routes import auto_route, cg_scores, eigen_scores, requested_route
 from ..distributed.data import open_rows
 from ..distributed.mesh import check_mesh
 from ..distributed.rows import ShardedRows, check_sampling
@@ -143,7 +144,11 @@ class ApproximationMixin(_MixinBase):
     the features φ (f(x) = φ(x) coef_ A + y_mean_), ``output_matrix_``, ``kernel_``,
     ``filter_``, ``best_params_``, ``best_score_``, ``cv_scores_`` (Ω, P), ``width_scores_``,
     ``kernel_widths_``, ``omegas_``, ``path_params_``, ``y_mean_``, ``approximate_`` (True),
-    ``n_components_`` (the number of centres or features used).
+    ``n_components_`` (the number of centres or features used), ``route_`` ('eigen' or 'cg').
+
+    Routes (``route``, where the estimator has it; 'auto' by default): 'eigen' scores the grid
+    through the D × D problem as above; 'cg', Falkon's CG over the whole grid, and how 'auto'
+    chooses: :mod:`jaxmtl.models._feature_routes`.
 
     Estimators whose ``approximation`` may be None (:class:`~jaxmtl.VectorValuedRegressor`,
     :class:`~jaxmtl.MultiClassClassifier`) fit through :meth:`_fit_exact_or_approximate`, and
@@ -158,6 +163,7 @@ class ApproximationMixin(_MixinBase):
 
     approximation: str | None  # parameters of the estimators using the mixin
     n_components: int | None
+    _feature_routes: tuple[str, ...] = ("auto", "eigen", "direct", "cg")  # 'direct' (exact) takes the eigen route
 
     def _approximate_filter(self) -> SpectralFilter:
         """The filter of the D × D path: ``filter`` resolved as the exact estimator resolves it."""
@@ -250,6 +256,7 @@ class ApproximationMixin(_MixinBase):
         rep = None if rep is None else np.asarray(rep)
         index = slice(None) if index is None else index
         groups, n_groups, scored = self._groups(n)
+        route = requested_route(getattr(self, "route", "auto"), self._feature_routes, approx, filt, len(scored), rows)
         seed = check_random_state(self.random_state)
         self.y_mean_ = rows.y_mean
         dtype = rows.dtype
@@ -285,32 +292,19 @@ class ApproximationMixin(_MixinBase):
             assert search is not None  # the searched widths (widths, or their refinement)
             kernels, widths = [kernels[iw]], np.array([search[iw]])
         kernel = kernels[0]
-
-        with report.stage(f"{approx} with {m} components on {n} rows: statistics and {grid}"):
-            basis = np.asarray(self._basis(kernel, rows, approx, m, sampling, block, seed))
-            fmap = _feature_map(kernel, basis, approx, m)
-            stats = rows.statistics(fmap, groups, n_groups, block)
-
-            def path_scores(_kernels, steps_or_lambdas, omega=None):
-                """(1, Ω or 1, P) mean fold losses on the selected kernel's statistics (its list ignored)."""
-                full_g, rep_g, index_g = _path_params(filt, steps_or_lambdas)
-                losses = np.asarray(_feature_kfold_losses(
-                    stats, aj if omega is None else aj[omega:omega + 1], Vj, filt, np.asarray(full_g, pj.dtype),
-                    None if rep_g is None else np.asarray(rep_g)))
-                out = (losses if index_g is None else losses[..., index_g])[scored].mean(axis=0)
-                return np.where(np.isfinite(out), out, np.inf)[None]
-
-            per_output_losses = None
-            if self._compares_per_output(filt, d):
-                # one call for both families: A = I appended as an extra output matrix (V diag(1) Vᵀ = I
-                # for any V) shares each fold's D × D eigendecomposition; per-output losses (P, d)
-                both = np.asarray(_feature_kfold_losses(stats, np.concatenate([aj, np.ones((1, d), dtype)]), Vj,
-                                                        filt, pj, per_output=True))[scored].mean(axis=0)
-                per_output_losses = np.where(np.isfinite(both[-1]), both[-1], np.inf)
-                coupled = both[:-1].sum(axis=-1)
-                scores = np.where(np.isfinite(coupled), coupled, np.inf)[None]
-            else:
-                scores = path_scores([kernel], params)
+        compare = self._compares_per_output(filt, d)
+        self.route_ = route = auto_route(route, n, rows.p, m, d, len(params), len(aj) + compare, len(scored),
+                                         int(np.sum(groups == 0)), dtype)
+        if route == "cg":
+            with report.stage(f"Nyström with {m} centres on {n} rows: Falkon's CG over {grid}"):
+                scores, per_output_losses, model = cg_scores(kernel, rows, groups, m, sampling, block, seed,
+                                                             aj, Vj, pj, compare)
+        else:
+            with report.stage(f"{approx} with {m} components on {n} rows: statistics and {grid}"):
+                basis = np.asarray(self._basis(kernel, rows, approx, m, sampling, block, seed))
+                fmap = _feature_map(kernel, basis, approx, m)
+                scores, per_output_losses, model, path_scores = eigen_scores(
+                    rows.statistics(fmap, groups, n_groups, block), fmap, aj, Vj, filt, params, pj, scored, compare)
         if not np.isfinite(scores).any():
             raise DivergenceError("every path of the approximate grid produced non-finite losses.")
         if filt.iterative and self.n_steps is None:  # still the last: continued once more, as the exact path
@@ -331,16 +325,14 @@ class ApproximationMixin(_MixinBase):
                        self.width_factors is None and self.n_steps is None,
                        self._approximate_edge_hint(filt, dtype))
         self.approximate_ = True
-        self.feature_map_ = fmap
         self.kernel_ = kernel
         self.filter_ = filt
         if chosen is None:
             self.output_matrix_ = jax.device_put(np.asarray((V * a[io]) @ V.T, dtype))
-            self.coef_ = feature_coefficients(stats, aj[io], Vj, filt, np.full(d, params[ip], pj.dtype))  # 1 program
-        else:
+            self.feature_map_, self.coef_ = model(np.full(d, io), np.full(d, ip), params)
+        else:  # the per-output family: the ω row after the family's
             self.output_matrix_ = jax.device_put(np.eye(d, dtype=dtype))
-            self.coef_ = feature_coefficients(stats, np.ones(d, dtype), np.eye(d, dtype=dtype), filt,
-                                              np.asarray(params[chosen], pj.dtype))
+            self.feature_map_, self.coef_ = model(np.full(d, len(aj)), chosen, params)
         self.n_outputs_ = d
         self.cv_scores_ = scores
         self.path_params_ = params
@@ -442,6 +434,10 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         and holds only its own rows; the statistics are summed over the processes and every
         process ends with the same model (docs/distributed.md). Needs ``approximation='nystrom'``
         with ``sampling='uniform'``, or random features.
+      route: 'eigen' (every filter and selection), 'cg' (Nyström, Tikhonov, one held-out split:
+        Falkon's CG over the whole grid, 20 passes over the training rows) or 'auto' (default): the
+        cheaper by the cost model where CG can serve (:mod:`jaxmtl.models._feature_routes`); CG wins
+        with many centres and few grid columns (e.g. ``output='independent'``). Taken: ``route_``.
 
     Attributes (after fit): see :class:`ApproximationMixin`, ``family_``, ``family_scores_``
     ({family: its k-fold loss, in the units of ``best_score_``}) and ``n_features_in_``.
@@ -453,7 +449,7 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
                  omegas: Any = None, width_factors: Any = None, validation_fraction: float = 0.2,
                  fit_intercept: bool = True, block_size: int = 2048, random_state: int = 0,
                  verbose: bool = False, normalize_y: bool = True, dtype: Any = None,
-                 matmul_precision: str | None = None, mesh: Any = None) -> None:
+                 matmul_precision: str | None = None, mesh: Any = None, route: str = "auto") -> None:
         self.kernel = kernel
         self.approximation = approximation
         self.n_components = n_components
@@ -475,6 +471,9 @@ class ApproximateKernelRegressor(RegressorMixin, ApproximationMixin, _SpectralEs
         self.dtype = dtype
         self.matmul_precision = matmul_precision
         self.mesh = mesh
+        self.route = route
+
+    _feature_routes = ("auto", "eigen", "cg")
 
     def _approximate_filter(self) -> SpectralFilter:
         """``filter`` resolved; None (the default): Tikhonov, or the ν-method when ``n_steps`` is given."""

@@ -320,46 +320,26 @@ def falkon_path(kernel: Kernel, centres: ArrayLike, X: ArrayLike, Y: ArrayLike, 
                    int(n_steps), min(int(block_size), X.shape[0]), bool(preconditioned))
 
 
-@partial(jit, static_argnames=("n_steps", "block", "preconditioned"))
-def _falkon(kernel, Z, X, Y, A, lambdas, Xe, Ye, n_steps, block, preconditioned):
-    n, d = Y.shape
+def _preconditioner(kernel, Z):
+    """K_mm and the whitening W = QΣ⁻¹ with Σ² (m,) its eigenvalues: K_mm + m·eps·I = QΣ²Qᵀ (Falkon's
+    jitter), so that T = ΣQᵀ and B = W diag(r_c⁻¹)/√n. W also whitens a fitted model's features."""
     m = Z.shape[0]
-    P = lambdas.shape[0]
-    dtype = Y.dtype
-    a, V = eigh(A)
-    a = clip_psd(a)
     Kmm = kernel(Z, Z)
-    b = _transposed_product(kernel, X, Z, Y @ V, block)  # K_mn Ỹ  (m, d), in row blocks of X
-    lam = jnp.repeat(lambdas, d)  # column c = (λ_p, direction j): p-major
-    aj = jnp.tile(a, P)
-    bcols = jnp.tile(b, (1, P))  # (m, P·d)
+    ev, Q = eigh(Kmm)
+    sig2 = clip_psd(ev) + m * jnp.finfo(Kmm.dtype).eps
+    return Kmm, Q * jax.lax.rsqrt(sig2)[None, :], sig2
 
-    def H(v):  # (a_c K_mn K_nm + nλ_c K_mm) v for every column c
-        return aj[None, :] * _normal_product(kernel, X, Z, v, block) + n * lam[None, :] * (Kmm @ v)
 
-    if preconditioned:
-        # T = Σ Qᵀ with K_mm + m·eps·I = Q Σ² Qᵀ: TTᵀ = Σ² is diagonal, so A_c, the root of
-        # a_c TTᵀ/m + λ_c I, is diag(r_c), and B = T⁻¹A⁻¹/√n = W diag(1/r_c)/√n with W = Q Σ⁻¹.
-        ev, Q = eigh(Kmm)
-        ev = clip_psd(ev)
-        sig2 = ev + m * jnp.finfo(dtype).eps
-        W = Q * jax.lax.rsqrt(sig2)[None, :]
-        r_inv = jax.lax.rsqrt(sig2[:, None] * aj[None, :] / m + lam[None, :])  # (m, P·d)
+def _system(kernel, X, Z, Kmm, weights, lams, block):
+    """v (m, C) ↦ (w_c K_mn K_nm + nλ_c K_mm) v_c for every column c: one pass over the rows of X."""
+    n = X.shape[0]
+    return lambda v: weights[None, :] * _normal_product(kernel, X, Z, v, block) + n * lams[None, :] * (Kmm @ v)
 
-        def coef_of(beta):  # α = B β
-            return W @ (r_inv * beta) / jnp.sqrt(n)
 
-        def op(q):  # Bᵀ H B q for every column c
-            return r_inv * (W.T @ H(coef_of(q))) / jnp.sqrt(n)
-
-        rhs = r_inv * (W.T @ bcols) / jnp.sqrt(n)
-    else:
-        def coef_of(beta):
-            return beta
-
-        op = H
-        rhs = bcols
-    norm0 = jnp.maximum(jnp.linalg.norm(rhs, axis=0), jnp.finfo(dtype).tiny)
+def _cg(op, rhs, n_steps):
+    """``n_steps`` of conjugate gradient on op(x) = rhs for every column at once (from x = 0): the
+    solution (m, C) and the relative residual ‖r_t‖/‖r_0‖ of every column and step (C, T)."""
+    norm0 = jnp.maximum(jnp.linalg.norm(rhs, axis=0), jnp.finfo(rhs.dtype).tiny)
 
     def step(carry, _):
         x, r, p, rs = carry
@@ -372,16 +352,51 @@ def _falkon(kernel, Z, X, Y, A, lambdas, Xe, Ye, n_steps, block, preconditioned)
         p = r + jnp.where(rs > 0, rs_new / jnp.where(rs > 0, rs, 1.0), 0.0) * p
         return (x, r, p, rs_new), jnp.sqrt(rs_new) / norm0
 
-    zero = jnp.zeros_like(rhs)
-    (beta, _, _, _), res = jax.lax.scan(step, (zero, rhs, rhs, jnp.sum(rhs * rhs, axis=0)), None,
-                                        length=n_steps)
-    alpha_rot = coef_of(beta).reshape(m, P, d).transpose(1, 0, 2)  # (P, m, d) in the rotated outputs
-    coef = alpha_rot @ V.T
-    residuals = res.T.reshape(P, d, n_steps)
-    if Xe is None:
-        losses = jnp.full((P,), jnp.nan, dtype)
+    (x, _, _, _), res = jax.lax.scan(step, (jnp.zeros_like(rhs), rhs, rhs, jnp.sum(rhs * rhs, axis=0)), None,
+                                     length=n_steps)
+    return x, res.T
+
+
+def _whitened_cg(kernel, Z, X, Kmm, W, sig2, rhs, weights, lams, n_steps, block):
+    """[RCR17] Alg. 1 for every column c of ``rhs`` (m, C) = K_mn ỹ: (w_c K_mn K_nm + nλ_c K_mm) α_c
+    = rhs_c, with α = W c. Returns the whitened coefficients c (m, C) and the residuals (C, T)."""
+    n, m = X.shape[0], Z.shape[0]
+    H = _system(kernel, X, Z, Kmm, weights, lams, block)
+    # A_c, the root of w_c TTᵀ/m + λ_c I with TTᵀ = Σ², is diag(r_c): B = W diag(1/r_c)/√n
+    r_inv = jax.lax.rsqrt(sig2[:, None] * weights[None, :] / m + lams[None, :])  # (m, C)
+
+    def whitened(q):  # c = A⁻¹ q/√n, so that α = B q = W c
+        return r_inv * q / jnp.sqrt(n)
+
+    beta, res = _cg(lambda q: r_inv * (W.T @ H(W @ whitened(q))) / jnp.sqrt(n), r_inv * (W.T @ rhs) / jnp.sqrt(n),
+                    n_steps)
+    return whitened(beta), res
+
+
+@partial(jit, static_argnames=("n_steps", "block", "preconditioned"))
+def _falkon(kernel, Z, X, Y, A, lambdas, Xe, Ye, n_steps, block, preconditioned):
+    d = Y.shape[1]
+    m = Z.shape[0]
+    P = lambdas.shape[0]
+    a, V = eigh(A)
+    a = clip_psd(a)
+    b = _transposed_product(kernel, X, Z, Y @ V, block)  # K_mn Ỹ  (m, d), in row blocks of X
+    lam = jnp.repeat(lambdas, d)  # column c = (λ_p, direction j): p-major
+    aj = jnp.tile(a, P)
+    bcols = jnp.tile(b, (1, P))  # (m, P·d)
+    if preconditioned:
+        Kmm, W, sig2 = _preconditioner(kernel, Z)
+        c, res = _whitened_cg(kernel, Z, X, Kmm, W, sig2, bcols, aj, lam, n_steps, block)
+        alpha = W @ c
     else:
-        w = jnp.full((Xe.shape[0],), 1.0 / Xe.shape[0], dtype)
+        alpha, res = _cg(_system(kernel, X, Z, kernel(Z, Z), aj, lam, block), bcols, n_steps)
+    alpha_rot = alpha.reshape(m, P, d).transpose(1, 0, 2)  # (P, m, d) in the rotated outputs
+    coef = alpha_rot @ V.T
+    residuals = res.reshape(P, d, n_steps)
+    if Xe is None:
+        losses = jnp.full((P,), jnp.nan, Y.dtype)
+    else:
+        w = jnp.full((Xe.shape[0],), 1.0 / Xe.shape[0], Y.dtype)
         coefs = coef.transpose(1, 0, 2).reshape(m, P * d)
         F = blocked_kernel_matmul(kernel, Xe, Z, coefs, block).reshape(-1, P, d)
         losses = jax.vmap(lambda Fp: mse_loss(Fp @ A, Ye, w), in_axes=1)(F)

@@ -28,6 +28,22 @@ so that a load that comes and goes on a shared machine shifts every price alike.
 ``benchmarks/perf_routes.py --constants``), else are measured once on first use and cached per
 device kind and dtype (:func:`measure_constants`, a few seconds).
 
+On m Nyström centres (the approximate estimators, :mod:`jaxmtl.models.approximate`) two routes serve a
+Tikhonov grid (:class:`FeatureProblem`, :func:`choose_feature_route`):
+
+=================  ====================================================  ================================
+route              cost of the whole grid                                serves
+=================  ====================================================  ================================
+``eigen``          one pass forming every row's m features and their     every filter and criterion
+                   statistics (≈ 3.25·n·m² flops), an m × m ``eigh`` per
+                   fold and for the fit, and the map's whitening
+``cg``             one m × m ``eigh`` and CG_STEPS + 1 passes, each      Tikhonov, hold-out; rows in
+                   multiplying the rows' kernel by every grid column     memory (:mod:`.falkon_grid`)
+                   (ω × λ × outputs), and the held-out predictions
+=================  ====================================================  ================================
+
+The CG route wins where m is large against the grid's columns (about m/40 columns or fewer).
+
 Compilation is not priced: a route's first call compiles its program once, and the comparison is
 of warm calls (a grid is usually searched many times).
 
@@ -53,10 +69,13 @@ from .._jit import jit
 from ..errors import ParameterError
 from .direct import _factor
 
-__all__ = ["ROUTES", "Problem", "Constants", "TABLE", "device_kind", "measure_constants", "constants",
-           "route_costs", "servable_routes", "choose_route"]
+__all__ = ["ROUTES", "FEATURE_ROUTES", "CG_STEPS", "Problem", "FeatureProblem", "Constants", "TABLE", "device_kind",
+           "measure_constants", "constants", "route_costs", "servable_routes", "choose_route", "feature_route_costs",
+           "choose_feature_route"]
 
 ROUTES = ("eigen", "direct", "matrix_free")
+FEATURE_ROUTES = ("eigen", "cg")
+CG_STEPS = 20  # Falkon's default number of iterations (its ``maxiter``)
 CRITERIA = ("holdout", "kfold", "loo", "gcv", "none")
 PAIR_OVERHEAD_S = 2e-5  # one (λ, output eigenvalue) step of the direct route's lax.map
 LANCZOS_STEPS = 20  # products that estimate σ_max for the iterative filters' default step
@@ -302,3 +321,74 @@ def choose_route(p: Problem, dtype: str = "float32", routes: tuple[str, ...] = (
     c = constants(dtype, device)
     costs = [route_costs(p, r, c) for r in routes]
     return routes[int(np.argmin(costs))]
+
+
+@dataclass(frozen=True)
+class FeatureProblem:
+    """The shape of one grid search on m Nyström centres (all static).
+
+    Attributes:
+      n: rows (all of them; a fold trains on n − held); p: inputs; m: centres; d: outputs;
+      points: P λ; omegas: Ω output matrices scored (the per-output family counts as one);
+      folds: k held-out groups (1: hold-out); held: the held-out rows of a fold; steps: CG steps.
+    """
+
+    n: int
+    p: int
+    m: int
+    d: int
+    points: int
+    omegas: int = 1
+    folds: int = 1
+    held: int = 0
+    steps: int = CG_STEPS
+
+
+def _kernel_rows(c: Constants, rows: int, p: int, m: int) -> float:
+    """K(X, Z) for ``rows`` rows: the inner products, and each of the rows·m entries written once."""
+    return c.product(rows, p, m) + rows * m * c.at("stream", max(rows, m))
+
+
+def _feature_eigen(fp: FeatureProblem, c: Constants) -> float:
+    # every row's features φ = K(x, Z) W and ΦᵀΦ by its lower blocks (5/8 of a product), in one pass
+    t = _kernel_rows(c, fp.n, fp.p, fp.m) + 1.625 * c.product(fp.n, fp.m, fp.m)
+    # an eigh per fold and one for the fit, then every grid point's O(m² d); the map's whitening in float64 on the host
+    t += (fp.folds + 1) * c.seconds("eigh", fp.m) + fp.folds * fp.points * fp.omegas * c.product(fp.m, fp.m, fp.d)
+    return t + TABLE["cpu"]["float64"].seconds("eigh", fp.m)
+
+
+def _feature_cg(fp: FeatureProblem, c: Constants) -> float:
+    cols, nt = fp.points * fp.omegas * fp.d, fp.n - fp.held
+
+    def passes(rows: int, columns: int) -> float:  # CG_STEPS + 1 passes: K_nm v and K_mn u; B, Bᵀ and K_mm
+        per_pass = _kernel_rows(c, rows, fp.p, fp.m) + 2 * c.product(rows, fp.m, columns)
+        return (fp.steps + 1) * (per_pass + 3 * c.product(fp.m, fp.m, columns))
+
+    held = _kernel_rows(c, fp.held, fp.p, fp.m) + c.product(fp.held, fp.m, cols)  # the held-out predictions
+    return c.seconds("eigh", fp.m) + fp.folds * (passes(nt, cols) + held)
+
+
+def feature_route_costs(fp: FeatureProblem, route: str, c: Constants) -> float:
+    """Predicted warm seconds of the grid ``fp`` on the feature route ``route`` with prices ``c``.
+
+    Example:
+        >>> fp = FeatureProblem(n=100_000, p=28, m=10_000, d=8, points=20, held=20_000)
+        >>> c = TABLE["cpu"]["float32"]
+        >>> feature_route_costs(fp, "cg", c) < feature_route_costs(fp, "eigen", c)
+        True
+    """
+    costs = {"eigen": _feature_eigen, "cg": _feature_cg}
+    if route not in costs:
+        raise ParameterError(f"route must be one of {FEATURE_ROUTES}; received {route!r}.")
+    return costs[route](fp, c)
+
+
+def choose_feature_route(fp: FeatureProblem, dtype: str = "float32", device: jax.Device | None = None) -> str:
+    """The cheaper of the eigen and CG routes for ``fp`` on ``device`` (ties go to eigen).
+
+    Example:
+        >>> choose_feature_route(FeatureProblem(n=100_000, p=28, m=1000, d=8, points=20, held=20_000))
+        'eigen'
+    """
+    c = constants(dtype, device)
+    return min(FEATURE_ROUTES, key=lambda r: feature_route_costs(fp, r, c))

@@ -1,0 +1,142 @@
+"""Falkon's CG over a whole ω × λ grid (jaxmtl.paths.falkon_grid), the approximate estimators' 'cg'
+route built on it, and the feature routes' cost model, against dense NumPy references (the
+Kronecker-form normal equations), the eigen route and the measured million-row runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from conftest import X64  # the run's precision
+from jaxmtl import VectorValuedRegressor
+from jaxmtl.errors import ParameterError
+from jaxmtl.kernels import Gaussian
+from jaxmtl.models.approximate import ApproximateKernelRegressor
+from jaxmtl.paths import falkon_coefficients, falkon_holdout_losses
+from jaxmtl.paths.routes import TABLE, FeatureProblem, feature_route_costs
+
+ROOT = Path(__file__).resolve().parent.parent
+RTOL = 1e-7 if X64 else 2e-3
+RNG = np.random.default_rng(3)
+N, M, P_IN, D = 240, 30, 2, 3
+X = RNG.uniform(-2, 2, size=(N, P_IN))
+Y = np.c_[np.sin(X[:, 0]), np.cos(X[:, 1]), X[:, 0] * X[:, 1] / 2] + 0.1 * RNG.normal(size=(N, D))
+SIGMA = 1.0
+
+
+def gauss(X1, X2):
+    return np.exp(-((X1[:, None, :] - X2[None]) ** 2).sum(-1) / (2 * SIGMA ** 2))
+
+
+def kronecker_ridge(Z, Xt, Yt, A, lam):
+    """Coefficients α (m, d) of f(x) = K(x, Z) α A minimising ‖Y − K_nm α A‖²/n + λ‖f‖², from the
+    m·d × m·d normal equations with K_nm ⊗ A and K_mm ⊗ A written out (row-major vec)."""
+    Knm, Kmm = gauss(Xt, Z), gauss(Z, Z)
+    F = np.kron(Knm, A)
+    lhs = F.T @ F + len(Xt) * lam * np.kron(Kmm, A)
+    return np.linalg.lstsq(lhs, F.T @ Yt.reshape(-1), rcond=None)[0].reshape(len(Z), -1)
+
+
+def _dtype():
+    return np.float64 if X64 else np.float32
+
+
+def test_holdout_losses_of_every_output_matrix_and_lambda_match_the_kronecker_normal_equations():
+    Z, (Xt, Yt), (Xh, Yh) = X[:M], (X[:180], Y[:180]), (X[180:], Y[180:])
+    V = np.linalg.qr(RNG.normal(size=(D, D)))[0]
+    a = np.array([[1.0, 1.0, 1.0], [0.3, 1.0, 2.2]])  # two output matrices sharing V
+    lams = np.array([1e-1, 1e-2, 1e-3])
+    dt = _dtype()
+    got = np.asarray(falkon_holdout_losses(Gaussian(SIGMA), Z.astype(dt), Xt.astype(dt), Yt.astype(dt), a.astype(dt),
+                                           V.astype(dt), lams.astype(dt), Xh.astype(dt), Yh.astype(dt), n_steps=40))
+    assert got.shape == (2, 3, D)
+    for w in range(2):
+        A = (V * a[w]) @ V.T
+        for p, lam in enumerate(lams):
+            F = gauss(Xh, Z) @ kronecker_ridge(Z, Xt, Yt, A, lam) @ A
+            np.testing.assert_allclose(got[w, p], ((F - Yh) ** 2).mean(0), rtol=RTOL * 10)
+
+
+def test_coefficients_with_a_lambda_per_output_match_a_ridge_per_output():
+    Z, lams = X[:M], np.array([1e-1, 1e-2, 3e-2])
+    dt = _dtype()
+    W, C = falkon_coefficients(Gaussian(SIGMA), Z.astype(dt), X.astype(dt), Y.astype(dt), np.ones(D, dt),
+                               np.eye(D, dtype=dt), lams.astype(dt), n_steps=40)
+    Xe = RNG.uniform(-2, 2, size=(20, P_IN))
+    got = gauss(Xe, Z) @ np.asarray(W, np.float64) @ np.asarray(C, np.float64)
+    for j in range(D):  # A = I: each output its own ridge, its own λ
+        alpha = kronecker_ridge(Z, X, Y[:, j:j + 1], np.eye(1), lams[j])
+        np.testing.assert_allclose(got[:, j], (gauss(Xe, Z) @ alpha)[:, 0], rtol=RTOL * 10, atol=RTOL)
+
+
+@pytest.mark.parametrize("output", ["common_similarity", "independent"])
+def test_estimator_cg_route_scores_the_grid_as_the_eigen_route(output):
+    """The same hold-out losses as the eigen route: to rounding where 20 CG steps converge (the larger
+    λ), within 1e-3 at the grid's smallest λ, where they have not quite; the same selection; the model
+    is the selected point's solution on the training split (the Kronecker normal equations)."""
+    train = np.arange(N) < 180
+    kw = dict(kernel=Gaussian(SIGMA), n_components=M, output=output, filter="tikhonov", selection=[train],
+              lambdas=np.geomspace(1e-3, 1e-1, 6), normalize_y=False, dtype="float64" if X64 else "float32")
+    cg = ApproximateKernelRegressor(route="cg", **kw).fit(X, Y)
+    eig = ApproximateKernelRegressor(route="eigen", **kw).fit(X, Y)
+    assert (cg.route_, eig.route_) == ("cg", "eigen")
+    converged = slice(0, 3)  # λ sorted decreasing: the three largest
+    np.testing.assert_allclose(cg.cv_scores_[:, converged], eig.cv_scores_[:, converged], rtol=RTOL * 10)
+    np.testing.assert_allclose(cg.cv_scores_, eig.cv_scores_, rtol=1e-3 if X64 else 1e-2)
+    assert cg.family_scores_.keys() == eig.family_scores_.keys()
+    if X64:
+        assert cg.best_params_ == eig.best_params_ and cg.family_ == eig.family_
+    # the centres are rows in the fit's shifted inputs (the estimators' input offset)
+    Z = np.asarray(cg.feature_map_.centres, np.float64) + np.asarray(cg._input_offset_)
+    Yc, Xe = Y - Y.mean(0), RNG.uniform(-2, 2, size=(15, P_IN))
+    lam = np.broadcast_to(cg.best_params_["param"], (D,))
+    if cg.family_ == "independent":  # A = I, every output its own λ
+        ref = np.column_stack([gauss(Xe, Z) @ kronecker_ridge(Z, X[train], Yc[train, j:j + 1], np.eye(1), lam[j])
+                               for j in range(D)])
+    else:
+        A = np.asarray(cg.output_matrix_, np.float64)
+        ref = gauss(Xe, Z) @ kronecker_ridge(Z, X[train], Yc[train], A, lam[0]) @ A
+    np.testing.assert_allclose(cg.predict(Xe), ref + Y.mean(0), rtol=2e-3 if X64 else 1e-2, atol=2e-3 if X64 else 1e-2)
+
+
+@pytest.mark.parametrize("kw, needs", [
+    (dict(selection="kfold"), "one held-out split"),
+    (dict(selection="holdout", filter="landweber"), "Tikhonov"),
+    (dict(selection="holdout", approximation="random_features"), "nystrom"),
+])
+def test_a_cg_route_that_cannot_serve_is_refused_by_name(kw, needs):
+    with pytest.raises(ParameterError, match=needs):
+        ApproximateKernelRegressor(route="cg", n_components=20, **kw).fit(X, Y)
+    with pytest.raises(ParameterError, match="route must be one of"):
+        ApproximateKernelRegressor(route="direct").fit(X, Y)
+
+
+def test_auto_route_keeps_eigen_where_cg_cannot_serve_or_costs_more():
+    model = ApproximateKernelRegressor(kernel=Gaussian(SIGMA), n_components=M, selection="holdout",
+                                       lambdas=np.geomspace(1e-4, 1e-1, 4)).fit(X, Y)
+    assert model.route_ == "eigen"  # 30 centres: forming their statistics is cheaper than 21 passes
+    vv = VectorValuedRegressor(approximation="nystrom", n_components=M, kernel=Gaussian(SIGMA),
+                               lambdas=np.geomspace(1e-4, 1e-1, 4)).fit(X, Y)
+    assert vv.route_ == "eigen"  # k-fold: CG cannot serve
+
+
+def test_cost_model_ranks_the_routes_as_the_measured_million_row_runs():
+    """At 10⁵ rows with 10 000 centres (benchmarks/results/million.json, 2-core CPU, float32) the CG
+    route's 20 λ took less than the eigen route's grid; the model's ratio is within 2× of theirs."""
+    rows = json.loads((ROOT / "benchmarks" / "results" / "million.json").read_text())["rows"]
+    t = {r["method"]: r["seconds_to_model"] for r in rows if (r["n"], r["M"]) == (100_000, 10_000)
+         and r["method"] in ("jaxmtl", "jaxmtl-cg")}
+    # both runs pass over the 10⁵ training rows; the pass over the 10⁵ validation rows, which both make by
+    # their predictions, is left out of both prices
+    fp = FeatureProblem(n=100_000, p=28, m=10_000, d=8, points=20)
+    c = TABLE["cpu"]["float32"]
+    ratio = feature_route_costs(fp, "eigen", c) / feature_route_costs(fp, "cg", c)
+    measured = t["jaxmtl"] / t["jaxmtl-cg"]
+    assert measured > 1 and ratio > 1
+    assert measured / 2 < ratio < measured * 2
+    few = FeatureProblem(n=200_000, p=28, m=2000, d=8, points=20, omegas=7, held=100_000)
+    assert feature_route_costs(few, "eigen", c) < feature_route_costs(few, "cg", c)  # 1120 columns, 2000 centres
