@@ -122,7 +122,7 @@ class MultiClassClassifier(ClassifierMixin, ApproximationMixin, PredictorMixin, 
         ``benchmarks/results/defaults_vs_tuned_ida.json``; ``benchmarks/selection_repeats.py``
         checks the choice on sets outside IDA). The approximate route scores one partition.
       route: 'auto', 'eigen' or 'direct': as :class:`VectorValuedRegressor` (the direct route
-        serves filter='tikhonov' / 'iterated_tikhonov').
+        serves filter='tikhonov' / 'iterated_tikhonov'; with an ``approximation`` also 'cg').
       (the other arguments as :class:`VectorValuedRegressor`)
 
     Attributes (after fit): classes_; cv_errors_ (validation error rates) and cv_scores_se_

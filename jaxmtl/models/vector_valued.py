@@ -124,7 +124,9 @@ class VectorValuedRegressor(RegressorMixin, ApproximationMixin, PredictorMixin, 
         ``eigh`` per kernel and fold, shared by every point (every filter); 'direct': a Cholesky
         factor per kernel, fold, λ and distinct output eigenvalue (Tikhonov and iterated Tikhonov
         only; :mod:`jaxmtl.paths.direct`). Both give the same losses to rounding; the route taken
-        is ``route_``. The ν-method default always runs on the eigen route.
+        is ``route_``. The ν-method default always runs on the eigen route. With an
+        ``approximation``: 'auto' or 'eigen' (the D × D path), or 'cg', Falkon's CG over the whole
+        grid, as :class:`~jaxmtl.models.approximate.ApproximateKernelRegressor` ('direct' takes 'eigen').
       mesh: None, or with an ``approximation`` a ``("rows",)`` mesh over the devices of every
         process of a multi-process run (:func:`~jaxmtl.distributed.global_mesh`): each process
         holds only its own rows of X and y and every process ends with the same model (as
