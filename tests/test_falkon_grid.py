@@ -13,7 +13,7 @@ import pytest
 
 from conftest import X64  # the run's precision
 from jaxmtl import VectorValuedRegressor
-from jaxmtl.errors import ParameterError
+from jaxmtl.errors import ParameterError, ShapeError
 from jaxmtl.kernels import Gaussian
 from jaxmtl.models.approximate import ApproximateKernelRegressor
 from jaxmtl.paths import falkon_coefficients, falkon_holdout_losses
@@ -101,6 +101,23 @@ def test_estimator_cg_route_scores_the_grid_as_the_eigen_route(output):
         A = np.asarray(cg.output_matrix_, np.float64)
         ref = gauss(Xe, Z) @ kronecker_ridge(Z, X[train], Yc[train], A, lam[0]) @ A
     np.testing.assert_allclose(cg.predict(Xe), ref + Y.mean(0), rtol=2e-3 if X64 else 1e-2, atol=2e-3 if X64 else 1e-2)
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(a=np.ones(D)), r"a must have shape \(·, 3\)"),
+    (dict(V=np.eye(2)), r"V must have shape \(3, 3\)"),
+    (dict(Y=Y[:100]), r"Y must have shape \(180, ·\)"),
+    (dict(X_held=X[180:, :1]), r"X_held must have shape \(·, 2\)"),
+    (dict(lambdas=np.ones((2, 2))), r"lambdas must have shape \(·,\)"),
+    (dict(n_steps=0), "n_steps must be an integer >= 1"),
+])
+def test_bad_input_to_the_grid_functions_is_refused_by_name(change, match):
+    kw = dict(kernel=Gaussian(SIGMA), centres=X[:M], X=X[:180], Y=Y[:180], a=np.ones((1, D)), V=np.eye(D),
+              lambdas=np.array([1e-2]), X_held=X[180:], Y_held=Y[180:], n_steps=5)
+    with pytest.raises((ParameterError, ShapeError), match=match):
+        falkon_holdout_losses(**{**kw, **change})
+    with pytest.raises(ShapeError, match=r"lambdas must have shape \(3,\)"):
+        falkon_coefficients(Gaussian(SIGMA), X[:M], X, Y, np.ones(D), np.eye(D), np.ones(2))
 
 
 @pytest.mark.parametrize("kw, needs", [

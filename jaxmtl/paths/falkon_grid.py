@@ -28,12 +28,15 @@ Example:
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
+from .._checks import check_int
 from .._jit import jit
+from ..errors import ShapeError
 from ..kernels.scalar import Kernel
 from ..linalg import clip_psd
 from ..operators.blocked import blocked_kernel_matmul
@@ -43,6 +46,32 @@ from .preconditioned import _preconditioner, _transposed_product, _whitened_cg
 __all__ = ["falkon_coefficients", "falkon_holdout_losses"]
 
 Array = jax.Array
+
+
+def _checked(centres, X, Y, a, V, lambdas, a_ndim, held=(None, None)):
+    """The arrays (in Y's dtype), their shapes checked against each other before tracing: a ShapeError
+    names the argument, the shape received and the one expected."""
+    names = ("centres", "X", "Y", "a", "V", "lambdas", "X_held", "Y_held")
+    given = (centres, X, Y, a, V, lambdas, *held)
+    arrays: dict[str, Any] = {k: None if t is None else jnp.asarray(t) for k, t in zip(names, given)}
+    for name in ("centres", "X", "Y"):
+        if arrays[name].ndim != 2:
+            raise ShapeError(f"{name} must be 2-D; received shape {tuple(arrays[name].shape)}.")
+    (_, p), (n, _), (_, d) = arrays["centres"].shape, arrays["X"].shape, arrays["Y"].shape
+    n_h = None if held[0] is None else arrays["X_held"].shape[0]
+    want = {"X": (None, p), "Y": (n, None), "a": (None, d) if a_ndim == 2 else (d,), "V": (d, d),
+            "lambdas": (None,) if a_ndim == 2 else (d,), "X_held": (None, p), "Y_held": (n_h, d)}
+    for name, shape in want.items():
+        got = None if arrays[name] is None else tuple(arrays[name].shape)
+        if got is not None and (len(got) != len(shape) or any(w not in (None, g) for g, w in zip(got, shape))):
+            dims = ", ".join("·" if w is None else str(w) for w in shape)
+            expected = f"({dims},)" if len(shape) == 1 else f"({dims})"
+            raise ShapeError(f"{name} must have shape {expected} (· any size) with centres {arrays['centres'].shape}, "
+                             f"X {arrays['X'].shape} and Y {arrays['Y'].shape}; received shape {got}.")
+    dtype = arrays["Y"].dtype
+    out = [arrays[k] for k in ("centres", "X", "Y")] + [arrays[k].astype(dtype) for k in ("a", "V", "lambdas")]
+    return out + ([] if held[0] is None else [arrays["X_held"], arrays["Y_held"]])
+
 
 preconditioner = jit(_preconditioner)  # (K_mm, W, Σ²): one m × m eigendecomposition, shared by the calls below
 
@@ -62,12 +91,15 @@ def falkon_holdout_losses(kernel: Kernel, centres: ArrayLike, X: ArrayLike, Y: A
     Returns:
       (Ω, P, d) losses Σ_held (F_j − Y_j)² / n_h of each output j after ``n_steps`` steps (the
       convention of :func:`~jaxmtl.paths.preconditioned.feature_holdout_losses`).
+
+    Raises:
+      ShapeError: an array whose shape does not fit the others'; ParameterError: ``n_steps`` or
+      ``block_size`` not a positive integer (a traced one is refused by name: they are static).
     """
-    Z, X, Y = jnp.asarray(centres), jnp.asarray(X), jnp.asarray(Y)
-    pre = preconditioner(kernel, Z)
-    return _holdout_solve(kernel, Z, X, Y, jnp.asarray(a, Y.dtype), jnp.asarray(V, Y.dtype),
-                          jnp.asarray(lambdas, Y.dtype), jnp.asarray(X_held), jnp.asarray(Y_held), *pre,
-                          n_steps=int(n_steps), block=min(int(block_size), X.shape[0]))[0]
+    steps, block = check_int(n_steps, "n_steps"), check_int(block_size, "block_size")
+    Z, X, Y, a, V, lam, Xh, Yh = _checked(centres, X, Y, a, V, lambdas, 2, (X_held, Y_held))
+    return _holdout_solve(kernel, Z, X, Y, a, V, lam, Xh, Yh, *preconditioner(kernel, Z), n_steps=steps,
+                          block=min(block, X.shape[0]))[0]
 
 
 @partial(jit, static_argnames=("n_steps", "block"))
@@ -106,11 +138,10 @@ def falkon_coefficients(kernel: Kernel, centres: ArrayLike, X: ArrayLike, Y: Arr
         >>> W.shape, C.shape
         ((10, 10), (10, 1))
     """
-    Z, X, Y = jnp.asarray(centres), jnp.asarray(X), jnp.asarray(Y)
+    steps, block = check_int(n_steps, "n_steps"), check_int(block_size, "block_size")
+    Z, X, Y, a, V, lam = _checked(centres, X, Y, a, V, lambdas, 1)
     pre = preconditioner(kernel, Z)
-    C = _coefficients(kernel, Z, X, Y, jnp.asarray(a, Y.dtype), jnp.asarray(V, Y.dtype),
-                      jnp.asarray(lambdas, Y.dtype), *pre, n_steps=int(n_steps), block=min(int(block_size), X.shape[0]))
-    return pre[1], C
+    return pre[1], _coefficients(kernel, Z, X, Y, a, V, lam, *pre, n_steps=steps, block=min(block, X.shape[0]))
 
 
 @partial(jit, static_argnames=("n_steps", "block"))
