@@ -73,6 +73,13 @@ def test_coefficients_with_a_lambda_per_output_match_a_ridge_per_output():
         np.testing.assert_allclose(got[:, j], (gauss(Xe, Z) @ alpha)[:, 0], rtol=RTOL * 10, atol=RTOL)
 
 
+def _point(model):
+    """The selected model's (ω, λ of each output), A = I written ω = 0 whichever family names it (a tie)."""
+    lam = tuple(np.broadcast_to(model.best_params_["param"], (D,)).tolist())
+    omega = model.best_params_["omega"]
+    return (0.0 if omega is None and len(set(lam)) == 1 else omega), lam
+
+
 @pytest.mark.parametrize("output", ["common_similarity", "independent"])
 def test_estimator_cg_route_scores_the_grid_as_the_eigen_route(output):
     """The same hold-out losses as the eigen route: to rounding where 20 CG steps converge (the larger
@@ -88,8 +95,8 @@ def test_estimator_cg_route_scores_the_grid_as_the_eigen_route(output):
     np.testing.assert_allclose(cg.cv_scores_[:, converged], eig.cv_scores_[:, converged], rtol=RTOL * 10)
     np.testing.assert_allclose(cg.cv_scores_, eig.cv_scores_, rtol=1e-3 if X64 else 1e-2)
     assert cg.family_scores_.keys() == eig.family_scores_.keys()
-    if X64:
-        assert cg.best_params_ == eig.best_params_ and cg.family_ == eig.family_
+    if X64:  # the same point; ω = 0 of the common-similarity family and one λ for every output are both A = I
+        assert _point(cg) == _point(eig)
     # the centres are rows in the fit's shifted inputs (the estimators' input offset)
     Z = np.asarray(cg.feature_map_.centres, np.float64) + np.asarray(cg._input_offset_)
     Yc, Xe = Y - Y.mean(0), RNG.uniform(-2, 2, size=(15, P_IN))
@@ -157,3 +164,31 @@ def test_cost_model_ranks_the_routes_as_the_measured_million_row_runs():
     assert measured / 2 < ratio < measured * 2
     few = FeatureProblem(n=200_000, p=28, m=2000, d=8, points=20, omegas=7, held=100_000)
     assert feature_route_costs(few, "eigen", c) < feature_route_costs(few, "cg", c)  # 1120 columns, 2000 centres
+
+
+def test_cg_route_compiles_nothing_at_another_n_of_its_bucket_and_equals_the_unpadded(monkeypatch, programs):
+    """Each split is padded to its size bucket with rows that weigh 0 (in the passes, in the held-out
+    scores and in n of nλ): a fit at another n of the bucket compiles no program, and the padded fit's
+    hold-out losses are the unpadded fit's to rounding, which 20 CG steps amplify where they have not
+    converged (the grid's smallest λ: 2e-8 relative in float64)."""
+    import jax
+
+    from jaxmtl.models import _buckets, _feature_routes
+
+    def fit(n):
+        kw = dict(kernel=Gaussian(SIGMA), n_components=M, output="independent", filter="tikhonov",
+                  lambdas=np.geomspace(1e-3, 1e-1, 4), normalize_y=False, dtype="float64" if X64 else "float32")
+        return ApproximateKernelRegressor(route="cg", selection=[np.arange(n) % 4 != 0], **kw).fit(X[:n], Y[:n])
+
+    sizes = (234, 229)  # held-out 59 and 58 rows, training 175 and 171: the same buckets, 60 and 176
+    assert len({(_buckets.size_bucket(-(-n // 4)), _buckets.size_bucket(n - -(-n // 4))) for n in sizes}) == 1
+    jax.clear_caches()
+    padded = fit(sizes[0])
+    first = programs.count
+    fit(sizes[1])
+    assert programs.count == first
+    monkeypatch.setattr(_feature_routes, "size_bucket", lambda n, bits=None: int(n))
+    plain = fit(sizes[0])
+    tol = 1e-6 if X64 else 1e-3
+    np.testing.assert_allclose(padded.cv_scores_, plain.cv_scores_, rtol=tol)
+    np.testing.assert_allclose(padded.predict(X[200:]), plain.predict(X[200:]), rtol=tol, atol=tol)

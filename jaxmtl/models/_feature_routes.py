@@ -7,7 +7,8 @@ r"""The approximate estimators' two routes through a grid on m Nyström centres,
 * **cg** (Nyström centres, the Tikhonov filter, one held-out split, rows in this process): Falkon's
   preconditioned CG for every (ω, λ, output) column of the grid in lock step, ``CG_STEPS`` = 20 passes
   over the training rows (Falkon's default ``maxiter``), the held-out rows scored by their predictions
-  (:mod:`jaxmtl.paths.falkon_grid`, :func:`cg_scores`). The selected model is the selected point's
+  (:mod:`jaxmtl.paths.falkon_grid`, :func:`cg_scores`). Each split is padded to its size bucket
+  (:mod:`._buckets`), so every n of a bucket runs one program. The selected model is the selected point's
   solution on the training split. Departure from the eigen route, whose coefficients on every row come
   free from the statistics: a refit on every row would cost as many passes again, each evaluating the
   rows' kernel, which costs as much as the grid's products where the grid has few columns.
@@ -36,6 +37,7 @@ from ..operators.nystrom import NystromFeatures
 from ..paths.falkon_grid import _holdout_solve, _selected_coefficients, preconditioner
 from ..paths.preconditioned import _feature_kfold_losses, feature_coefficients
 from ..paths.routes import CG_STEPS, FeatureProblem, choose_feature_route
+from ._buckets import pad_rows, size_bucket
 from ._spectral import _path_params
 from ._training_rows import InMemoryRows, TrainingRows
 
@@ -83,9 +85,11 @@ def cg_scores(kernel: Kernel, rows: TrainingRows, groups: np.ndarray, m: int, sa
     pre = preconditioner(kernel, Z)
     held = groups == 0
     (Xt, Yt), (Xh, Yh) = rows.take(np.flatnonzero(~held)), rows.take(np.flatnonzero(held))
+    n_t, n_h = len(Xt), len(Xh)  # each split padded to its size bucket: one program for every count of a bucket
+    Xt, Yt, Xh, Yh = (pad_rows(R, size_bucket(len(R))) for R in (Xt, Yt, Xh, Yh))
     a_all = np.concatenate([a, np.ones((1, d), a.dtype)]) if per_output else a
-    losses, c = _holdout_solve(kernel, Z, Xt, Yt, a_all, V, params, Xh, Yh, *pre, n_steps=CG_STEPS,
-                               block=min(block, Xt.shape[0]))
+    losses, c = _holdout_solve(kernel, Z, Xt, Yt, a_all, V, params, Xh, Yh, np.int32(n_t), np.int32(n_h), *pre,
+                               n_steps=CG_STEPS, block=min(block, Xt.shape[0]))
     both = _finite(np.asarray(losses) / d)  # (Ω(+1), P, d) in the k-fold losses' units
     fmap = NystromFeatures(kernel, Z, pre[1])
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from .._checks import check_int
@@ -39,9 +40,8 @@ from .._jit import jit
 from ..errors import ShapeError
 from ..kernels.scalar import Kernel
 from ..linalg import clip_psd
-from ..operators.blocked import blocked_kernel_matmul
 from ..products import full_precision
-from .preconditioned import _preconditioner, _transposed_product, _whitened_cg
+from .preconditioned import _preconditioner, _row_blocks, _transposed_product, _whitened_cg
 
 __all__ = ["falkon_coefficients", "falkon_holdout_losses"]
 
@@ -98,23 +98,34 @@ def falkon_holdout_losses(kernel: Kernel, centres: ArrayLike, X: ArrayLike, Y: A
     """
     steps, block = check_int(n_steps, "n_steps"), check_int(block_size, "block_size")
     Z, X, Y, a, V, lam, Xh, Yh = _checked(centres, X, Y, a, V, lambdas, 2, (X_held, Y_held))
-    return _holdout_solve(kernel, Z, X, Y, a, V, lam, Xh, Yh, *preconditioner(kernel, Z), n_steps=steps,
+    n, n_h = np.int32(X.shape[0]), np.int32(Xh.shape[0])
+    return _holdout_solve(kernel, Z, X, Y, a, V, lam, Xh, Yh, n, n_h, *preconditioner(kernel, Z), n_steps=steps,
                           block=min(block, X.shape[0]))[0]
 
 
 @partial(jit, static_argnames=("n_steps", "block"))
-def _holdout_solve(kernel, Z, X, Y, a, V, lambdas, Xh, Yh, Kmm, W, sig2, n_steps, block):
-    """(Ω, P, d) losses and the whitened coefficients (m, Ω, P, d) in the rotated outputs, on the device."""
+def _holdout_solve(kernel, Z, X, Y, a, V, lambdas, Xh, Yh, n, n_h, Kmm, W, sig2, n_steps, block):
+    """(Ω, P, d) losses and the whitened coefficients (m, Ω, P, d) in the rotated outputs, on the device.
+    Only the first ``n`` rows of X, Y and ``n_h`` of Xh, Yh count (traced: the rest pads them to a size
+    bucket, so that every count of a bucket runs one program); the held-out rows are scored in row
+    blocks (memory O(block·Ω·P·d), never n_h × Ω·P·d)."""
     Om, d = a.shape
     P = lambdas.shape[0]
     a = clip_psd(a)
-    b = _transposed_product(kernel, X, Z, Y @ V, block)  # K_mn Ỹ (m, d)
+    b = _transposed_product(kernel, X, Z, Y @ V, block, n)  # K_mn Ỹ (m, d)
     weights = jnp.broadcast_to(a[:, None, :], (Om, P, d)).reshape(-1)  # column (ω, p, j), ω-major
     lams = jnp.broadcast_to(lambdas[None, :, None], (Om, P, d)).reshape(-1)
-    c, _ = _whitened_cg(kernel, Z, X, Kmm, W, sig2, jnp.tile(b, (1, Om * P)), weights, lams, n_steps, block)
-    F = blocked_kernel_matmul(kernel, Xh, Z, W @ c, block).reshape(-1, Om, P, d) * a[None, :, None, :]
-    losses = jnp.sum(jnp.square(F @ V.T - Yh[:, None, None, :]), axis=0) / Xh.shape[0]
-    return losses, c.reshape(-1, Om, P, d)
+    c, _ = _whitened_cg(kernel, Z, X, Kmm, W, sig2, jnp.tile(b, (1, Om * P)), weights, lams, n_steps, block, n)
+    WC = W @ c
+    real = (jnp.arange(Xh.shape[0]) < n_h)[:, None]
+
+    def add(Kb, Yb):  # a block's squared errors; its padded rows hold K = 0 and Y = 0
+        F = (Kb @ WC).reshape(-1, Om, P, d) * a[None, :, None, :]
+        return jnp.sum(jnp.square(F @ V.T - Yb[:, None, None, :]), axis=0)
+
+    sq = _row_blocks(kernel, Xh, Z, min(block, Xh.shape[0]), jnp.zeros((Om, P, d), Y.dtype), add,
+                     jnp.where(real, Yh, 0), n=n_h)
+    return sq / jnp.asarray(n_h, Y.dtype), c.reshape(-1, Om, P, d)
 
 
 @full_precision

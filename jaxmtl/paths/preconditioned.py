@@ -271,13 +271,14 @@ class FalkonResult(NamedTuple):
     losses: Array
 
 
-def _row_blocks(kernel, X, Z, block, acc0, add, *rows):
-    """Σ over row blocks b of ``add(K(X_b, Z), *rows_b)``: K_nm never stored, padded rows weigh 0;
-    ``rows``: (n, ·) arrays cut into the same blocks."""
+def _row_blocks(kernel, X, Z, block, acc0, add, *rows, n=None):
+    """Σ over row blocks b of ``add(K(X_b, Z), *rows_b)``: K_nm never stored; ``rows``: (n, ·) arrays
+    cut into the same blocks. Rows from ``n`` on (default all of X; may be traced: the real rows of
+    a size bucket) weigh 0 in K(X_b, Z), and the blocks' padding of ``rows`` is zeros."""
     Xp, n_blocks = pad_rows(X, block)
-    n = X.shape[0]
+    n = X.shape[0] if n is None else n
     w = (jnp.arange(n_blocks * block) < n).astype(acc0.dtype).reshape(n_blocks, block, 1)
-    cut = [pad_rows(R, block)[0].reshape(n_blocks, block, -1) for R in rows]
+    cut = [jnp.pad(R, ((0, n_blocks * block - R.shape[0]), (0, 0))).reshape(n_blocks, block, -1) for R in rows]
 
     def body(acc, blk):
         Xb, wb, *rb = blk
@@ -287,14 +288,15 @@ def _row_blocks(kernel, X, Z, block, acc0, add, *rows):
     return out
 
 
-def _normal_product(kernel, X, Z, Vmat, block):
-    """K_nmᵀ (K_nm V) for V (m, r), K_nm in row blocks of X (never stored)."""
-    return _row_blocks(kernel, X, Z, block, jnp.zeros_like(Vmat), lambda Kb: Kb.T @ (Kb @ Vmat))
+def _normal_product(kernel, X, Z, Vmat, block, n=None):
+    """K_nmᵀ (K_nm V) for V (m, r), K_nm in row blocks of X (never stored); its first ``n`` rows."""
+    return _row_blocks(kernel, X, Z, block, jnp.zeros_like(Vmat), lambda Kb: Kb.T @ (Kb @ Vmat), n=n)
 
 
-def _transposed_product(kernel, X, Z, R, block):
-    """K_nmᵀ R for R (n, r), K_nm in row blocks of X: memory O(block·m), whatever n."""
-    return _row_blocks(kernel, X, Z, block, jnp.zeros((Z.shape[0], R.shape[1]), R.dtype), lambda Kb, Rb: Kb.T @ Rb, R)
+def _transposed_product(kernel, X, Z, R, block, n=None):
+    """K_nmᵀ R for R (n, r), K_nm in row blocks of X: memory O(block·m), whatever n; its first ``n`` rows."""
+    return _row_blocks(kernel, X, Z, block, jnp.zeros((Z.shape[0], R.shape[1]), R.dtype), lambda Kb, Rb: Kb.T @ Rb,
+                       R, n=n)
 
 
 @full_precision
@@ -322,18 +324,25 @@ def falkon_path(kernel: Kernel, centres: ArrayLike, X: ArrayLike, Y: ArrayLike, 
 
 def _preconditioner(kernel, Z):
     """K_mm and the whitening W = QΣ⁻¹ with Σ² (m,) its eigenvalues: K_mm + m·eps·I = QΣ²Qᵀ (Falkon's
-    jitter), so that T = ΣQᵀ and B = W diag(r_c⁻¹)/√n. W also whitens a fitted model's features."""
+    jitter), so that T = ΣQᵀ and B = W diag(r_c⁻¹)/√n. W also whitens a fitted model's features.
+    W's columns for the eigenvalues of K_mm at or below eps·e_max, which the working precision does
+    not resolve, are zero (the cut of :meth:`~jaxmtl.operators.nystrom.NystromFeatures.from_centres`):
+    CG then never moves along them, where float32 rounding otherwise grows without bound."""
     m = Z.shape[0]
     Kmm = kernel(Z, Z)
     ev, Q = eigh(Kmm)
-    sig2 = clip_psd(ev) + m * jnp.finfo(Kmm.dtype).eps
-    return Kmm, Q * jax.lax.rsqrt(sig2)[None, :], sig2
+    eps = jnp.finfo(Kmm.dtype).eps
+    sig2 = clip_psd(ev) + m * eps
+    resolved = ev > eps * jnp.max(ev)
+    return Kmm, Q * jnp.where(resolved, jax.lax.rsqrt(sig2), 0.0)[None, :], sig2
 
 
-def _system(kernel, X, Z, Kmm, weights, lams, block):
-    """v (m, C) ↦ (w_c K_mn K_nm + nλ_c K_mm) v_c for every column c: one pass over the rows of X."""
-    n = X.shape[0]
-    return lambda v: weights[None, :] * _normal_product(kernel, X, Z, v, block) + n * lams[None, :] * (Kmm @ v)
+def _system(kernel, X, Z, Kmm, weights, lams, block, n=None):
+    """v (m, C) ↦ (w_c K_mn K_nm + nλ_c K_mm) v_c for every column c: one pass over the first ``n``
+    rows of X (default all; may be traced, the rest padding)."""
+    n = X.shape[0] if n is None else n
+    scale = jnp.asarray(n, lams.dtype) * lams[None, :]
+    return lambda v: weights[None, :] * _normal_product(kernel, X, Z, v, block, n) + scale * (Kmm @ v)
 
 
 def _cg(op, rhs, n_steps):
@@ -357,18 +366,20 @@ def _cg(op, rhs, n_steps):
     return x, res.T
 
 
-def _whitened_cg(kernel, Z, X, Kmm, W, sig2, rhs, weights, lams, n_steps, block):
+def _whitened_cg(kernel, Z, X, Kmm, W, sig2, rhs, weights, lams, n_steps, block, n=None):
     """[RCR17] Alg. 1 for every column c of ``rhs`` (m, C) = K_mn ỹ: (w_c K_mn K_nm + nλ_c K_mm) α_c
-    = rhs_c, with α = W c. Returns the whitened coefficients c (m, C) and the residuals (C, T)."""
-    n, m = X.shape[0], Z.shape[0]
-    H = _system(kernel, X, Z, Kmm, weights, lams, block)
+    = rhs_c, with α = W c, on the first ``n`` rows of X (default all). Returns the whitened
+    coefficients c (m, C) and the residuals (C, T)."""
+    m = Z.shape[0]
+    H = _system(kernel, X, Z, Kmm, weights, lams, block, n)
+    root_n = jnp.sqrt(jnp.asarray(X.shape[0] if n is None else n, rhs.dtype))
     # A_c, the root of w_c TTᵀ/m + λ_c I with TTᵀ = Σ², is diag(r_c): B = W diag(1/r_c)/√n
     r_inv = jax.lax.rsqrt(sig2[:, None] * weights[None, :] / m + lams[None, :])  # (m, C)
 
     def whitened(q):  # c = A⁻¹ q/√n, so that α = B q = W c
-        return r_inv * q / jnp.sqrt(n)
+        return r_inv * q / root_n
 
-    beta, res = _cg(lambda q: r_inv * (W.T @ H(W @ whitened(q))) / jnp.sqrt(n), r_inv * (W.T @ rhs) / jnp.sqrt(n),
+    beta, res = _cg(lambda q: r_inv * (W.T @ H(W @ whitened(q))) / root_n, r_inv * (W.T @ rhs) / root_n,
                     n_steps)
     return whitened(beta), res
 
