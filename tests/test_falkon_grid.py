@@ -192,3 +192,30 @@ def test_cg_route_compiles_nothing_at_another_n_of_its_bucket_and_equals_the_unp
     tol = 1e-6 if X64 else 1e-3
     np.testing.assert_allclose(padded.cv_scores_, plain.cv_scores_, rtol=tol)
     np.testing.assert_allclose(padded.predict(X[200:]), plain.predict(X[200:]), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("family", ["offset", "scale", "duplicates"])
+def test_cg_route_on_hostile_inputs_is_equivariant_and_finite(family):
+    """Offsets (inputs + 1e3, outputs + 1e3) and scales (outputs × 1e6): the CG route's predictions are
+    the plain data's, moved by the same offset or scale, within 20 unconverged CG steps' sensitivity to
+    rounding (1e-4 of the outputs' range in float64); repeated rows (60 rows four times: a singular
+    K(Z, Z), centres drawn twice): the hold-out losses of the eigen route, as on plain data. Never NaN."""
+    base = np.arange(N) % 4 != 0
+    kw = dict(kernel=Gaussian(SIGMA), n_components=M, output="independent", filter="tikhonov", route="cg",
+              lambdas=np.geomspace(1e-3, 1e-1, 4), dtype="float64" if X64 else "float32")
+    Xe = RNG.uniform(-2, 2, size=(25, P_IN))
+    if family == "duplicates":
+        data = dict(selection=[base], **kw), np.tile(X[:60], (4, 1)), np.tile(Y[:60], (4, 1))
+        cg = ApproximateKernelRegressor(**data[0]).fit(*data[1:])
+        eig = ApproximateKernelRegressor(**{**data[0], "route": "eigen"}).fit(*data[1:])
+        assert len({tuple(z) for z in np.asarray(cg.feature_map_.centres).tolist()}) < M  # a centre drawn twice
+        assert np.all(np.isfinite(cg.predict(Xe)))
+        np.testing.assert_allclose(cg.cv_scores_, eig.cv_scores_, rtol=1e-3 if X64 else 1e-2)
+        return
+    plain = ApproximateKernelRegressor(selection=[base], **kw).fit(X, Y).predict(Xe)
+    if family == "offset":
+        got = ApproximateKernelRegressor(selection=[base], **kw).fit(X + 1e3, Y + 1e3).predict(Xe + 1e3) - 1e3
+    else:
+        got = ApproximateKernelRegressor(selection=[base], **kw).fit(X, Y * 1e6).predict(Xe) / 1e6
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, plain, atol=(1e-4 if X64 else 2e-2) * np.ptp(Y))
