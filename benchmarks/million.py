@@ -104,6 +104,8 @@ PARSER.add_argument("--rerun", default=None, metavar="METHOD[:N:M]",
 PARSER.add_argument("--pair", default=None, metavar="N:M[,N:M]",
                     help="jaxmtl's rows at n = N with M centres and Falkon's fit at its tuned λ there, measured again "
                          "one after the other in this run (each in a fresh process), and replaced")
+PARSER.add_argument("--lambda-indices", default=None, metavar="I[,J]",
+                    help="with --rerun falkon:N:M: fit these λ (indices into the 20-λ grid) instead of the row's own")
 PARSER.add_argument("--repeats", type=int, default=1,
                     help="with --pair: each measurement this many times, in turn; the run of median time kept")
 PARSER.add_argument("--data-dir", default=None, help="where the memory-mapped rows are written (default benchmarks/.cache)")
@@ -433,7 +435,10 @@ def worker_estimator(task: dict) -> dict:
     """What a user of the estimators runs: ``ApproximateKernelRegressor`` on the training and validation
     rows, the validation rows as its held-out split, with the same width, λ grid and M (its own uniform
     centres), independent outputs with one λ (A = I, Falkon's model) and ``route='auto'``: the cost model
-    picks the route (``route_``). The time includes compilation and everything ``fit`` does."""
+    picks the route (``route_``). The time includes compilation and everything ``fit`` does; the programs it
+    compiled are counted with ``jax.monitoring``; up to 2·10⁵ training rows a second fit of the same
+    estimator in the same process (compiling nothing) gives the warm time beside it."""
+    import jax
     import numpy as np
 
     import _bench
@@ -447,14 +452,30 @@ def worker_estimator(task: dict) -> dict:
     train = np.arange(len(X)) < len(Xtr)
     model = ApproximateKernelRegressor(Gaussian(sigma), n_components=M, output="independent", filter="tikhonov",
                                        selection=[train], lambdas=LAMBDAS, dtype="float32", route=task.get("route", "auto"))
+    compiled = {"programs": 0, "compile_s": 0.0}
+
+    def count(event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiled["programs"] += 1
+            compiled["compile_s"] += duration
+
+    jax.monitoring.register_event_duration_secs_listener(count)
     t0 = time.perf_counter()
     model.fit(X, Y)
     to_model = time.perf_counter() - t0
+    first = dict(compiled)
+    warm = None
+    if n <= 200_000:
+        t0 = time.perf_counter()
+        model.fit(X, Y)
+        warm = time.perf_counter() - t0
     Xte, Yte = _rows(paths, "test")
     rmse = _rmse(model.predict(Xte), Yte)
     return {"method": "estimator", "route": f"ApproximateKernelRegressor(output='independent', route='auto'): "
                                             f"route_ = {model.route_!r}", "route_taken": model.route_,
             "n": n, "M": M, "sigma": sigma, "seconds_to_model": to_model, "includes_compilation": True,
+            "programs_compiled": first["programs"], "compile_s": first["compile_s"], "warm_fit_s": warm,
+            "warm_programs_compiled": compiled["programs"] - first["programs"] if warm is not None else None,
             "selected": {"lambda": model.best_params_["param"]},
             "test_rmse_per_output": rmse, "test_rmse": float(np.sqrt(np.mean(np.square(rmse)))),
             "peak_rss_mb": _bench.proc_status_kb("VmHWM") / 1024, "dtype": "float32"}
@@ -551,6 +572,10 @@ def main(argv=None):
         PARSER.error(f"--pair takes N:M[,N:M] (training rows and centres, e.g. 100000:2000); received {args.pair!r}")
     if args.add_estimator and not re.fullmatch(r"\d+:\d+", args.add_estimator):
         PARSER.error(f"--add-estimator takes N:M (e.g. 100000:10000); received {args.add_estimator!r}")
+    if args.lambda_indices and not (args.rerun or "").startswith("falkon:"):
+        PARSER.error("--lambda-indices goes with --rerun falkon:N:M")
+    if args.lambda_indices and not re.fullmatch(r"\d+(,\d+)*", args.lambda_indices):
+        PARSER.error(f"--lambda-indices takes I[,J] (indices into the λ grid); received {args.lambda_indices!r}")
     if args.add_falkon or args.rerun or args.add or args.pair or args.add_estimator:
         return merge_into_last(args)
     sizes, tasks = plan(args)
@@ -628,7 +653,8 @@ def merge_into_last(args) -> None:
                                                  f"--add {args.add}" if args.add else
                                                  f"--pair {args.pair}" + (f" --repeats {args.repeats}" if args.repeats > 1 else "")
                                                  if args.pair else f"--add-estimator {args.add_estimator}"
-                                                 if args.add_estimator else f"--rerun {args.rerun}")
+                                                 if args.add_estimator else f"--rerun {args.rerun}"
+                                                 + (f" --lambda-indices {args.lambda_indices}" if args.lambda_indices else ""))
     command += f" --falkon-lambdas {args.falkon_lambdas}" if args.add and args.falkon_lambdas else ""
     if args.pair:
         for spec in args.pair.split(","):
@@ -676,8 +702,9 @@ def merge_into_last(args) -> None:
             row = res["rows"][i]
             task = {"method": row["method"], "n": row["n"], "M": row["M"], "paths": paths, "device": False,
                     "progress": False}
-            if row["method"] == "falkon":  # the same λ as before: those fitted, or those of the failed task
-                task["lambda_indices"] = ([LAMBDAS.index(f["lambda"]) for f in row.get("fits", [])]
+            if row["method"] == "falkon":  # the same λ as before (those fitted, or those of the failed task), or those given
+                task["lambda_indices"] = ([int(i) for i in args.lambda_indices.split(",")] if args.lambda_indices else
+                                          [LAMBDAS.index(f["lambda"]) for f in row.get("fits", [])]
                                           or row["task"]["lambda_indices"])
             res["rows"][i] = {**_measure(task), "command": command}
     res["targets"] = compare(res["rows"])
@@ -804,8 +831,10 @@ def compare(rows: list[dict]) -> dict:
                 one_fit, is_ = paired["fit_s"], "the fit at its tuned λ, measured again in jaxmtl's run (the faster)"
             else:
                 is_ = "the fit at its tuned λ, in the tuning run (faster than its refit in jaxmtl's run)"
+        compared = next((x for x in f["fits"] if x["fit_s"] == one_fit), paired or {})
         out[key] = {"jaxmtl_whole_grid_s": r["seconds_to_model"], "falkon_one_fit_s": one_fit,
-                    "falkon_one_fit_is": is_,
+                    "falkon_one_fit_is": is_, "jaxmtl_machine": r.get("cpu_model"),
+                    "falkon_machine": compared.get("cpu_model", f.get("cpu_model")),
                     "falkon_fits_s": sum(x["fit_s"] for x in f["fits"]),
                     "time_met": bool(r["seconds_to_model"] < one_fit), "jaxmtl_test_rmse": r["test_rmse"],
                     "falkon_best_test_rmse": f["best_test_rmse"], "rmse_met": bool(r["test_rmse"] <= f["best_test_rmse"]),
@@ -819,7 +848,8 @@ def compare(rows: list[dict]) -> dict:
         if tag is None or "seconds_to_model" not in r or key not in out:
             continue
         t = out[key]
-        t.update({f"{tag}_s": r["seconds_to_model"], f"{tag}_test_rmse": r["test_rmse"], f"{tag}_peak_mb": r["peak_rss_mb"]})
+        t.update({f"{tag}_s": r["seconds_to_model"], f"{tag}_test_rmse": r["test_rmse"], f"{tag}_peak_mb": r["peak_rss_mb"],
+                  f"{tag}_machine": r.get("cpu_model")})
         if "falkon_one_fit_s" in t:
             t.update({f"{tag}_time_met": bool(r["seconds_to_model"] < t["falkon_one_fit_s"]),
                       f"{tag}_rmse_met": bool(r["test_rmse"] <= t["falkon_best_test_rmse"]),

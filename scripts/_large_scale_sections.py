@@ -62,7 +62,11 @@ def _million_table(res: dict) -> list[str]:
         name = {"jaxmtl": "jaxmtl, eigen route (20 λ × 6 ω + per-output)", "jaxmtl-cg": "jaxmtl, CG route (20 λ, ω = 0)",
                 "sklearn": "scikit-learn Nystroem + RidgeCV", "torch": "PyTorch, solve per λ (ω = 0)",
                 "estimator": "ApproximateKernelRegressor (A = I, 20 λ, route='auto'), compilation included"}[r["method"]]
-        lines.append(f"| {name} | {r['n']} | {r['M']} | {_f(r['seconds_to_model'])} | {_f(r.get('compile_s'))} | "
+        secs = _f(r["seconds_to_model"])
+        if r["method"] == "estimator" and "programs_compiled" in r:  # the first fit, and a second one where measured
+            secs += f" ({r['programs_compiled']} programs compiled" + (
+                f"; a second fit {_f(r['warm_fit_s'])})" if r.get("warm_fit_s") is not None else ")")
+        lines.append(f"| {name} | {r['n']} | {r['M']} | {secs} | {_f(r.get('compile_s'))} | "
                      f"{_f(r['test_rmse'], 4)} | | {r.get('peak_rss_mb', r.get('gpu_peak_mb', 0)):.0f} | {_selected(r)} |")
     return lines
 
@@ -72,7 +76,8 @@ def _merged(res: dict) -> list[str]:
     merged = [f"`{m['command']}`" + (f" ({m['note']})" if m.get("note") else "") for m in res.get("merged_runs", [])]
     if not merged:
         return []
-    return ["Measured again or added afterwards, on the same kind of machine and the same rows: "
+    return ["Measured again or added afterwards, on the same rows (each on the processor that the Falkon fits and the "
+            "comparisons below name, where it differs from the first run's): "
             + "; ".join(merged) + ".\n"]
 
 
@@ -105,6 +110,11 @@ def _runs_apart(res: dict, n: int, M: int) -> str:
     return "" if ours == rows["falkon"].get("command", res["command"]) else ", measured in another run than jaxmtl's"
 
 
+def _machines(ours: str | None, falkon: str | None) -> str:
+    """A note where a row and the Falkon fit it is compared with ran on different processors (both recorded)."""
+    return f" (on {ours}; the Falkon fit on {falkon})" if ours and falkon and ours != falkon else ""
+
+
 def million() -> str:
     """The Markdown of the million-row section of docs/scale.md."""
     parts = []
@@ -126,7 +136,8 @@ def million() -> str:
                 continue
             n, M = (int(part.split("=")[1]) for part in key.split(","))
             parts.append(f"- {key}: jaxmtl's whole grid {t['jaxmtl_whole_grid_s']:.0f} s against one Falkon fit, "
-                         f"{_one_fit(t)}, {t['falkon_one_fit_s']:.0f} s{_runs_apart(res, n, M)} "
+                         f"{_one_fit(t)}, {t['falkon_one_fit_s']:.0f} s{_runs_apart(res, n, M)}"
+                         f"{_machines(t.get('jaxmtl_machine'), t.get('falkon_machine'))} "
                          f"(**{'met' if t['time_met'] else 'not met'}**); "
                          f"test RMSE {t['jaxmtl_test_rmse']:.4f} against {_falkon_rmse(t)} "
                          f"(**{'met' if t.get('rmse_vs_tuned_met', t['rmse_met']) else 'not met'}**); peak memory "
@@ -136,7 +147,8 @@ def million() -> str:
                               ("estimator", "the estimator (A = I, 20 λ), on the route its cost model picked "
                                             f"({t.get('estimator_route')}), compilation included")):
                 if f"{tag}_time_met" in t:
-                    parts.append(f"  - {what}, {t[f'{tag}_s']:.0f} s "
+                    parts.append(f"  - {what}, {t[f'{tag}_s']:.0f} s"
+                                 f"{_machines(t.get(f'{tag}_machine'), t.get('falkon_machine'))} "
                                  f"(**{'faster' if t[f'{tag}_time_met'] else 'slower'}** than one Falkon fit); test RMSE "
                                  f"{t[f'{tag}_test_rmse']:.4f} (**{'met' if t[f'{tag}_rmse_met'] else 'not met'}**); peak "
                                  f"memory {t[f'{tag}_peak_mb']:.0f} MB (**{'met' if t[f'{tag}_memory_met'] else 'not met'}**)")
