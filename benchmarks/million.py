@@ -464,18 +464,19 @@ def worker_estimator(task: dict) -> dict:
     model.fit(X, Y)
     to_model = time.perf_counter() - t0
     first = dict(compiled)
-    warm = None
+    warm = warm_programs = None
     if n <= 200_000:
         t0 = time.perf_counter()
         model.fit(X, Y)
         warm = time.perf_counter() - t0
+        warm_programs = compiled["programs"] - first["programs"]
     Xte, Yte = _rows(paths, "test")
     rmse = _rmse(model.predict(Xte), Yte)
     return {"method": "estimator", "route": f"ApproximateKernelRegressor(output='independent', route='auto'): "
                                             f"route_ = {model.route_!r}", "route_taken": model.route_,
             "n": n, "M": M, "sigma": sigma, "seconds_to_model": to_model, "includes_compilation": True,
             "programs_compiled": first["programs"], "compile_s": first["compile_s"], "warm_fit_s": warm,
-            "warm_programs_compiled": compiled["programs"] - first["programs"] if warm is not None else None,
+            "warm_programs_compiled": warm_programs,
             "selected": {"lambda": model.best_params_["param"]},
             "test_rmse_per_output": rmse, "test_rmse": float(np.sqrt(np.mean(np.square(rmse)))),
             "peak_rss_mb": _bench.proc_status_kb("VmHWM") / 1024, "dtype": "float32"}
