@@ -452,14 +452,9 @@ def worker_estimator(task: dict) -> dict:
     train = np.arange(len(X)) < len(Xtr)
     model = ApproximateKernelRegressor(Gaussian(sigma), n_components=M, output="independent", filter="tikhonov",
                                        selection=[train], lambdas=LAMBDAS, dtype="float32", route=task.get("route", "auto"))
-    compiled = {"programs": 0, "compile_s": 0.0}
-
-    def count(event, duration, **kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiled["programs"] += 1
-            compiled["compile_s"] += duration
-
-    jax.monitoring.register_event_duration_secs_listener(count)
+    counter: dict = {"jax": jax}
+    exec(_bench.COMPILE_COUNTER, counter)  # counter["counts"]: the programs compiled from here on, their seconds
+    compiled = counter["counts"]
     t0 = time.perf_counter()
     model.fit(X, Y)
     to_model = time.perf_counter() - t0
@@ -575,8 +570,10 @@ def main(argv=None):
         PARSER.error(f"--add-estimator takes N:M (e.g. 100000:10000); received {args.add_estimator!r}")
     if args.lambda_indices and not (args.rerun or "").startswith("falkon:"):
         PARSER.error("--lambda-indices goes with --rerun falkon:N:M")
-    if args.lambda_indices and not re.fullmatch(r"\d+(,\d+)*", args.lambda_indices):
-        PARSER.error(f"--lambda-indices takes I[,J] (indices into the λ grid); received {args.lambda_indices!r}")
+    if args.lambda_indices and not (re.fullmatch(r"\d+(,\d+)*", args.lambda_indices)
+                                    and all(int(i) < len(LAMBDAS) for i in args.lambda_indices.split(","))):
+        PARSER.error(f"--lambda-indices takes I[,J], indices into the {len(LAMBDAS)}-λ grid (0 to {len(LAMBDAS) - 1}); "
+                     f"received {args.lambda_indices!r}")
     if args.add_falkon or args.rerun or args.add or args.pair or args.add_estimator:
         return merge_into_last(args)
     sizes, tasks = plan(args)
@@ -820,8 +817,9 @@ def compare(rows: list[dict]) -> dict:
         tuned = tuned_falkon(rows, f)
         # Falkon's CG stops early once its residual is below cg_tolerance, sooner at a larger λ: a fit's
         # time depends on λ, and the fit compared is the one at its tuned λ (else the fastest)
-        at_tuned = next((x["fit_s"] for x in f["fits"] if x["lambda"] == tuned.get("falkon_tuned_lambda")), None)
-        one_fit = min(x["fit_s"] for x in f["fits"]) if at_tuned is None else at_tuned
+        at_tuned = next((x for x in f["fits"] if x["lambda"] == tuned.get("falkon_tuned_lambda")), None)
+        compared = min(f["fits"], key=lambda x: x["fit_s"]) if at_tuned is None else at_tuned
+        one_fit = compared["fit_s"]
         is_ = "the fastest fit" if at_tuned is None else "the fit at its tuned λ"
         paired = next((x for x in f.get("paired_fits", ()) if x["lambda"] == tuned.get("falkon_tuned_lambda")
                        and x["command"] == r.get("command")), None)
@@ -829,10 +827,10 @@ def compare(rows: list[dict]) -> dict:
             tuned.update(falkon_fit_s_in_tuning_run=one_fit, falkon_paired_val_rmse=paired["val_rmse"],
                          falkon_paired_test_rmse=paired["test_rmse"], falkon_paired_repeat_s=paired["repeat_s"])
             if paired["fit_s"] < one_fit:
-                one_fit, is_ = paired["fit_s"], "the fit at its tuned λ, measured again in jaxmtl's run (the faster)"
+                compared, one_fit = paired, paired["fit_s"]
+                is_ = "the fit at its tuned λ, measured again in jaxmtl's run (the faster)"
             else:
                 is_ = "the fit at its tuned λ, in the tuning run (faster than its refit in jaxmtl's run)"
-        compared = next((x for x in f["fits"] if x["fit_s"] == one_fit), paired or {})
         out[key] = {"jaxmtl_whole_grid_s": r["seconds_to_model"], "falkon_one_fit_s": one_fit,
                     "falkon_one_fit_is": is_, "jaxmtl_machine": r.get("cpu_model"),
                     "falkon_machine": compared.get("cpu_model", f.get("cpu_model")),

@@ -91,6 +91,12 @@ def test_quick_run_selects_from_the_whole_grid(tmp_path):
                          capture_output=True, text=True, timeout=300, env=env)
     assert bad.returncode == 2 and "--add takes N:M" in bad.stderr and "'10000'" in bad.stderr
 
+    for extra, says in ((["--rerun", "jaxmtl", "--lambda-indices", "3"], "--lambda-indices goes with --rerun falkon:N:M"),
+                        (["--rerun", "falkon:10:2", "--lambda-indices", "25"], "indices into the 20-λ grid (0 to 19)")):
+        refused = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "million.py"), "--quick", *extra], cwd=ROOT,
+                                 capture_output=True, text=True, timeout=300, env=env)
+        assert refused.returncode == 2 and says in refused.stderr, refused.stderr[-2000:]
+
 
 def test_runs_apart_follows_the_fit_compared():
     """The tables say "measured in another run" unless jaxmtl's row and the Falkon fit it is compared

@@ -117,14 +117,12 @@ def _holdout_solve(kernel, Z, X, Y, a, V, lambdas, Xh, Yh, n, n_h, Kmm, W, sig2,
     lams = jnp.broadcast_to(lambdas[None, :, None], (Om, P, d)).reshape(-1)
     c, _ = _whitened_cg(kernel, Z, X, Kmm, W, sig2, jnp.tile(b, (1, Om * P)), weights, lams, n_steps, block, n)
     WC = W @ c
-    real = (jnp.arange(Xh.shape[0]) < n_h)[:, None]
 
     def add(Kb, Yb):  # a block's squared errors; its padded rows hold K = 0 and Y = 0
         F = (Kb @ WC).reshape(-1, Om, P, d) * a[None, :, None, :]
         return jnp.sum(jnp.square(F @ V.T - Yb[:, None, None, :]), axis=0)
 
-    sq = _row_blocks(kernel, Xh, Z, min(block, Xh.shape[0]), jnp.zeros((Om, P, d), Y.dtype), add,
-                     jnp.where(real, Yh, 0), n=n_h)
+    sq = _row_blocks(kernel, Xh, Z, min(block, Xh.shape[0]), jnp.zeros((Om, P, d), Y.dtype), add, Yh, n=n_h)
     return sq / jnp.asarray(n_h, Y.dtype), c.reshape(-1, Om, P, d)
 
 

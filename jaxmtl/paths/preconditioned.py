@@ -274,15 +274,15 @@ class FalkonResult(NamedTuple):
 def _row_blocks(kernel, X, Z, block, acc0, add, *rows, n=None):
     """Σ over row blocks b of ``add(K(X_b, Z), *rows_b)``: K_nm never stored; ``rows``: (n, ·) arrays
     cut into the same blocks. Rows from ``n`` on (default all of X; may be traced: the real rows of
-    a size bucket) weigh 0 in K(X_b, Z), and the blocks' padding of ``rows`` is zeros."""
+    a size bucket) are zeros in K(X_b, Z) and in ``rows``."""
     Xp, n_blocks = pad_rows(X, block)
     n = X.shape[0] if n is None else n
     w = (jnp.arange(n_blocks * block) < n).astype(acc0.dtype).reshape(n_blocks, block, 1)
-    cut = [jnp.pad(R, ((0, n_blocks * block - R.shape[0]), (0, 0))).reshape(n_blocks, block, -1) for R in rows]
+    cut = [pad_rows(R, block)[0].reshape(n_blocks, block, -1) for R in rows]
 
     def body(acc, blk):
         Xb, wb, *rb = blk
-        return acc + add(kernel(Xb, Z) * wb, *rb), None
+        return acc + add(kernel(Xb, Z) * wb, *(R * wb for R in rb)), None
 
     out, _ = jax.lax.scan(body, acc0, (Xp.reshape(n_blocks, block, -1), w, *cut))
     return out
